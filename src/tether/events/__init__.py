@@ -1,0 +1,1 @@
+"""The harness-neutral event model and the pure accounting over it."""

@@ -1,0 +1,127 @@
+"""What every harness adapter provides, and line framing written once.
+
+An adapter is pure: it builds an argv and parses lines. It never spawns a
+process (``tether.runs.process`` does) and never raises on bad input.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, ClassVar, Literal, Protocol, runtime_checkable
+
+from tether.events.model import AnyEvent, MalformedLine, clip
+
+IterationSource = Literal["stream", "session_file"]
+
+# Longer lines are skipped up to their newline and recorded as malformed, so one
+# runaway line cannot make memory grow without bound.
+MAX_LINE_BYTES = 64 * 1024 * 1024
+READ_CHUNK = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What a supervised run asks of a harness."""
+
+    prompt: str
+    model: str | None = None
+    extra_args: tuple[str, ...] = ()
+    # A session id chosen by tether, passed where the harness accepts one.
+    session_id: str | None = None
+    # The harness's own turn cap, as a second belt behind tether's own stop.
+    max_turns: int | None = None
+    # A per-run settings/hooks file the harness should load (Claude Code --settings).
+    settings_path: Path | None = None
+    cwd: Path | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Harness(Protocol):
+    """The adapter contract. See docs/reference/events.md."""
+
+    name: ClassVar[str]
+    executable: ClassVar[str]
+    # Where exact iteration counts come from.
+    iteration_source: ClassVar[IterationSource]
+    # The flag that fixes the session id up front, if the harness has one.
+    accepts_session_id: ClassVar[bool]
+    # Whether build_command can pass a turn cap.
+    has_turn_cap: ClassVar[bool]
+
+    def build_command(self, spec: RunSpec) -> list[str]:
+        """The argv (never a shell string, never a resume flag)."""
+        ...
+
+    def parse_line(self, line: bytes) -> list[AnyEvent]:
+        """Events in one stream line; total: bad input becomes Malformed/UnknownLine."""
+        ...
+
+    def parse_session_line(self, line: bytes) -> list[AnyEvent]:
+        """Events in one line of the harness's own session file (empty if unused)."""
+        ...
+
+    def session_file(self, session_id: str, env: Mapping[str, str]) -> Path | None:
+        """Where the harness writes its own session log for ``session_id``, if known."""
+        ...
+
+
+def home_dir(env: Mapping[str, str]) -> Path:
+    return Path(env.get("HOME") or os.path.expanduser("~"))
+
+
+def iter_lines(stream: BinaryIO, max_line: int = MAX_LINE_BYTES) -> Iterator[bytes]:
+    """Split a byte stream into lines without the newline, in bounded memory.
+
+    Works on pipes (partial reads) and files. A final line without a newline is
+    yielded as it is (a truncated last line is then the adapter's to judge). A
+    line longer than ``max_line`` is yielded as ``b""`` prefixed marker via
+    :func:`oversize_marker` so that callers can record it as malformed.
+    """
+    buf = bytearray()
+    skipping = False
+    read = getattr(stream, "read1", stream.read)
+    while True:
+        chunk = read(READ_CHUNK)
+        if not chunk:
+            break
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            if nl < 0:
+                if not skipping:
+                    buf += chunk[start:]
+                    if len(buf) > max_line:
+                        yield OVERSIZE + bytes(buf[:256])
+                        buf.clear()
+                        skipping = True
+                break
+            if skipping:
+                skipping = False
+            else:
+                if buf:
+                    buf += chunk[start:nl]
+                    line = bytes(buf)
+                    buf.clear()
+                else:
+                    line = chunk[start:nl]
+                if len(line) > max_line:
+                    yield OVERSIZE + line[:256]
+                else:
+                    yield line
+            start = nl + 1
+    if buf and not skipping:
+        yield bytes(buf)
+
+
+OVERSIZE = b"\x00tether:oversize\x00"
+
+
+def oversize_event(line: bytes) -> MalformedLine | None:
+    """The malformed record for a line that :func:`iter_lines` cut, else None."""
+    if line.startswith(OVERSIZE):
+        return MalformedLine(raw=clip(line[len(OVERSIZE) :]), error="line too long")
+    return None

@@ -1,0 +1,215 @@
+"""Claude Code: ``claude -p --output-format stream-json --verbose``.
+
+One model response spans several ``assistant`` lines (one per content block)
+sharing ``message.id``; the accounting counts distinct consecutive ids. Tool
+results arrive in ``user`` lines; ``result`` ends the run and carries the real
+usage totals (per-line ``message.usage`` is a snapshot from ``message_start``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import msgspec
+
+from tether.events.model import (
+    AnyEvent,
+    AssistantText,
+    PermissionDenied,
+    PlanUpdated,
+    RunEnded,
+    SessionStarted,
+    StepStarted,
+    TodoItem,
+    ToolCallStarted,
+    ToolResult,
+    Usage,
+    malformed,
+    unknown,
+)
+from tether.harnesses.base import IterationSource, RunSpec, home_dir, oversize_event
+
+
+class _Block(msgspec.Struct):
+    type: str = ""
+    id: str | None = None
+    name: str | None = None
+    input: Any = None
+    text: str | None = None
+    tool_use_id: str | None = None
+    is_error: bool | None = None
+    content: msgspec.Raw = msgspec.Raw(b"")
+
+
+class _Message(msgspec.Struct):
+    id: str | None = None
+    content: list[_Block] | str | None = None
+
+
+class _Usage(msgspec.Struct):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+
+class _Line(msgspec.Struct):
+    type: str | None = None
+    subtype: str | None = None
+    session_id: str | None = None
+    message: _Message | None = None
+    tool_name: str | None = None
+    tool_use_id: str | None = None
+    # result lines
+    is_error: bool | None = None
+    terminal_reason: str | None = None
+    stop_reason: str | None = None
+    result: str | None = None
+    usage: _Usage | None = None
+    total_cost_usd: float | None = None
+
+
+_decoder = msgspec.json.Decoder(_Line)
+_IGNORED_TYPES = frozenset({"stream_event", "rate_limit_event"})
+
+
+class ClaudeCodeHarness:
+    name: ClassVar[str] = "claude-code"
+    executable: ClassVar[str] = "claude"
+    iteration_source: ClassVar[IterationSource] = "stream"
+    accepts_session_id: ClassVar[bool] = True
+    has_turn_cap: ClassVar[bool] = True
+
+    def build_command(self, spec: RunSpec) -> list[str]:
+        argv = [self.executable, "-p", spec.prompt, "--output-format", "stream-json", "--verbose"]
+        if spec.model:
+            argv += ["--model", spec.model]
+        if spec.session_id:
+            argv += ["--session-id", spec.session_id]
+        if spec.max_turns is not None:
+            argv += ["--max-turns", str(spec.max_turns)]
+        if spec.settings_path is not None:
+            argv += ["--settings", str(spec.settings_path)]
+        argv += list(spec.extra_args)
+        return argv
+
+    def parse_line(self, line: bytes) -> list[AnyEvent]:
+        cut = oversize_event(line)
+        if cut is not None:
+            return [cut]
+        if not line.strip():
+            return []
+        try:
+            obj = _decoder.decode(line)
+        except msgspec.ValidationError as exc:
+            return [unknown(line, f"unexpected shape: {exc}")]
+        except msgspec.DecodeError as exc:
+            return [malformed(line, str(exc))]
+        kind = obj.type
+        if kind == "assistant":
+            return _assistant(obj)
+        if kind == "user":
+            return _user(obj)
+        if kind == "system":
+            return _system(obj, line)
+        if kind == "result":
+            return _result(obj)
+        if kind in _IGNORED_TYPES:
+            return []
+        return [unknown(line, kind)]
+
+    def parse_session_line(self, line: bytes) -> list[AnyEvent]:
+        return []
+
+    def session_file(self, session_id: str, env: Mapping[str, str]) -> Path | None:
+        config = env.get("CLAUDE_CONFIG_DIR")
+        root = Path(config) if config else home_dir(env) / ".claude"
+        cwd = env.get("PWD") or str(Path.cwd())
+        return root / "projects" / re.sub(r"[^A-Za-z0-9]", "-", cwd) / f"{session_id}.jsonl"
+
+
+def _assistant(obj: _Line) -> list[AnyEvent]:
+    msg = obj.message
+    if msg is None:
+        return []
+    events: list[AnyEvent] = [StepStarted(message_id=msg.id)]
+    if isinstance(msg.content, list):
+        for block in msg.content:
+            if block.type == "tool_use" and block.id:
+                name = block.name or ""
+                events.append(
+                    ToolCallStarted(call_id=block.id, name=name, input=block.input, message_id=msg.id)
+                )
+                if name == "TodoWrite":
+                    plan = _todos(block.input)
+                    if plan is not None:
+                        events.append(plan)
+            elif block.type == "text" and block.text:
+                events.append(AssistantText(text=block.text, message_id=msg.id))
+    return events
+
+
+def _todos(data: Any) -> PlanUpdated | None:
+    todos = data.get("todos") if isinstance(data, dict) else None
+    if not isinstance(todos, list):
+        return None
+    items = tuple(
+        TodoItem(text=str(t.get("content", "")), done=t.get("status") == "completed")
+        for t in todos
+        if isinstance(t, dict)
+    )
+    return PlanUpdated(items=items)
+
+
+def _user(obj: _Line) -> list[AnyEvent]:
+    msg = obj.message
+    if msg is None or not isinstance(msg.content, list):
+        return []
+    return [
+        ToolResult(
+            call_id=block.tool_use_id,
+            is_error=bool(block.is_error),
+            output_size=len(block.content),
+        )
+        for block in msg.content
+        if block.type == "tool_result" and block.tool_use_id
+    ]
+
+
+def _system(obj: _Line, line: bytes) -> list[AnyEvent]:
+    if obj.subtype == "init" and obj.session_id:
+        return [SessionStarted(session_id=obj.session_id)]
+    if obj.subtype == "permission_denied":
+        return [PermissionDenied(tool_name=obj.tool_name, call_id=obj.tool_use_id)]
+    return []
+
+
+def _result(obj: _Line) -> list[AnyEvent]:
+    events: list[AnyEvent] = []
+    if obj.session_id:
+        events.append(SessionStarted(session_id=obj.session_id))
+    u = obj.usage
+    if u is not None or obj.total_cost_usd is not None:
+        u = u or _Usage()
+        events.append(
+            Usage(
+                input_tokens=u.input_tokens,
+                output_tokens=u.output_tokens,
+                cache_read_tokens=u.cache_read_input_tokens,
+                cache_write_tokens=u.cache_creation_input_tokens,
+                cost_usd=obj.total_cost_usd,
+                cumulative=True,
+            )
+        )
+    ok = obj.subtype == "success" and not obj.is_error
+    events.append(
+        RunEnded(
+            status="success" if ok else "failure",
+            stop_reason=obj.terminal_reason or obj.stop_reason or obj.subtype,
+            message=obj.result,
+        )
+    )
+    return events

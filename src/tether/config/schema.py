@@ -1,0 +1,179 @@
+"""The shape of ``tether.toml``: one msgspec struct per table, defaults included.
+
+Adding a section (``[loop]``, ``[board]``, ...) is one struct: subclass
+``Section``, give every field a default, list its environment variables in
+``env_vars``, and register it in ``SECTIONS``. Files, environment and flags are
+then validated, layered and reported (``tether config show``) with no other
+change; read it back with ``Config.section("loop")``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from difflib import get_close_matches
+from typing import Annotated, Any, ClassVar
+
+import msgspec
+
+PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
+PositiveFloat = Annotated[float, msgspec.Meta(gt=0)]
+NonNegativeFloat = Annotated[float, msgspec.Meta(ge=0)]
+NonEmptyStr = Annotated[str, msgspec.Meta(min_length=1)]
+Command = Annotated[list[NonEmptyStr], msgspec.Meta(min_length=1)]
+
+PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class Section(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, frozen=True):
+    """A table of settings; every field has a default. Subclass to add a section."""
+
+    # setting name -> environment variable that overrides it
+    env_vars: ClassVar[Mapping[str, str]] = {}
+
+
+class Settings(Section, frozen=True):
+    """The top-level keys of ``tether.toml``."""
+
+    home: NonEmptyStr | None = None
+    iteration_limit: PositiveInt = 20
+    max_iterations_cap: PositiveInt = 200
+    tool_call_limit: PositiveInt | None = None
+    timeout_seconds: PositiveFloat = 3600.0
+    kill_grace_seconds: NonNegativeFloat = 3.0
+    gate_budget: PositiveInt = 60
+
+    env_vars: ClassVar[Mapping[str, str]] = {
+        "home": "TETHER_HOME",
+        "iteration_limit": "TETHER_ITERATION_LIMIT",
+        "max_iterations_cap": "TETHER_MAX_ITERATIONS_CAP",
+        "tool_call_limit": "TETHER_TOOL_CALL_LIMIT",
+        "timeout_seconds": "TETHER_TIMEOUT",
+        "gate_budget": "TETHER_GATE_BUDGET",
+    }
+
+
+# table name -> its struct; "" is the top level. Register new sections here.
+SECTIONS: dict[str, type[Section]] = {"": Settings}
+
+# A table that is not a section: named entries, each its own struct.
+PROFILES_TABLE = "profiles"
+
+
+class ProfileSchema(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, frozen=True):
+    """One ``[profiles.NAME]`` table."""
+
+    harness: NonEmptyStr
+    model: NonEmptyStr | None = None
+    args: list[str] = []
+    env: dict[str, str] = {}
+    iteration_limit: PositiveInt | None = None
+    tool_call_limit: PositiveInt | None = None
+    timeout_seconds: PositiveFloat | None = None
+    default: bool = False
+    strength: PositiveInt = 1
+    post_run: list[Command] = []
+
+
+def field_names(struct: type[msgspec.Struct]) -> tuple[str, ...]:
+    return struct.__struct_fields__
+
+
+def setting_key(section: str, name: str) -> str:
+    """The dotted key of a setting as it appears in sources and messages."""
+    return f"{section}.{name}" if section else name
+
+
+# --- turning msgspec's messages into ones that name the key -------------------
+
+_UNKNOWN = re.compile(r"Object contains unknown field `(?P<name>[^`]+)`(?: - at `(?P<at>[^`]+)`)?$")
+_MISSING = re.compile(r"Object missing required field `(?P<name>[^`]+)`(?: - at `(?P<at>[^`]+)`)?$")
+_EXPECTED = re.compile(
+    r"Expected `(?P<type>[^`]+)`(?P<rest>.*?)(?:, got `(?P<got>[^`]+)`)?(?: - at `(?P<at>[^`]+)`)?$"
+)
+_PATH_PART = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+_TYPE_WORDS = {
+    "int": "an integer",
+    "float": "a number",
+    "str": "a string",
+    "bool": "true or false",
+    "array": "a list",
+    "object": "a table",
+}
+
+
+class Problem(msgspec.Struct, frozen=True):
+    """One thing wrong with a value: the dotted key and what is wrong with it."""
+
+    key: str
+    message: str
+    expected: str | None = None  # for type/range problems: what was wanted
+
+
+def explain(
+    exc: msgspec.ValidationError,
+    prefix: str,
+    raw: Any,
+    struct: type[msgspec.Struct] | None = None,
+) -> Problem:
+    """Translate a msgspec error on ``raw`` (found at ``prefix``) into a ``Problem``."""
+    text = str(exc)
+    if match := _UNKNOWN.match(text):
+        key = _join(prefix, _path(match["at"]), match["name"])
+        hint = ""
+        if struct is not None and not match["at"]:
+            close = get_close_matches(match["name"], field_names(struct), n=1)
+            hint = f" (did you mean `{_join(prefix, '', close[0])}`?)" if close else ""
+        return Problem(key, f"unknown key `{key}`{hint}")
+    if match := _MISSING.match(text):
+        key = _join(prefix, _path(match["at"]), match["name"])
+        return Problem(key, f"missing required key `{key}`")
+    if match := _EXPECTED.match(text):
+        path = _path(match["at"])
+        key = _join(prefix, path, "")
+        wanted = " or ".join(
+            _TYPE_WORDS.get(t, t) for t in match["type"].split(" | ") if t != "null"
+        )
+        value = _lookup(raw, match["at"])
+        expected = f"{wanted}{match['rest']}"
+        return Problem(key, f"`{key}`: expected {expected}, got {value}", expected)
+    return Problem(prefix, f"`{prefix}`: {text}" if prefix else text)
+
+
+def _path(at: str | None) -> str:
+    """msgspec's ``$.a.b[1]`` as ``a.b[1]``."""
+    if not at or at == "$":
+        return ""
+    return at[2:] if at.startswith("$.") else at[1:]
+
+
+def _join(prefix: str, path: str, name: str) -> str:
+    key = ".".join(p for p in (prefix, path) if p)
+    if name:
+        key = f"{key}.{name}" if key else name
+    return key.replace(".[", "[")
+
+
+def _lookup(raw: Any, at: str | None) -> str:
+    value = raw
+    for name, index in _PATH_PART.findall((at or "$")[1:]):
+        try:
+            value = value[name] if name else value[int(index)]
+        except (KeyError, IndexError, TypeError):
+            return "something else"
+    return describe_value(value)
+
+
+def describe_value(value: Any) -> str:
+    """A value as TOML would spell it, shortened."""
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=False)
+    elif isinstance(value, dict):
+        text = "a table"
+    else:
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,152 @@
+"""Files: atomic writes, and user-given paths held inside a root.
+
+Every file tether writes goes through ``atomic_write_*``: a temp file in the
+same folder, fsync, ``os.replace``, fsync of the folder. A reader sees the old
+content or the new, never a half-written file, and a crash loses neither.
+
+``resolve_inside`` resolves a path the way the kernel would open it (symlinks
+followed, ``..`` applied after each link) and refuses it when the result is
+outside the root.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import secrets
+import stat
+from pathlib import Path
+from typing import Any
+
+from tether.errors import PathEscapeError, UsageError
+
+# Linux gives up after 40 links in one lookup; so do we.
+_MAX_SYMLINK_HOPS = 40
+
+
+class SymlinkLoopError(PathEscapeError):
+    """A path that cannot be resolved because its symlinks loop (or nest too deep)."""
+
+    def __init__(self, given: str, root: str) -> None:
+        super().__init__(given, root)
+        self.args = (
+            f"path {given!r} cannot be resolved: more than {_MAX_SYMLINK_HOPS} symlinks "
+            f"(a loop?); refusing it. Give a path inside {root} without the loop.",
+        )
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically and durably; creates parent folders.
+
+    A symlink at ``path`` is replaced by a regular file (the link is not followed).
+    An existing file's permission bits are kept; a new file gets the umask default.
+    """
+    path = Path(path)
+    folder = path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    temp = folder / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    try:
+        try:
+            existing = os.lstat(path)
+        except FileNotFoundError:
+            pass
+        else:
+            if stat.S_ISREG(existing.st_mode):
+                os.fchmod(fd, stat.S_IMODE(existing.st_mode))
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        temp.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    try:
+        temp.replace(path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(folder)
+
+
+def atomic_write_text(path: Path, text: str, encoding: str = "utf-8") -> None:
+    """``atomic_write_bytes`` for text; newlines are written exactly as given."""
+    atomic_write_bytes(path, text.encode(encoding))
+
+
+def atomic_write_json(path: Path, obj: Any, *, indent: int | None = 2) -> None:
+    """Write ``obj`` as JSON (UTF-8, trailing newline) atomically."""
+    text = json.dumps(obj, indent=indent, ensure_ascii=False)
+    atomic_write_text(path, text + "\n")
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def resolve_inside(root: Path, user_path: str | Path) -> Path:
+    """The real path of ``user_path`` (relative to ``root`` unless absolute), kept in ``root``.
+
+    Symlinks are followed wherever they exist (also dangling ones: their target
+    counts), ``..`` is applied to the resolved parent, and the root itself is
+    resolved the same way. Raises ``PathEscapeError`` if the result is not
+    ``root`` or below it, or if it cannot be resolved (a symlink loop). The path
+    need not exist. Open the result promptly: a link created later is not seen.
+    """
+    given = str(user_path)
+    if "\0" in given:
+        raise UsageError(f"path {given!r} contains a NUL byte")
+    real_root = _resolve(Path(root).absolute(), given, str(root))
+    candidate = Path(user_path)
+    if not candidate.is_absolute():
+        candidate = real_root / candidate
+    real = _resolve(candidate, given, str(real_root))
+    if not real.is_relative_to(real_root):
+        raise PathEscapeError(given, str(real_root))
+    return real
+
+
+def _resolve(path: Path, given: str, root: str) -> Path:
+    """Resolve every symlink in absolute ``path`` component by component.
+
+    Unlike ``os.path.realpath`` this never returns a path with a link left in it
+    (a loop is an error, not a silent half-resolution), on every Python version.
+    """
+    pending = list(reversed(path.parts[1:]))
+    current = Path(path.anchor or "/")
+    hops = 0
+    while pending:
+        part = pending.pop()
+        if part in ("", "."):
+            continue
+        if part == "..":
+            current = current.parent
+            continue
+        candidate = current / part
+        try:
+            mode = os.lstat(candidate).st_mode
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.EACCES):
+                # Nothing there (or not searchable): no link to follow below it.
+                current = candidate
+                continue
+            raise
+        if not stat.S_ISLNK(mode):
+            current = candidate
+            continue
+        hops += 1
+        if hops > _MAX_SYMLINK_HOPS:
+            raise SymlinkLoopError(given, root)
+        target = candidate.readlink()
+        if target.is_absolute():
+            current = Path(target.anchor)
+        pending.extend(reversed(target.parts[1:] if target.is_absolute() else target.parts))
+    return current

@@ -1,0 +1,96 @@
+"""Numbered schema migrations, tracked with ``PRAGMA user_version``.
+
+Migration N brings the schema from version N-1 to N. Each runs in its own
+``BEGIN IMMEDIATE`` transaction together with the version bump, and re-reads the
+version inside it, so several processes opening a fresh database at once apply
+each migration exactly once. Never edit a released migration; add the next one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from tether.errors import StoreError
+from tether.store.db import transaction
+
+Migration = Callable[[sqlite3.Connection], None]
+
+
+def m001_initial(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        """
+        CREATE TABLE runs (
+            id TEXT PRIMARY KEY,
+            unit TEXT,
+            profile TEXT NOT NULL,
+            harness TEXT NOT NULL,
+            model TEXT,
+            argv TEXT NOT NULL,
+            cwd TEXT,
+            session_id TEXT,
+            harness_session_id TEXT,
+            status TEXT NOT NULL,
+            stop_reason TEXT,
+            exit_code INTEGER,
+            agent_exit_status INTEGER,
+            iteration_limit INTEGER,
+            tool_call_limit INTEGER,
+            timeout_seconds REAL,
+            iterations INTEGER DEFAULT 0,
+            tool_calls INTEGER DEFAULT 0,
+            tool_results INTEGER DEFAULT 0,
+            open_tool_calls INTEGER DEFAULT 0,
+            usage TEXT,
+            started_at TEXT NOT NULL,
+            ended_at TEXT,
+            supervisor_pid INTEGER,
+            supervisor_start_time REAL,
+            agent_pgid INTEGER,
+            follow_up_of TEXT REFERENCES runs(id),
+            budget_request INTEGER,
+            justification TEXT,
+            run_dir TEXT NOT NULL,
+            host TEXT,
+            depth INTEGER DEFAULT 0
+        )
+        """
+    )
+    conn.execute("CREATE INDEX runs_started_at ON runs (started_at)")
+    conn.execute("CREATE INDEX runs_status ON runs (status)")
+
+
+# In order; position + 1 is the schema version a migration produces.
+MIGRATIONS: tuple[Migration, ...] = (m001_initial,)
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    (version,) = conn.execute("PRAGMA user_version").fetchone()
+    return int(version)
+
+
+def migrate(conn: sqlite3.Connection, path: Path | None = None) -> int:
+    """Apply the migrations the database lacks; returns the resulting version."""
+    latest = len(MIGRATIONS)
+    version = schema_version(conn)
+    if version > latest:
+        raise _too_new(version, latest, path)
+    while version < latest:
+        with transaction(conn):
+            version = schema_version(conn)  # another process may have moved it on
+            if version > latest:
+                raise _too_new(version, latest, path)
+            if version < latest:
+                MIGRATIONS[version](conn)
+                version += 1
+                conn.execute(f"PRAGMA user_version = {version}")
+    return version
+
+
+def _too_new(version: int, latest: int, path: Path | None) -> StoreError:
+    where = f" {path}" if path is not None else ""
+    return StoreError(
+        f"the tether database{where} has schema version {version}, newer than this "
+        f"tether knows ({latest}); upgrade tether, or point TETHER_HOME elsewhere."
+    )

@@ -1,0 +1,124 @@
+"""Scenarios: what the scripted model answers at each step.
+
+The server keeps no per-client state. It derives the step from the tool-call ids
+the client echoes back in the request history: every id it serves has the form
+``call_mock_s<step>_c<k>_<hex>`` (``toolu_mock_…`` for the Anthropic protocol),
+so the next step is one past the highest step seen. A retried request, or one
+that carries the results of several parallel calls, gets the same answer.
+
+Built-in scenarios:
+
+- ``five-steps``: step 1 one shell call (``echo step 1``), step 2 two calls in one
+  response (``echo step 2a``, ``echo step 2b``), steps 3 and 4 one call each,
+  step 5 the final text ``All five steps done.``
+- ``steps:N``: steps 1 … N-1 one shell call each (``echo step K``), step N the
+  final text ``All N steps done.``
+- ``forever``: one shell call (``echo tick K``) per step, without end.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+_CALL_ID = re.compile(r"(?:call|toolu)_mock_s(\d+)_c(\d+)_[0-9a-f]+")
+
+SCENARIO_NAMES = ("five-steps", "steps:N", "forever")
+
+
+@dataclass(frozen=True)
+class ShellCalls:
+    """Answer with one shell tool call per command, all in the same response."""
+
+    commands: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FinalText:
+    """Answer with plain text and no tool call: the agent's turn ends."""
+
+    text: str
+
+
+Action = ShellCalls | FinalText
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A named script: ``action(step)`` for every step from 1 on."""
+
+    name: str
+    action: Callable[[int], Action]
+    # the step whose answer is the final text, None when the scenario never ends
+    last_step: int | None
+
+    @property
+    def tool_calls(self) -> int | None:
+        """Tool calls the whole script serves, None when it never ends."""
+        if self.last_step is None:
+            return None
+        return sum(
+            len(a.commands)
+            for a in (self.action(s) for s in range(1, self.last_step))
+            if isinstance(a, ShellCalls)
+        )
+
+
+def _five_steps(step: int) -> Action:
+    if step == 2:
+        return ShellCalls(("echo step 2a", "echo step 2b"))
+    if step < 5:
+        return ShellCalls((f"echo step {step}",))
+    return FinalText("All five steps done.")
+
+
+def _steps(n: int) -> Callable[[int], Action]:
+    def action(step: int) -> Action:
+        if step < n:
+            return ShellCalls((f"echo step {step}",))
+        return FinalText(f"All {n} steps done.")
+
+    return action
+
+
+def _forever(step: int) -> Action:
+    return ShellCalls((f"echo tick {step}",))
+
+
+def parse_scenario(spec: str) -> Scenario:
+    """A scenario by its name: ``five-steps``, ``forever`` or ``steps:N`` (N ≥ 1)."""
+    text = spec.strip()
+    if text == "five-steps":
+        return Scenario("five-steps", _five_steps, last_step=5)
+    if text == "forever":
+        return Scenario("forever", _forever, last_step=None)
+    if text.startswith("steps:"):
+        raw = text.removeprefix("steps:")
+        if raw.isdigit() and int(raw) >= 1:
+            n = int(raw)
+            return Scenario(f"steps:{n}", _steps(n), last_step=n)
+        raise ValueError(f"steps:N needs a whole number N >= 1, got {spec!r}")
+    raise ValueError(f"unknown scenario {spec!r}; known: {', '.join(SCENARIO_NAMES)}")
+
+
+def step_of(call_id: str) -> int | None:
+    """The step a served call id belongs to, None for ids the server did not make."""
+    m = _CALL_ID.search(call_id)
+    return int(m.group(1)) if m else None
+
+
+def next_step(echoed_call_ids: Iterable[str]) -> int:
+    """One past the highest step among the echoed ids; 1 for a fresh conversation."""
+    steps = [s for s in map(step_of, echoed_call_ids) if s is not None]
+    return max(steps, default=0) + 1
+
+
+def new_call_id(prefix: str, step: int, index: int) -> str:
+    """A fresh id that encodes its step and its index within the response."""
+    return f"{prefix}_mock_s{step}_c{index}_{secrets.token_hex(4)}"
+
+
+def new_response_id(prefix: str) -> str:
+    return f"{prefix}_mock_{secrets.token_hex(6)}"

@@ -6,7 +6,6 @@ process (``tether.runs.process`` does) and never raises on bad input.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,7 +69,8 @@ class Harness(Protocol):
 
 
 def home_dir(env: Mapping[str, str]) -> Path:
-    return Path(env.get("HOME") or os.path.expanduser("~"))
+    home = env.get("HOME")
+    return Path(home) if home else Path.home()
 
 
 def iter_lines(stream: BinaryIO, max_line: int = MAX_LINE_BYTES) -> Iterator[bytes]:

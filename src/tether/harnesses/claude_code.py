@@ -106,8 +106,8 @@ class ClaudeCodeHarness:
             obj = _decoder.decode(line)
         except msgspec.ValidationError as exc:
             return [unknown(line, f"unexpected shape: {exc}")]
-        except msgspec.DecodeError as exc:
-            return [malformed(line, str(exc))]
+        except (ValueError, RecursionError) as exc:  # bad JSON, bad UTF-8, too deep
+            return [malformed(line, str(exc) or type(exc).__name__)]
         kind = obj.type
         if kind == "assistant":
             return _assistant(obj)
@@ -140,9 +140,10 @@ def _assistant(obj: _Line) -> list[AnyEvent]:
         for block in msg.content:
             if block.type == "tool_use" and block.id:
                 name = block.name or ""
-                events.append(
-                    ToolCallStarted(call_id=block.id, name=name, input=block.input, message_id=msg.id)
+                call = ToolCallStarted(
+                    call_id=block.id, name=name, input=block.input, message_id=msg.id
                 )
+                events.append(call)
                 if name == "TodoWrite":
                     plan = _todos(block.input)
                     if plan is not None:

@@ -1,0 +1,71 @@
+"""``tether run``: supervise one agent session on one unit."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from tether.cli.render import print_json
+from tether.errors import UsageError
+
+
+@click.command()
+@click.option("--profile", "profile", help="A configured profile (default: the default one).")
+@click.option("--unit", help="What this run works on (ticket id, source, question).")
+@click.option("--prompt", "prompt_text", help="The instruction for the agent.")
+@click.option("--prompt-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Read the instruction from a file ('-' for stdin).")
+@click.option("--iterations", type=int, help="Iteration limit (model steps) for this run.")
+@click.option("--tool-calls", type=int, help="Tool-call limit for this run.")
+@click.option("--timeout", type=float, help="Wall-clock limit in seconds.")
+@click.option("--follow-up", "follow_up", metavar="RUN_ID",
+              help="Continue a limit-stopped run: its report goes into the prompt.")
+@click.option("--budget-request", type=int, metavar="N",
+              help="A planner's iteration budget for this unit (needs --justification).")
+@click.option("--justification", help="Why this unit needs a stronger profile or budget.")
+@click.option("--json", "as_json", is_flag=True, help="Print the run record as JSON.")
+def run(
+    profile: str | None, unit: str | None, prompt_text: str | None, prompt_file: Path | None,
+    iterations: int | None, tool_calls: int | None, timeout: float | None,
+    follow_up: str | None, budget_request: int | None, justification: str | None,
+    as_json: bool,
+) -> None:
+    """Run one agent session on one unit within hard budgets.
+
+    Exit codes: 0 completed, 20 iteration limit, 21 tool-call limit, 22 timeout,
+    23 the harness failed, 24 cancelled.
+    """
+    from tether.runs.supervisor import RunRequest, supervise
+
+    if (prompt_text is None) == (prompt_file is None):
+        raise UsageError("give exactly one of --prompt TEXT or --prompt-file FILE.")
+    if prompt_file is not None:
+        try:
+            text = sys.stdin.read() if str(prompt_file) == "-" else prompt_file.read_text("utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot read --prompt-file {prompt_file}: {exc.strerror}") from exc
+    else:
+        text = prompt_text or ""
+    if not text.strip():
+        raise UsageError("the prompt is empty.")
+    outcome = supervise(
+        RunRequest(
+            prompt=text, profile=profile, unit=unit, iterations=iterations,
+            tool_calls=tool_calls, timeout=timeout, follow_up=follow_up,
+            budget_request=budget_request, justification=justification,
+        )
+    )
+    if as_json:
+        print_json(outcome.record | {"report": outcome.report})
+    else:
+        led = outcome.ledger
+        click.echo(
+            f"run {outcome.run_id}: {outcome.stop.value} — {led.iterations} iteration(s), "
+            f"{led.tool_calls} tool call(s), {led.tool_results} result(s), "
+            f"session {led.session_id or outcome.record.get('session_id')}"
+        )
+        if outcome.report is not None and outcome.paths is not None:
+            click.echo(f"report: {outcome.paths.report_md}")
+    sys.exit(int(outcome.exit_code))

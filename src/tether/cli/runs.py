@@ -1,0 +1,91 @@
+"""``tether runs list|show`` and ``tether report``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from tether.cli.render import print_json, print_table
+from tether.errors import UsageError
+
+
+def _open() -> tuple[object, Path]:
+    from tether.config import load_config
+    from tether.runs.recovery import recover_abandoned
+    from tether.store import db
+
+    config = load_config()
+    conn = db.connect(config.home)
+    recover_abandoned(conn, config.home)
+    return conn, config.home
+
+
+@click.group()
+def runs() -> None:
+    """Inspect supervised runs."""
+
+
+@runs.command("list")
+@click.option("--limit", default=50, show_default=True, help="How many runs, newest first.")
+@click.option("--status", help="Only runs with this status (e.g. abandoned).")
+@click.option("--json", "as_json", is_flag=True)
+def list_(limit: int, status: str | None, as_json: bool) -> None:
+    """List runs, newest first (runs whose supervisor died show as abandoned)."""
+    from tether.runs.supervisor import row_to_record
+    from tether.store.runs import list_runs
+
+    conn, _ = _open()
+    rows = list_runs(conn, limit=limit, status=status)  # type: ignore[arg-type]
+    if as_json:
+        print_json([row_to_record(r) for r in rows])
+        return
+    print_table(
+        None,
+        ["run", "status", "unit", "profile", "iter", "calls", "started"],
+        [
+            (r.id, r.status, r.unit, r.profile, f"{r.iterations}/{r.iteration_limit}",
+             r.tool_calls, r.started_at[:19])
+            for r in rows
+        ],
+    )
+
+
+@runs.command("show")
+@click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True)
+def show(run_id: str, as_json: bool) -> None:
+    """Show one run's record."""
+    from tether.runs.supervisor import row_to_record
+    from tether.store.runs import get_run
+
+    conn, _ = _open()
+    record = row_to_record(get_run(conn, run_id))  # type: ignore[arg-type]
+    if as_json:
+        print_json(record)
+        return
+    for key, value in record.items():
+        if key == "argv":
+            value = " ".join(json.dumps(a) if " " in a else a for a in value)
+        click.echo(f"{key:>20}: {value}")
+
+
+@click.command()
+@click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True, help="Print report.json instead of Markdown.")
+def report(run_id: str, as_json: bool) -> None:
+    """Print the progress report of a limit-stopped run."""
+    from tether.runs.record import RunPaths
+    from tether.store.runs import get_run
+
+    conn, _ = _open()
+    row = get_run(conn, run_id)  # type: ignore[arg-type]
+    paths = RunPaths(Path(row.run_dir))
+    target = paths.report_json if as_json else paths.report_md
+    if not target.exists():
+        raise UsageError(
+            f"run {row.id} has no progress report (status {row.status}); reports are written "
+            f"when a limit stops a run."
+        )
+    click.echo(target.read_text("utf-8"), nl=False)

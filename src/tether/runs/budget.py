@@ -1,0 +1,101 @@
+"""Budgets of one run and the rule that decides when a limit stops it.
+
+Budgets come only from flags, configuration and profiles, never from prompt
+or ticket text. A limit reached is an outcome (a :class:`StopReason`), not an
+exception.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from tether.errors import BudgetError
+from tether.events.accounting import Ledger
+from tether.events.model import Event, ToolResult
+from tether.exit_codes import ExitCode
+
+
+class StopReason(StrEnum):
+    COMPLETED = "completed"
+    ITERATION_LIMIT = "iteration_limit"
+    TOOL_CALL_LIMIT = "tool_call_limit"
+    TIMEOUT = "timeout"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def is_limit(self) -> bool:
+        return self in _LIMITS
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return _EXIT[self]
+
+
+_LIMITS = {StopReason.ITERATION_LIMIT, StopReason.TOOL_CALL_LIMIT, StopReason.TIMEOUT}
+_EXIT = {
+    StopReason.COMPLETED: ExitCode.OK,
+    StopReason.ITERATION_LIMIT: ExitCode.RUN_ITERATION_LIMIT,
+    StopReason.TOOL_CALL_LIMIT: ExitCode.RUN_TOOL_CALL_LIMIT,
+    StopReason.TIMEOUT: ExitCode.RUN_TIMEOUT,
+    StopReason.FAILED: ExitCode.RUN_HARNESS_FAILED,
+    StopReason.CANCELLED: ExitCode.RUN_CANCELLED,
+}
+
+# Harnesses that announce every tool call of a step before the first of its
+# results arrives. For them "the last open call of step N closed" is the exact
+# boundary before model call N+1, so the stop can come before that call starts.
+ANNOUNCE_CALLS_FIRST = frozenset({"claude-code", "pi", "copilot"})
+
+
+@dataclass(frozen=True)
+class Budget:
+    iterations: int
+    tool_calls: int | None
+    timeout_seconds: float
+
+    def __post_init__(self) -> None:
+        if self.iterations < 1:
+            raise BudgetError(f"iteration limit must be at least 1 (got {self.iterations}).")
+        if self.tool_calls is not None and self.tool_calls < 1:
+            raise BudgetError(f"tool-call limit must be at least 1 (got {self.tool_calls}).")
+        if self.timeout_seconds <= 0:
+            raise BudgetError(f"timeout must be positive (got {self.timeout_seconds}).")
+
+
+def validate_iterations(requested: int, cap: int, *, what: str) -> int:
+    if requested < 1:
+        raise BudgetError(f"{what} must be at least 1 (got {requested}).")
+    if requested > cap:
+        raise BudgetError(
+            f"{what} {requested} is above the global cap of {cap} iterations "
+            f"(max_iterations_cap). Ask for at most {cap}, or split the unit into smaller "
+            f"units; a human can raise max_iterations_cap in tether.toml."
+        )
+    return requested
+
+
+class LimitCheck:
+    """Decides, event by event, whether the run must stop now."""
+
+    def __init__(self, budget: Budget, stream_format: str) -> None:
+        self.budget = budget
+        self._closes_on_results = stream_format in ANNOUNCE_CALLS_FIRST
+
+    def after(self, event: Event, ledger: Ledger) -> StopReason | None:
+        b = self.budget
+        if ledger.iterations > b.iterations:
+            return StopReason.ITERATION_LIMIT
+        if b.tool_calls is not None and ledger.tool_calls > b.tool_calls:
+            return StopReason.TOOL_CALL_LIMIT
+        if (
+            self._closes_on_results
+            and isinstance(event, ToolResult)
+            and ledger.iterations >= b.iterations
+            and not ledger.open_calls
+        ):
+            # Step N (the last allowed) has all its results; the harness's next move
+            # is model call N+1. Stop before it starts.
+            return StopReason.ITERATION_LIMIT
+        return None

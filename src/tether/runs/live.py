@@ -1,0 +1,114 @@
+"""The live part of a run: read the agent's stream, count, and stop on a limit."""
+
+from __future__ import annotations
+
+import os
+import selectors
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from tether.events.accounting import Ledger, apply
+from tether.events.model import AnyEvent
+from tether.harnesses.base import Harness
+from tether.runs.budget import LimitCheck, StopReason
+from tether.runs.process import AgentProcess
+from tether.runs.stream import LineBuffer, SessionTail
+
+# How often a Codex-style session file is re-read while the stream is quiet.
+SESSION_POLL_SECONDS = 0.02
+PROGRESS_EVERY_SECONDS = 0.5
+
+
+@dataclass
+class LiveResult:
+    limit: StopReason | None  # a limit (or cancel) that made tether stop the agent
+    limit_at: float | None  # monotonic time the deciding event was seen
+    stream_ended: bool
+
+
+class LiveRun:
+    def __init__(
+        self,
+        agent: AgentProcess,
+        harness: Harness,
+        ledger: Ledger,
+        check: LimitCheck,
+        events_out: BinaryIO,
+        deadline: float,
+        session_tail: SessionTail | None,
+        cancelled: Callable[[], bool],
+        on_progress: Callable[[Ledger], None],
+    ) -> None:
+        self.agent = agent
+        self.harness = harness
+        self.ledger = ledger
+        self.check = check
+        self.events_out = events_out
+        self.deadline = deadline
+        self.tail = session_tail
+        self.cancelled = cancelled
+        self.on_progress = on_progress
+        self._last_progress = 0.0
+
+    def _take(self, events: list[AnyEvent]) -> StopReason | None:
+        verdict: StopReason | None = None
+        for event in events:
+            apply(self.ledger, event)
+            if verdict is None:
+                verdict = self.check.after(event, self.ledger)
+        return verdict
+
+    def run(self) -> LiveResult:
+        fd = self.agent.stdout.fileno()
+        os.set_blocking(fd, False)
+        sel = selectors.DefaultSelector()
+        sel.register(fd, selectors.EVENT_READ)
+        lines = LineBuffer()
+        parse = self.harness.parse_line
+        try:
+            while True:
+                now = time.monotonic()
+                if self.cancelled():
+                    return LiveResult(StopReason.CANCELLED, now, False)
+                if now >= self.deadline:
+                    return LiveResult(StopReason.TIMEOUT, now, False)
+                wait = self.deadline - now
+                wait = min(wait, SESSION_POLL_SECONDS) if self.tail is not None else min(wait, 0.25)
+                ready = sel.select(wait)
+                verdict: StopReason | None = None
+                eof = False
+                if ready:
+                    try:
+                        chunk = os.read(fd, 1 << 16)
+                    except BlockingIOError:
+                        chunk = None
+                    if chunk == b"":
+                        eof = True
+                        batch = lines.flush()
+                    elif chunk:
+                        batch = lines.feed(chunk)
+                    else:
+                        batch = []
+                    if batch:
+                        self.events_out.write(b"\n".join(batch) + b"\n")
+                        self.events_out.flush()
+                    for line in batch:
+                        found = self._take(parse(line))
+                        if found is not None and verdict is None:
+                            verdict = found
+                if self.tail is not None:
+                    found = self._take(self.tail.poll(self.ledger.session_id))
+                    if found is not None and verdict is None:
+                        verdict = found
+                if verdict is not None:
+                    return LiveResult(verdict, time.monotonic(), False)
+                if eof:
+                    return LiveResult(None, None, True)
+                if time.monotonic() - self._last_progress >= PROGRESS_EVERY_SECONDS:
+                    self._last_progress = time.monotonic()
+                    self.on_progress(self.ledger)
+        finally:
+            sel.close()
+

@@ -1,0 +1,186 @@
+"""Agent processes: their own process group, a guardian, and a hard stop.
+
+The agent runs as leader of a new process group so one signal reaches every
+process it started. A small guardian process holds the read end of a pipe whose
+write end only the supervisor has: if the supervisor dies (even by SIGKILL) the
+pipe closes and the guardian takes the whole group down, so no agent outlives
+the supervisor that was meant to bound it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from tether.errors import HarnessNotFoundError
+
+_PR_SET_PDEATHSIG = 1
+
+_GUARDIAN = r"""
+import os, signal, sys, time
+fd, pgid, grace = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+data = b""
+while True:
+    try:
+        chunk = os.read(fd, 64)
+    except InterruptedError:
+        continue
+    if not chunk:
+        break
+    data += chunk
+if b"done" in data:
+    sys.exit(0)
+def alive():
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+if alive():
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        sys.exit(0)
+    end = time.monotonic() + grace
+    while time.monotonic() < end and alive():
+        time.sleep(0.02)
+    if alive():
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+"""
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGKILL me when the supervisor thread's process dies."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+@dataclass
+class AgentProcess:
+    popen: subprocess.Popen[bytes]
+    pgid: int
+    guardian: subprocess.Popen[bytes] | None
+    _guardian_fd: int | None
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    @property
+    def stdout(self) -> IO[bytes]:
+        assert self.popen.stdout is not None
+        return self.popen.stdout
+
+    def group_alive(self) -> bool:
+        """True while any process of the agent's group exists (zombie leader reaped first)."""
+        self.popen.poll()
+        try:
+            os.killpg(self.pgid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def signal_group(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pgid, sig)
+
+    def stop(self, grace: float) -> str:
+        """SIGTERM to the group, SIGKILL after ``grace`` seconds. Returns how it ended."""
+        if not self.group_alive():
+            return "exited"
+        self.signal_group(signal.SIGTERM)
+        if wait_until(lambda: not self.group_alive(), grace):
+            return "sigterm"
+        self.signal_group(signal.SIGKILL)
+        wait_until(lambda: not self.group_alive(), 5.0)
+        return "sigkill"
+
+    def release_guardian(self) -> None:
+        """Tell the guardian the run ended normally, so it exits without acting."""
+        if self._guardian_fd is not None:
+            with contextlib.suppress(OSError):
+                os.write(self._guardian_fd, b"done")
+            with contextlib.suppress(OSError):
+                os.close(self._guardian_fd)
+            self._guardian_fd = None
+        if self.guardian is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.guardian.wait(timeout=5)
+
+
+def wait_until(predicate: object, timeout: float, interval: float = 0.005) -> bool:
+    """Poll ``predicate`` until it is true or ``timeout`` passes."""
+    assert callable(predicate)
+    end = time.monotonic() + timeout
+    while True:
+        if predicate():
+            return True
+        if time.monotonic() >= end:
+            return False
+        time.sleep(interval)
+        interval = min(interval * 2, 0.05)
+
+
+def spawn_agent(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path,
+    stderr_path: Path,
+    harness: str,
+    kill_grace: float,
+) -> AgentProcess:
+    """Start the agent in a new session (own process group) with stdout piped."""
+    with stderr_path.open("ab") as stderr:
+        try:
+            popen = subprocess.Popen(
+                list(argv),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                cwd=cwd,
+                env=dict(env),
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+                bufsize=0,
+            )
+        except FileNotFoundError as exc:
+            raise HarnessNotFoundError(harness, argv[0]) from exc
+        except PermissionError as exc:
+            raise HarnessNotFoundError(harness, argv[0]) from exc
+    pgid = popen.pid
+    read_fd, write_fd = os.pipe()
+    guardian: subprocess.Popen[bytes] | None
+    try:
+        guardian = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _GUARDIAN, str(read_fd), str(pgid), str(kill_grace)],
+            pass_fds=(read_fd,),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError:
+        guardian = None
+    os.close(read_fd)
+    os.set_inheritable(write_fd, False)
+    return AgentProcess(popen=popen, pgid=pgid, guardian=guardian, _guardian_fd=write_fd)

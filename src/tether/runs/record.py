@@ -1,0 +1,55 @@
+"""Where a run keeps its files, and how its id is made."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """Time-sortable, unique: ``r-20261130-041502-3fa9c1``."""
+    now = now or datetime.now(UTC)
+    return f"r-{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    root: Path
+
+    @classmethod
+    def for_run(cls, home: Path, run_id: str) -> RunPaths:
+        return cls(home / "runs" / run_id)
+
+    @property
+    def events(self) -> Path:
+        return self.root / "events.jsonl"
+
+    @property
+    def stderr(self) -> Path:
+        return self.root / "stderr.log"
+
+    @property
+    def prompt(self) -> Path:
+        return self.root / "prompt.md"
+
+    @property
+    def report_json(self) -> Path:
+        return self.root / "report.json"
+
+    @property
+    def report_md(self) -> Path:
+        return self.root / "report.md"
+
+    @property
+    def settings(self) -> Path:
+        return self.root / "settings.json"
+
+    @property
+    def record(self) -> Path:
+        return self.root / "run.json"
+
+    @property
+    def stages(self) -> Path:
+        return self.root / "stages.json"

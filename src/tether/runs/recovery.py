@@ -1,0 +1,122 @@
+"""Runs whose supervisor died: found, their leftovers reaped, their counts kept.
+
+A run stays ``running`` in the store only while its supervisor lives. Any later
+tether start looks for running rows whose supervisor is gone, ends what is left
+of their agent's process group (only processes that carry the run's
+``TETHER_RUN_ID``, so a reused group id is never hit), recounts the events that
+reached ``events.jsonl`` and marks the run ``abandoned``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psutil
+
+from tether.events.accounting import Ledger, count
+from tether.harnesses import get_harness
+from tether.harnesses.base import Harness, RunSpec, iter_lines
+from tether.runs.process import wait_until
+from tether.runs.record import RunPaths
+from tether.store import db
+from tether.store.runs import RunRow, running_runs, update_run
+
+
+def supervisor_alive(row: RunRow) -> bool:
+    if row.supervisor_pid is None:
+        return False
+    try:
+        proc = psutil.Process(row.supervisor_pid)
+        if row.supervisor_start_time is not None:
+            return abs(proc.create_time() - row.supervisor_start_time) < 1.0
+        return proc.is_running()
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return False
+
+
+def leftover_processes(row: RunRow) -> list[psutil.Process]:
+    """Processes of the run's agent group that still carry its run id."""
+    found: list[psutil.Process] = []
+    if row.agent_pgid is None:
+        return found
+    for proc in psutil.process_iter():
+        try:
+            if os.getpgid(proc.pid) != row.agent_pgid:
+                continue
+            if proc.environ().get("TETHER_RUN_ID") == row.id:
+                found.append(proc)
+        except (psutil.Error, ProcessLookupError, PermissionError):
+            continue
+    return found
+
+
+def reap(row: RunRow, grace: float = 2.0) -> int:
+    procs = leftover_processes(row)
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):
+            proc.send_signal(signal.SIGTERM)
+    _gone, alive = psutil.wait_procs(procs, timeout=grace)
+    for proc in alive:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+    psutil.wait_procs(alive, timeout=grace)
+    return len(procs)
+
+
+def _adapter(row: RunRow) -> Harness:
+    harness = get_harness(row.harness)
+    bind = getattr(harness, "bind", None)
+    if callable(bind):
+        bound: Harness = bind(RunSpec(prompt="", extra_args=tuple(row.argv)))
+        return bound
+    return harness
+
+
+def recount(row: RunRow) -> Ledger:
+    """The ledger of whatever the run's stream recorded before it was cut off."""
+    events = RunPaths(Path(row.run_dir)).events
+    ledger = Ledger()
+    if events.exists():
+        adapter = _adapter(row)
+        with events.open("rb") as f:
+            count((e for line in iter_lines(f) for e in adapter.parse_line(line)), ledger)
+    return ledger
+
+
+def recover_abandoned(conn: sqlite3.Connection, home: Path) -> list[str]:
+    """Mark every orphaned running run ``abandoned``; returns their ids."""
+    recovered: list[str] = []
+    for row in running_runs(conn):
+        if supervisor_alive(row):
+            continue
+        reaped = reap(row)
+        ledger = recount(row)
+        with db.transaction(conn):
+            update_run(
+                conn, row.id, status="abandoned",
+                stop_reason=f"supervisor died; {reaped} leftover process(es) ended",
+                ended_at=datetime.now(UTC).isoformat(),
+                iterations=ledger.iterations, tool_calls=ledger.tool_calls,
+                tool_results=ledger.tool_results, open_tool_calls=ledger.open_tool_calls,
+                harness_session_id=ledger.session_id,
+            )
+        recovered.append(row.id)
+    return recovered
+
+
+def wait_group_gone(pgid: int, timeout: float) -> bool:
+    def gone() -> bool:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+
+    return wait_until(gone, timeout)

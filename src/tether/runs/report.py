@@ -1,0 +1,167 @@
+"""The progress report a limit-stopped run leaves behind (JSON + Markdown).
+
+It is written for the next run as much as for the human: the follow-up run gets
+the Markdown verbatim in its prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from tether.events.accounting import Ledger
+from tether.runs.budget import Budget, StopReason
+
+REASON_TEXT = {
+    StopReason.ITERATION_LIMIT: "iteration limit reached",
+    StopReason.TOOL_CALL_LIMIT: "tool-call limit reached",
+    StopReason.TIMEOUT: "wall-clock timeout reached",
+    StopReason.COMPLETED: "completed",
+    StopReason.FAILED: "the harness reported a failure",
+    StopReason.CANCELLED: "cancelled",
+}
+
+_INPUT_KEYS = ("command", "cmd", "file_path", "path", "pattern", "url", "description")
+
+
+def session_line(session_id: str | None, agent: str | None, host: str | None, day: str) -> str:
+    """The closing line of every report (never guessed: ``unknown`` when not known)."""
+    return f"session: {session_id or 'unknown'} | {agent or 'unknown'}@{host or 'unknown'} | {day}"
+
+
+def hostname() -> str | None:
+    try:
+        return socket.gethostname() or None
+    except OSError:
+        return None
+
+
+def _call_summary(name: str, data: Any) -> str:
+    if isinstance(data, dict):
+        for key in _INPUT_KEYS:
+            value = data.get(key)
+            if isinstance(value, str) and value:
+                return f"{name}: {value[:200]}"
+    return name
+
+
+def open_points(ledger: Ledger) -> tuple[str, list[str]]:
+    """The agent's own unfinished todo items, else its unfinished tool calls."""
+    pending = [item.text for item in ledger.plan if not item.done]
+    if ledger.plan:
+        return "agent plan", pending
+    calls = [_call_summary(c.name, c.input) for c in ledger.open_calls.values()]
+    if calls:
+        return "unfinished tool calls", calls
+    return "none recorded", []
+
+
+@dataclass
+class ReportInput:
+    run_id: str
+    unit: str | None
+    profile: str
+    harness: str
+    stop: StopReason
+    budget: Budget
+    ledger: Ledger
+    seconds: float
+    files_changed: list[dict[str, str]]
+    worktree_kind: str
+    diff_stat: str | None
+    skipped_stages: Sequence[Sequence[str]]
+    session_id: str | None
+    ended_at: datetime
+    host: str | None = field(default_factory=hostname)
+
+
+def build(data: ReportInput) -> dict[str, Any]:
+    ledger = data.ledger
+    source, points = open_points(ledger)
+    next_step = _next_step(data, points)
+    return {
+        "run_id": data.run_id,
+        "unit": data.unit,
+        "profile": data.profile,
+        "harness": data.harness,
+        "stop_reason": data.stop.value,
+        "stop_reason_text": REASON_TEXT[data.stop],
+        "iterations": {"used": ledger.iterations, "limit": data.budget.iterations},
+        "tool_calls": {"used": ledger.tool_calls, "limit": data.budget.tool_calls},
+        "seconds": {"used": round(data.seconds, 3), "limit": data.budget.timeout_seconds},
+        "iterations_exact": ledger.iteration_source != "bound",
+        "files_changed": data.files_changed,
+        "worktree": data.worktree_kind,
+        "diff_stat": data.diff_stat,
+        "worktree_left_as_is": True,
+        "open_points_source": source,
+        "open_points": points,
+        "next_step": next_step,
+        "last_message": ledger.last_assistant_text,
+        "skipped_stages": [
+            {"command": list(cmd), "reason": f"skipped: run stopped by {data.stop.value}"}
+            for cmd in data.skipped_stages
+        ],
+        "session_id": data.session_id,
+        "session_line": session_line(
+            data.session_id, data.harness, data.host, data.ended_at.date().isoformat()
+        ),
+    }
+
+
+def _next_step(data: ReportInput, points: list[str]) -> str:
+    first = f" Start with: {points[0]}" if points else ""
+    return (
+        f"Review this report, then continue in a fresh session: "
+        f"`tether run --follow-up {data.run_id} --profile {data.profile} --prompt ...`.{first}"
+    )
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    it, tc, sec = report["iterations"], report["tool_calls"], report["seconds"]
+    lines = [
+        f"# Progress report: run {report['run_id']}",
+        "",
+        f"- unit: {report['unit'] or '(none given)'}",
+        f"- profile: {report['profile']} (harness {report['harness']})",
+        f"- stopped: {report['stop_reason_text']} (`{report['stop_reason']}`)",
+        f"- iterations: {it['used']} of {it['limit']}"
+        + ("" if report["iterations_exact"] else " (upper bound from the stream)"),
+        f"- tool calls: {tc['used']} of {tc['limit'] if tc['limit'] is not None else 'no limit'}",
+        f"- seconds: {sec['used']:.1f} of {sec['limit']:g}",
+        "",
+        "## Files changed since the run started",
+        "",
+    ]
+    if report["files_changed"]:
+        lines += [f"- {c['change']}: `{c['path']}`" for c in report["files_changed"]]
+    else:
+        lines.append("- none")
+    if report.get("diff_stat"):
+        lines += ["", "```", report["diff_stat"], "```"]
+    lines += [
+        "",
+        "The work tree was left exactly as it is: no reset, no stash, no commit.",
+        "",
+        f"## Open points ({report['open_points_source']})",
+        "",
+    ]
+    lines += [f"- [ ] {p}" for p in report["open_points"]] or ["- none recorded"]
+    lines += ["", "## Next step", "", report["next_step"], "", "## Agent's last message", ""]
+    last = report["last_message"]
+    lines += [f"> {line}" for line in last.splitlines()] if last else ["(none)"]
+    if report["skipped_stages"]:
+        lines += ["", "## Post-run stages skipped", ""]
+        lines += [
+            f"- `{' '.join(s['command'])}`: {s['reason']}" for s in report["skipped_stages"]
+        ]
+    lines += ["", report["session_line"], ""]
+    return "\n".join(lines)
+
+
+def dumps(report: dict[str, Any]) -> str:
+    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,393 @@
+"""``tether run``: one agent session working on one unit, on a hard budget.
+
+Wiring only: choosing (profiles), spawning (process), counting (live), writing
+down (record, report) each live in their own module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import sys
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from tether.config import Config, Profile, load_config
+from tether.errors import UsageError
+from tether.events.accounting import Ledger, count
+from tether.exit_codes import ExitCode
+from tether.fs import atomic_write_json, atomic_write_text
+from tether.harnesses import get_harness
+from tether.harnesses.base import Harness, RunSpec
+from tether.runs import report as reports
+from tether.runs import worktree
+from tether.runs.budget import Budget, LimitCheck, StopReason
+from tether.runs.followup import compose_prompt
+from tether.runs.live import LiveRun
+from tether.runs.process import AgentProcess, spawn_agent, wait_until
+from tether.runs.profiles import choose_budget, choose_profile
+from tether.runs.record import RunPaths, new_run_id
+from tether.runs.recovery import recover_abandoned
+from tether.runs.stages import run_post_stages
+from tether.runs.stream import SessionTail
+from tether.store import db
+from tether.store.runs import RunRow, get_run, insert_run, update_run
+
+# Harnesses that load a per-run settings file with hooks (Claude Code --settings).
+SETTINGS_HOOKS = frozenset({"claude-code", "scripted"})
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    prompt: str
+    profile: str | None = None
+    unit: str | None = None
+    iterations: int | None = None
+    tool_calls: int | None = None
+    timeout: float | None = None
+    follow_up: str | None = None
+    budget_request: int | None = None
+    justification: str | None = None
+    cwd: Path | None = None
+
+
+@dataclass
+class RunOutcome:
+    run_id: str
+    stop: StopReason
+    ledger: Ledger
+    record: dict[str, Any]
+    report: dict[str, Any] | None = None
+    paths: RunPaths | None = field(default=None, repr=False)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return self.stop.exit_code
+
+
+class _Cancel:
+    """SIGINT/SIGTERM to the supervisor become an orderly cancel of the agent."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def __call__(self) -> bool:
+        return self.requested
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        def handler(signum: int, frame: FrameType | None) -> None:
+            self.requested = True
+
+        old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            for s in old:
+                signal.signal(s, handler)
+        except ValueError:  # not the main thread: the caller handles signals
+            old = {}
+        try:
+            yield
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
+
+
+def gate_command() -> list[str]:
+    """The absolute path of the installed ``tether-gate`` (never a bare interpreter name)."""
+    sibling = Path(sys.executable).parent / "tether-gate"
+    if sibling.exists():
+        return [str(sibling)]
+    found = shutil.which("tether-gate")
+    if found:
+        return [str(Path(found).resolve())]
+    return [sys.executable, "-m", "tether.gate.hook"]
+
+
+def stream_format(harness: Harness) -> str:
+    """The registry name of the format the adapter reads (the scripted harness mimics one)."""
+    return str(getattr(harness, "format", harness.name))
+
+
+def _bind(harness: Harness, spec: RunSpec) -> Harness:
+    bind = getattr(harness, "bind", None)
+    if callable(bind):
+        bound: Harness = bind(spec)
+        return bound
+    return harness
+
+
+def _agent_env(
+    config: Config, profile: Profile, run_id: str, session_id: str, base: Mapping[str, str]
+) -> dict[str, str]:
+    env = dict(base)
+    env.update(profile.env)
+    depth = int(env.get("TETHER_DEPTH", "0") or 0) + 1
+    env.update(
+        TETHER_HOME=str(config.home),
+        TETHER_RUN_ID=run_id,
+        TETHER_SESSION_ID=session_id,
+        TETHER_DEPTH=str(depth),
+    )
+    return env
+
+
+def supervise(
+    request: RunRequest, config: Config | None = None, env: Mapping[str, str] | None = None
+) -> RunOutcome:
+    base_env = dict(os.environ if env is None else env)
+    config = config or load_config(env=base_env, cwd=request.cwd)
+    profile = choose_profile(config, request.profile, request.justification)
+    budget = choose_budget(
+        config,
+        profile,
+        iterations=request.iterations,
+        tool_calls=request.tool_calls,
+        timeout=request.timeout,
+        budget_request=request.budget_request,
+        justification=request.justification,
+    )
+    harness = get_harness(profile.harness)
+    cwd = (request.cwd or Path.cwd()).resolve()
+    conn = db.connect(config.home)
+    try:
+        recover_abandoned(conn, config.home)
+        previous = None
+        if request.follow_up:
+            previous = get_run(conn, request.follow_up)
+            prev_report = RunPaths(Path(previous.run_dir)).report_md
+            if not prev_report.exists():
+                raise UsageError(
+                    f"run {previous.id} has no progress report (status {previous.status}); "
+                    f"a follow-up continues a run that a limit stopped."
+                )
+            prompt = compose_prompt(request.prompt, previous.id, prev_report.read_text("utf-8"))
+        else:
+            prompt = request.prompt
+        return _execute(
+            conn, config, profile, budget, harness, request, prompt, cwd, base_env,
+            follow_up_of=previous.id if previous else None,
+        )
+    finally:
+        conn.close()
+
+
+def _execute(
+    conn: Any,
+    config: Config,
+    profile: Profile,
+    budget: Budget,
+    harness: Harness,
+    request: RunRequest,
+    prompt: str,
+    cwd: Path,
+    base_env: Mapping[str, str],
+    follow_up_of: str | None,
+) -> RunOutcome:
+    started = datetime.now(UTC)
+    run_id = new_run_id(started)
+    session_id = str(uuid.uuid4())
+    paths = RunPaths.for_run(config.home, run_id)
+    paths.root.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(paths.prompt, prompt)
+    settings: Path | None = None
+    if profile.harness in SETTINGS_HOOKS:
+        settings = _write_hook_settings(config, paths, session_id, budget, run_id)
+    spec = RunSpec(
+        prompt=prompt,
+        model=profile.model,
+        extra_args=tuple(profile.args),
+        session_id=session_id if harness.accepts_session_id else None,
+        max_turns=budget.iterations + 1 if harness.has_turn_cap else None,
+        settings_path=settings,
+        cwd=cwd,
+    )
+    adapter = _bind(harness, spec)
+    argv = harness.build_command(spec)
+    env = _agent_env(config, profile, run_id, session_id, base_env)
+    before = worktree.snapshot(cwd, exclude=config.home)
+    row = RunRow(
+        id=run_id, unit=request.unit, profile=profile.name, harness=profile.harness,
+        model=profile.model, argv=argv, cwd=str(cwd), session_id=session_id,
+        harness_session_id=None, status="running", stop_reason=None, exit_code=None,
+        agent_exit_status=None, iteration_limit=budget.iterations,
+        tool_call_limit=budget.tool_calls, timeout_seconds=budget.timeout_seconds,
+        iterations=0, tool_calls=0, tool_results=0, open_tool_calls=0, usage={},
+        started_at=started.isoformat(), ended_at=None, supervisor_pid=os.getpid(),
+        supervisor_start_time=_own_start_time(), agent_pgid=None, follow_up_of=follow_up_of,
+        budget_request=request.budget_request, justification=request.justification,
+        run_dir=str(paths.root), host=reports.hostname(), depth=int(env["TETHER_DEPTH"]),
+    )
+    with db.transaction(conn):
+        insert_run(conn, row)
+    ledger = Ledger(iteration_source=adapter.iteration_source)
+    cancel = _Cancel()
+    t0 = time.monotonic()
+    with cancel.installed():
+        agent = spawn_agent(
+            argv, env=env, cwd=cwd, stderr_path=paths.stderr, harness=profile.harness,
+            kill_grace=config.kill_grace_seconds,
+        )
+        try:
+            with db.transaction(conn):
+                update_run(conn, run_id, agent_pgid=agent.pgid)
+            stop, how = _watch(
+                agent, adapter, ledger, budget, paths, t0, env, cancel, conn, run_id,
+                config.kill_grace_seconds, session_id if settings is not None else None,
+            )
+        finally:
+            if agent.group_alive():
+                agent.stop(config.kill_grace_seconds)
+            agent.release_guardian()
+    seconds = time.monotonic() - t0
+    status = agent.popen.returncode
+    return _finish(
+        conn, config, profile, budget, request, run_id, paths, ledger, stop, how, status,
+        seconds, cwd, before, session_id,
+    )
+
+
+def _watch(
+    agent: AgentProcess, adapter: Harness, ledger: Ledger, budget: Budget, paths: RunPaths,
+    t0: float, env: Mapping[str, str], cancel: _Cancel, conn: Any, run_id: str, grace: float,
+    hooked_session: str | None,
+) -> tuple[StopReason, str]:
+    tail = SessionTail(adapter, env) if adapter.iteration_source == "session_file" else None
+
+    def progress(led: Ledger) -> None:
+        with db.transaction(conn):
+            update_run(
+                conn, run_id, iterations=led.iterations, tool_calls=led.tool_calls,
+                tool_results=led.tool_results, harness_session_id=led.session_id,
+            )
+
+    with paths.events.open("ab") as out:
+        live = LiveRun(
+            agent, adapter, ledger, LimitCheck(budget, stream_format(adapter)), out,
+            deadline=t0 + budget.timeout_seconds, session_tail=tail, cancelled=cancel,
+            on_progress=progress,
+        )
+        result = live.run()
+    if result.limit is not None:
+        how = agent.stop(grace)
+        stop = result.limit
+    else:
+        # The stream ended: wait for the process to exit, still under the wall clock.
+        remaining = max(0.0, t0 + budget.timeout_seconds - time.monotonic())
+        if wait_until(lambda: agent.popen.poll() is not None, remaining):
+            how = "exited"
+            stop = _natural_end(ledger, agent.popen.returncode)
+            if hooked_session is not None:
+                # The per-run hook may have ended the agent itself, exactly at the limit.
+                stop = _gate_verdict(env["TETHER_HOME"], hooked_session) or stop
+        else:
+            how = agent.stop(grace)
+            stop = StopReason.TIMEOUT
+    if tail is not None:
+        count(tail.drain(ledger.session_id), ledger)
+    return stop, how
+
+
+def _natural_end(ledger: Ledger, returncode: int | None) -> StopReason:
+    reason = (ledger.stop_reason or "").lower()
+    if "max_turns" in reason or "max-turns" in reason:
+        return StopReason.ITERATION_LIMIT  # the harness's own turn cap (second belt) fired
+    if ledger.final_status == "failure" or (returncode not in (0, None)):
+        return StopReason.FAILED
+    return StopReason.COMPLETED
+
+
+def _gate_verdict(home: str, session_id: str) -> StopReason | None:
+    from tether.gate.counter import session_status
+
+    status = session_status(Path(home), session_id)
+    iteration_budget = status.get("iteration_budget")
+    if iteration_budget and status.get("batches", 0) >= iteration_budget:
+        return StopReason.ITERATION_LIMIT
+    call_budget = status.get("call_budget")
+    if call_budget is not None and status.get("calls_used", 0) > call_budget:
+        return StopReason.TOOL_CALL_LIMIT
+    return None
+
+
+def _write_hook_settings(
+    config: Config, paths: RunPaths, session_id: str, budget: Budget, run_id: str
+) -> Path:
+    from tether.gate.install import claude_settings_for_run
+
+    from tether.gate.counter import set_session_budget
+
+    set_session_budget(
+        config.home, session_id,
+        calls=budget.tool_calls if budget.tool_calls is not None else config.gate_budget,
+        iterations=budget.iterations, run_id=run_id,
+    )
+    settings = claude_settings_for_run([*gate_command(), "hook", "--harness", "claude-code"])
+    atomic_write_json(paths.settings, settings)
+    return paths.settings
+
+
+def _own_start_time() -> float | None:
+    try:
+        import psutil
+
+        return float(psutil.Process().create_time())
+    except Exception:
+        return None
+
+
+def _finish(
+    conn: Any, config: Config, profile: Profile, budget: Budget, request: RunRequest,
+    run_id: str, paths: RunPaths, ledger: Ledger, stop: StopReason, how: str,
+    agent_status: int | None, seconds: float, cwd: Path, before: worktree.Snapshot,
+    session_id: str,
+) -> RunOutcome:
+    ended = datetime.now(UTC)
+    report: dict[str, Any] | None = None
+    reported_session = ledger.session_id or session_id
+    if stop.is_limit or stop is StopReason.CANCELLED:
+        after = worktree.snapshot(cwd, exclude=config.home)
+        report = reports.build(
+            reports.ReportInput(
+                run_id=run_id, unit=request.unit, profile=profile.name,
+                harness=profile.harness, stop=stop, budget=budget, ledger=ledger,
+                seconds=seconds, files_changed=worktree.changes(before, after),
+                worktree_kind=after.kind, diff_stat=worktree.diff_stat(cwd),
+                skipped_stages=profile.post_run, session_id=reported_session, ended_at=ended,
+            )
+        )
+        atomic_write_json(paths.report_json, report)
+        atomic_write_text(paths.report_md, reports.render_markdown(report))
+    elif stop is StopReason.COMPLETED and profile.post_run:
+        atomic_write_json(paths.stages, run_post_stages(profile.post_run, cwd))
+    fields: dict[str, Any] = dict(
+        status=stop.value, stop_reason=f"{stop.value} ({how})" if how != "exited" else stop.value,
+        exit_code=int(stop.exit_code), agent_exit_status=agent_status,
+        iterations=ledger.iterations, tool_calls=ledger.tool_calls,
+        tool_results=ledger.tool_results, open_tool_calls=ledger.open_tool_calls,
+        usage=ledger.to_dict()["usage"], ended_at=ended.isoformat(),
+        harness_session_id=ledger.session_id,
+    )
+    with db.transaction(conn):
+        update_run(conn, run_id, **fields)
+    row = get_run(conn, run_id)
+    record = row_to_record(row, ledger)
+    atomic_write_json(paths.record, record)
+    return RunOutcome(run_id=run_id, stop=stop, ledger=ledger, record=record, report=report,
+                      paths=paths)
+
+
+def row_to_record(row: RunRow, ledger: Ledger | None = None) -> dict[str, Any]:
+    record = asdict(row)
+    if ledger is not None:
+        record["ledger"] = ledger.to_dict()
+    plain: dict[str, Any] = json.loads(json.dumps(record, default=str))
+    return plain

@@ -1,0 +1,82 @@
+"""Supervisor death, and post-run stages."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.runs.conftest import TETHER, Project, pid_alive, poll
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_kill_9_of_supervisor_takes_agent_group_down_and_run_is_abandoned(
+    project: Project,
+) -> None:
+    child_pid_file = project.root.parent / "child.pid"
+    project.write_config(
+        ["--steps", "500", "--step-delay", "0.05", "--spawn-child",
+         "--child-pid-file", str(child_pid_file)]
+    )
+    supervisor = subprocess.Popen(
+        [TETHER, "run", "--prompt", "go", "--iterations", "400"], cwd=project.root,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        runs_dir = project.home / "runs"
+
+        def events_flowing() -> bool:
+            found = list(runs_dir.glob("*/events.jsonl")) if runs_dir.exists() else []
+            return bool(found) and found[0].stat().st_size > 2000 and child_pid_file.exists()
+
+        assert poll(events_flowing, 20)
+        child_pid = int(child_pid_file.read_text().strip())
+        agent_pgid = os.getpgid(child_pid)
+        assert _group_alive(agent_pgid)
+        supervisor.send_signal(signal.SIGKILL)
+        supervisor.wait(timeout=5)
+        assert poll(lambda: not _group_alive(agent_pgid), 5), "agent group outlived supervisor"
+        assert not pid_alive(child_pid)
+    finally:
+        if supervisor.poll() is None:
+            supervisor.kill()
+    listed = subprocess.run(
+        [TETHER, "runs", "list", "--json"], cwd=project.root, capture_output=True, text=True,
+        check=True,
+    )
+    (run,) = json.loads(listed.stdout)
+    assert run["status"] == "abandoned"
+    assert run["iterations"] > 0
+    assert Path(run["run_dir"], "events.jsonl").stat().st_size > 0
+
+
+def test_post_run_stages_run_after_completion_only(project: Project) -> None:
+    marker = project.root.parent / "stage-ran"
+    stage = [sys.executable, "-c", f"open({str(marker)!r}, 'a').write('x')"]
+    project.write_config(["--steps", "3"], extra="")
+    text = (project.root / "tether.toml").read_text()
+    text = text.replace(
+        "default = true\n", f"default = true\npost_run = [{json.dumps(stage)}]\n", 1
+    )
+    (project.root / "tether.toml").write_text(text)
+    code, record = project.run_json("--prompt", "go")
+    assert code == 0
+    stages = json.loads(Path(record["run_dir"], "stages.json").read_text())
+    assert stages[0]["status"] == "ok"
+    assert marker.read_text() == "x"
+    code, limited = project.run_json("--prompt", "go", "--iterations", "1")
+    assert code == 20
+    assert marker.read_text() == "x", "no stage after a limit stop"
+    (skipped,) = limited["report"]["skipped_stages"]
+    assert skipped["command"] == stage
+    assert "skipped" in skipped["reason"]

@@ -327,6 +327,10 @@ def test_file_in_the_working_folder_is_named_relatively(tmp_path: Path) -> None:
             "`profiles.a.env.X`: expected a string, got 1",
         ),
         (
+            '[profiles.a]\nharness = "pi"\nenv = { TETHER_RUN_ID = "x" }',
+            "`profiles.a.env.TETHER_RUN_ID`: TETHER_RUN_ID is set by tether for every run",
+        ),
+        (
             '[profiles.a]\nharness = "pi"\npost_run = [[]]',
             "`profiles.a.post_run[0]`: expected a list of length >= 1",
         ),

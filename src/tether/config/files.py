@@ -25,6 +25,8 @@ from tether.config.schema import (
 from tether.errors import ConfigError
 
 PROJECT_FILE = "tether.toml"
+# set by `tether run` for the agent; a profile's env must not shadow them
+RESERVED_ENV = frozenset({"TETHER_RUN_ID", "TETHER_SESSION_ID", "TETHER_DEPTH"})
 
 
 @dataclass(frozen=True)
@@ -183,14 +185,18 @@ def _bad_env_entry(env: dict[str, Any]) -> tuple[str, str] | None:
     for key, value in env.items():
         if not ENV_NAME.fullmatch(key):
             return key, "not a valid environment variable name"
+        if key in RESERVED_ENV:
+            return key, f"{key} is set by tether for every run; a profile cannot set it"
         if not isinstance(value, str):
             return key, f"expected a string, got {describe_value(value)}"
     return None
 
 
 def _check_harness(prefix: str, harness: str) -> Problem | None:
-    from tether.harnesses import known_names
+    from tether.harnesses import BUILTIN, known_names
 
+    if harness in BUILTIN:  # no need to scan installed plugins' entry points
+        return None
     known = known_names()
     if harness in known:
         return None

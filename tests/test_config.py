@@ -301,7 +301,7 @@ def test_misspelled_profile_key_names_key_and_file(layout: dict[str, Path]) -> N
 def test_file_in_the_working_folder_is_named_relatively(tmp_path: Path) -> None:
     _write(tmp_path / "tether.toml", "iteraton_limit = 3\n")
     with pytest.raises(ConfigError) as info:
-        load_config(env={}, cwd=tmp_path)
+        load_config(env={"TETHER_USER_CONFIG": str(tmp_path / "none.toml")}, cwd=tmp_path)
     assert str(info.value) == (
         "tether.toml: unknown key `iteraton_limit` (did you mean `iteration_limit`?)"
     )

@@ -11,6 +11,8 @@ from tether.config import ProfileSchema, Settings, load_config
 from tether.errors import ConfigError
 from tether.exit_codes import ExitCode
 
+# an environment with no user file (so a developer's own ~/.config/tether is not read)
+NO_USER = {"TETHER_USER_CONFIG": "/nonexistent/tether.toml"}
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "reference"
 
 
@@ -54,7 +56,7 @@ def test_config_page_defaults_match_the_code() -> None:
 def test_profile_example_loads(tmp_path: Path) -> None:
     (example,) = _blocks("config.md", "toml")
     (tmp_path / "tether.toml").write_text(example, encoding="utf-8")
-    config = load_config(env={}, cwd=tmp_path)
+    config = load_config(env=NO_USER, cwd=tmp_path)
     assert config.default_profile.name == "cheap"
     assert config.profile("cheap").model == "gpt-5-mini"
     assert config.needs_justification("strong")
@@ -64,7 +66,7 @@ def test_profile_example_loads(tmp_path: Path) -> None:
 def _message(tmp_path: Path, toml: str, **kwargs: object) -> str:
     (tmp_path / "tether.toml").write_text(toml, encoding="utf-8")
     with pytest.raises(ConfigError) as info:
-        load_config(cwd=tmp_path, **{"env": {}, **kwargs})  # type: ignore[arg-type]
+        load_config(cwd=tmp_path, **{"env": NO_USER, **kwargs})  # type: ignore[arg-type]
     return str(info.value)
 
 
@@ -75,7 +77,7 @@ def test_documented_error_messages_are_the_real_ones(tmp_path: Path) -> None:
         _message(tmp_path, '[profiles.cheap]\nharness = "codex"\nmodle = "x"\ndefault = true\n'),
         _message(tmp_path, "iteration_limit = 0\n"),
         _message(tmp_path, '[profiles.cheap]\nharness = "codx"\ndefault = true\n'),
-        _message(tmp_path, "", env={"TETHER_ITERATION_LIMIT": "ten"}),
+        _message(tmp_path, "", env={**NO_USER, "TETHER_ITERATION_LIMIT": "ten"}),
         _message(tmp_path, "", overrides={"iteration_limit": 500}),
     ]
     assert produced == documented

@@ -1,0 +1,196 @@
+"""Fixtures for the ``real_harness`` tier: real agent CLIs against the scripted model.
+
+The CLIs come from ``.ci/agents/node_modules/.bin`` (installed by
+``.ci/install-agents``), or from ``$TETHER_AGENT_BIN_DIR`` instead when it is
+set. A missing CLI skips its tests, except under CI (``CI=true``) for the CLIs
+CI must run (codex, pi): then it fails. Each CLI runs in a fresh HOME under the
+test's tmp dir, configured by :func:`tether.testing.model_server.client_setup`,
+with a minimal environment.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tether.events.accounting import Ledger, count
+from tether.harnesses import get_harness
+from tether.harnesses.base import Harness, RunSpec, iter_lines
+from tether.testing.model_server import (
+    ClientSetup,
+    LogSummary,
+    ModelServer,
+    RequestRecord,
+    client_setup,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_BIN_DIR = REPO / ".ci" / "agents" / "node_modules" / ".bin"
+# Read at import: the autouse fixture in tests/conftest.py clears TETHER_* variables.
+BIN_DIR_OVERRIDE = os.environ.get("TETHER_AGENT_BIN_DIR")
+IN_CI = os.environ.get("CI") == "true"
+REQUIRED_IN_CI = frozenset({"codex", "pi"})
+PROMPT = "Run the scripted steps."
+RUN_TIMEOUT = 90.0
+
+
+def bin_dirs() -> list[Path]:
+    """``$TETHER_AGENT_BIN_DIR`` when set (and only it), else the CI install."""
+    return [Path(BIN_DIR_OVERRIDE)] if BIN_DIR_OVERRIDE else [DEFAULT_BIN_DIR]
+
+
+def _missing(harness: str, why: str) -> None:
+    if IN_CI and harness in REQUIRED_IN_CI:
+        pytest.fail(f"{why}; CI must run {harness} (install it with .ci/install-agents)")
+    pytest.skip(why)
+
+
+def find_cli(harness: Harness) -> Path:
+    """The CLI's executable, or skip (fail under CI for codex and pi)."""
+    for directory in bin_dirs():
+        candidate = directory / harness.executable
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    searched = ", ".join(str(d) for d in bin_dirs())
+    _missing(
+        harness.name,
+        f"{harness.executable} not found in {searched} "
+        "(run .ci/install-agents or set TETHER_AGENT_BIN_DIR)",
+    )
+    raise AssertionError("unreachable")
+
+
+def load_adapter(name: str) -> Harness:
+    try:
+        return get_harness(name)
+    except ImportError as exc:
+        _missing(name, f"the {name} adapter is not importable: {exc}")
+        raise AssertionError("unreachable") from exc
+
+
+@dataclass
+class AgentRun:
+    """One real CLI run and both sides of the count."""
+
+    harness: str
+    argv: list[str]
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    ledger: Ledger
+    session_file: Path | None
+    requests: list[RequestRecord]
+    summary: LogSummary
+    setup: ClientSetup
+
+    def explain(self) -> str:
+        """Context for a failed assertion."""
+        tail = self.stderr.decode("utf-8", "replace")[-1500:]
+        steps = [
+            (r.step, r.action, len(r.tool_calls), r.tool_results_in_history) for r in self.requests
+        ]
+        return f"argv={self.argv}\nrc={self.returncode}\nrequests={steps}\nstderr tail:\n{tail}"
+
+
+def count_run(adapter: Harness, stdout: bytes, env: dict[str, str]) -> tuple[Ledger, Path | None]:
+    """The adapter's ledger of ``stdout``; exact iterations from the session file
+    where the stream has none (Codex's rollout)."""
+    ledger = count(
+        event for line in iter_lines(io.BytesIO(stdout)) for event in adapter.parse_line(line)
+    )
+    if adapter.iteration_source != "session_file" or ledger.session_id is None:
+        return ledger, None
+    path = adapter.session_file(ledger.session_id, env)
+    if path is None or not path.is_file():
+        return ledger, path
+    with path.open("rb") as fh:
+        session = count(
+            event for line in iter_lines(fh) for event in adapter.parse_session_line(line)
+        )
+    ledger.iterations = session.iterations
+    ledger.iteration_source = "session_file"
+    return ledger, path
+
+
+def run_cli(harness: str, server: ModelServer, root: Path) -> AgentRun:
+    """Run ``harness``'s real CLI headless against ``server`` until it exits."""
+    adapter = load_adapter(harness)
+    exe = find_cli(adapter)
+    setup = client_setup(harness, root / "home", server.port)
+    work = root / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    spec = RunSpec(prompt=PROMPT, model=setup.model, extra_args=setup.extra_args, cwd=work)
+    argv = adapter.build_command(spec)
+    argv[0] = str(exe)
+    node_dir = Path(shutil.which("node") or "/usr/bin/node").parent
+    env = {"PATH": f"{node_dir}{os.pathsep}{os.environ.get('PATH', '')}", **setup.env}
+    done = subprocess.run(
+        argv,
+        cwd=work,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=RUN_TIMEOUT,
+        check=False,
+    )
+    ledger, session_path = count_run(adapter, done.stdout, env)
+    return AgentRun(
+        harness,
+        argv,
+        done.returncode,
+        done.stdout,
+        done.stderr,
+        ledger,
+        session_path,
+        server.requests,
+        server.summary(),
+        setup,
+    )
+
+
+@pytest.fixture
+def model_server() -> Iterator[Callable[..., ModelServer]]:
+    """Start scripted model servers on 127.0.0.1, port 0; stopped after the test."""
+    started: list[ModelServer] = []
+
+    def start(scenario: str = "five-steps", think: float = 0.0) -> ModelServer:
+        server = ModelServer(scenario, think=think).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture
+def agent_cli() -> Callable[[str], tuple[Harness, Path]]:
+    """``agent_cli(name)``: the adapter and the CLI executable, or skip (fail in CI
+    for codex and pi). Use this rather than importing from this conftest."""
+
+    def find(name: str) -> tuple[Harness, Path]:
+        adapter = load_adapter(name)
+        return adapter, find_cli(adapter)
+
+    return find
+
+
+@pytest.fixture
+def run_agent(model_server: Callable[..., ModelServer], tmp_path: Path) -> Callable[..., AgentRun]:
+    """``run_agent(harness, scenario, think=0.0)``: a fresh server, HOME and work dir,
+    the real CLI run to its end, and both sides of the count."""
+    runs = 0
+
+    def run(harness: str, scenario: str, think: float = 0.0) -> AgentRun:
+        nonlocal runs
+        runs += 1
+        return run_cli(harness, model_server(scenario, think), tmp_path / f"agent-{runs}")
+
+    return run

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 from functools import cache
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING
 
 from tether.errors import UnknownNameError
@@ -29,6 +28,9 @@ BUILTIN: dict[str, str] = {
 
 @cache
 def _plugins() -> dict[str, str]:
+    # Imported here: importlib.metadata costs ~45 ms, and most lookups are built-ins.
+    from importlib.metadata import entry_points
+
     return {ep.name: ep.value for ep in entry_points(group="tether.harnesses")}
 
 

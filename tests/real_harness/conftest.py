@@ -14,7 +14,7 @@ import io
 import os
 import shutil
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,18 +119,32 @@ def count_run(adapter: Harness, stdout: bytes, env: dict[str, str]) -> tuple[Led
     return ledger, path
 
 
-def run_cli(harness: str, server: ModelServer, root: Path) -> AgentRun:
-    """Run ``harness``'s real CLI headless against ``server`` until it exits."""
+def run_cli(
+    harness: str,
+    server: ModelServer,
+    root: Path,
+    extra_args: Sequence[str] = (),
+    extra_env: Mapping[str, str] | None = None,
+) -> AgentRun:
+    """Run ``harness``'s real CLI headless against ``server`` until it exits.
+
+    ``extra_args`` go after the offline setup's own flags (hooks, extensions);
+    ``extra_env`` is laid over the CLI's environment."""
     adapter = load_adapter(harness)
     exe = find_cli(adapter)
     setup = client_setup(harness, root / "home", server.port)
     work = root / "work"
     work.mkdir(parents=True, exist_ok=True)
-    spec = RunSpec(prompt=PROMPT, model=setup.model, extra_args=setup.extra_args, cwd=work)
+    args = (*setup.extra_args, *extra_args)
+    spec = RunSpec(prompt=PROMPT, model=setup.model, extra_args=args, cwd=work)
     argv = adapter.build_command(spec)
     argv[0] = str(exe)
     node_dir = Path(shutil.which("node") or "/usr/bin/node").parent
-    env = {"PATH": f"{node_dir}{os.pathsep}{os.environ.get('PATH', '')}", **setup.env}
+    env = {
+        "PATH": f"{node_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        **setup.env,
+        **(extra_env or {}),
+    }
     done = subprocess.run(
         argv,
         cwd=work,
@@ -184,13 +198,21 @@ def agent_cli() -> Callable[[str], tuple[Harness, Path]]:
 
 @pytest.fixture
 def run_agent(model_server: Callable[..., ModelServer], tmp_path: Path) -> Callable[..., AgentRun]:
-    """``run_agent(harness, scenario, think=0.0)``: a fresh server, HOME and work dir,
-    the real CLI run to its end, and both sides of the count."""
+    """``run_agent(harness, scenario, think=0.0, extra_args=(), extra_env=None)``: a
+    fresh server, HOME and work dir, the real CLI run to its end, both sides of
+    the count."""
     runs = 0
 
-    def run(harness: str, scenario: str, think: float = 0.0) -> AgentRun:
+    def run(
+        harness: str,
+        scenario: str,
+        think: float = 0.0,
+        extra_args: Sequence[str] = (),
+        extra_env: Mapping[str, str] | None = None,
+    ) -> AgentRun:
         nonlocal runs
         runs += 1
-        return run_cli(harness, model_server(scenario, think), tmp_path / f"agent-{runs}")
+        root = tmp_path / f"agent-{runs}"
+        return run_cli(harness, model_server(scenario, think), root, extra_args, extra_env)
 
     return run

@@ -29,15 +29,12 @@ def test_kill_9_of_supervisor_takes_agent_group_down_and_run_is_abandoned(
          "--child-pid-file", str(child_pid_file)]
     )
     supervisor = subprocess.Popen(
-        [TETHER, "run", "--prompt", "go", "--iterations", "400"], cwd=project.root,
+        [TETHER, "run", "--prompt", "go", "--iterations", "90"], cwd=project.root,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
-        runs_dir = project.home / "runs"
-
         def events_flowing() -> bool:
-            found = list(runs_dir.glob("*/events.jsonl")) if runs_dir.exists() else []
-            return bool(found) and found[0].stat().st_size > 2000 and child_pid_file.exists()
+            return len(project.executed()) >= 3 and child_pid_file.exists()
 
         assert poll(events_flowing, 20)
         child_pid = int(child_pid_file.read_text().strip())

@@ -68,6 +68,8 @@ class RunOutcome:
     record: dict[str, Any]
     report: dict[str, Any] | None = None
     paths: RunPaths | None = field(default=None, repr=False)
+    # From the event that decided a limit stop to the agent's process group being gone.
+    stop_latency: float | None = None
 
     @property
     def exit_code(self) -> ExitCode:
@@ -230,6 +232,7 @@ def _execute(
         insert_run(conn, row)
     ledger = Ledger(iteration_source=adapter.iteration_source)
     cancel = _Cancel()
+    timing: dict[str, float] = {}
     t0 = time.monotonic()
     with cancel.installed():
         agent = spawn_agent(
@@ -242,6 +245,7 @@ def _execute(
             stop, how = _watch(
                 agent, adapter, ledger, budget, paths, t0, env, cancel, conn, run_id,
                 config.kill_grace_seconds, session_id if settings is not None else None,
+                timing,
             )
         finally:
             if agent.group_alive():
@@ -251,14 +255,14 @@ def _execute(
     status = agent.popen.returncode
     return _finish(
         conn, config, profile, budget, request, run_id, paths, ledger, stop, how, status,
-        seconds, cwd, before, session_id,
+        seconds, cwd, before, session_id, timing,
     )
 
 
 def _watch(
     agent: AgentProcess, adapter: Harness, ledger: Ledger, budget: Budget, paths: RunPaths,
     t0: float, env: Mapping[str, str], cancel: _Cancel, conn: Any, run_id: str, grace: float,
-    hooked_session: str | None,
+    hooked_session: str | None, timing: dict[str, float],
 ) -> tuple[StopReason, str]:
     tail = SessionTail(adapter, env) if adapter.iteration_source == "session_file" else None
 
@@ -279,6 +283,8 @@ def _watch(
     if result.limit is not None:
         how = agent.stop(grace)
         stop = result.limit
+        if result.limit_at is not None:
+            timing["stop_latency_seconds"] = time.monotonic() - result.limit_at
     else:
         # The stream ended: wait for the process to exit, still under the wall clock.
         remaining = max(0.0, t0 + budget.timeout_seconds - time.monotonic())
@@ -348,7 +354,7 @@ def _finish(
     conn: Any, config: Config, profile: Profile, budget: Budget, request: RunRequest,
     run_id: str, paths: RunPaths, ledger: Ledger, stop: StopReason, how: str,
     agent_status: int | None, seconds: float, cwd: Path, before: worktree.Snapshot,
-    session_id: str,
+    session_id: str, timing: dict[str, float],
 ) -> RunOutcome:
     ended = datetime.now(UTC)
     report: dict[str, Any] | None = None
@@ -382,7 +388,7 @@ def _finish(
     record = row_to_record(row, ledger)
     atomic_write_json(paths.record, record)
     return RunOutcome(run_id=run_id, stop=stop, ledger=ledger, record=record, report=report,
-                      paths=paths)
+                      paths=paths, stop_latency=timing.get("stop_latency_seconds"))
 
 
 def row_to_record(row: RunRow, ledger: Ledger | None = None) -> dict[str, Any]:

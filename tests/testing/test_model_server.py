@@ -524,3 +524,17 @@ def test_cli_rejects_bad_arguments(args: list[str], message: str) -> None:
     )
     assert proc.returncode == 2
     assert message in proc.stderr and proc.stdout == ""
+
+
+# -- the how-to page --------------------------------------------------------------------
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "test-offline.md"
+
+
+def test_offline_examples_in_the_how_to_run() -> None:
+    """Every python example marked ``# runs offline as-is`` runs as written."""
+    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+    runnable = [b for b in blocks if b.startswith("# runs offline as-is")]
+    assert runnable
+    for block in runnable:
+        exec(compile(block, str(DOC), "exec"), {"__name__": "doc_example"})  # noqa: S102

@@ -26,6 +26,13 @@ COMMANDS: dict[str, str] = {
     "session": "tether.cli.session:session",
     "hooks": "tether.cli.hooks:hooks",
     "config": "tether.cli.config:config",
+    "board": "tether.cli.board:board",
+    "loop": "tether.cli.loop:loop",
+    "wiki": "tether.cli.wiki:wiki",
+    "ingest": "tether.cli.ingest:ingest",
+    "room": "tether.cli.room:room",
+    "watch": "tether.cli.watch:watch",
+    "subagents": "tether.cli.watch:subagents",
 }
 
 

@@ -1,0 +1,84 @@
+"""``tether hooks``: put the call-budget gate into a harness's hook configuration."""
+
+from __future__ import annotations
+
+import click
+
+from tether.errors import ConfigError
+
+HARNESS_CHOICE = click.Choice(["claude-code", "codex", "copilot", "pi"])
+SCOPE_CHOICE = click.Choice(["project", "user"])
+
+
+@click.group()
+def hooks() -> None:
+    """Install or remove the tether-gate hook in an agent CLI."""
+
+
+def _run(harness: str, scope: str, project_dir: str | None, dry_run: bool, install: bool) -> None:
+    from tether.gate import install as gate_install
+
+    root = project_dir or gate_install.project_root()
+    try:
+        change = gate_install.plan(harness, scope, install=install, project_dir=root)
+    except gate_install.InstallError as exc:
+        raise ConfigError(str(exc)) from None
+    verb = "install" if install else "uninstall"
+    if not change.changed:
+        click.echo(f"{change.path}: already {verb}ed, nothing to change")
+        return
+    if dry_run:
+        click.echo(change.diff(), nl=False)
+        click.echo(f"(dry run: {change.path} not written)", err=True)
+        return
+    try:
+        gate_install.apply(change)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {change.path}: {exc}", path=change.path) from None
+    if change.after is None:
+        click.echo(f"removed {change.path}")
+    else:
+        click.echo(f"wrote {change.path}")
+    if install:
+        click.echo(
+            f"the gate runs as: {' '.join(gate_install.gate_argv())} hook --harness {harness}"
+        )
+        for note in gate_install.notes(harness, scope, change.path):
+            click.echo(f"note: {note}")
+
+
+_harness = click.option("--harness", required=True, type=HARNESS_CHOICE, help="The agent CLI.")
+_scope = click.option(
+    "--scope",
+    type=SCOPE_CHOICE,
+    default="project",
+    show_default=True,
+    help="project: this project's config; user: your user-wide config.",
+)
+_project = click.option(
+    "--project-dir",
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="Project root (default: nearest parent with tether.toml or .git, else the cwd).",
+)
+_dry = click.option("--dry-run", is_flag=True, help="Print the diff; write nothing.")
+
+
+@hooks.command("install")
+@_harness
+@_scope
+@_project
+@_dry
+def install_cmd(harness: str, scope: str, project_dir: str | None, dry_run: bool) -> None:
+    """Write the gate into HARNESS's hook configuration (idempotent, merging)."""
+    _run(harness, scope, project_dir, dry_run, install=True)
+
+
+@hooks.command("uninstall")
+@_harness
+@_scope
+@_project
+@_dry
+def uninstall_cmd(harness: str, scope: str, project_dir: str | None, dry_run: bool) -> None:
+    """Remove tether's entries from HARNESS's hook configuration; others stay."""
+    _run(harness, scope, project_dir, dry_run, install=False)

@@ -1,0 +1,163 @@
+"""``tether session``: new session ids at legitimate boundaries, their log, and status."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import click
+
+from tether.errors import ConfigError, TetherError, UsageError
+from tether.exit_codes import ExitCode
+
+
+class SessionRefusedError(TetherError):
+    """A new session id is not legitimate here."""
+
+    exit_code = ExitCode.GATE_REFUSED
+
+
+def _home() -> str:
+    from tether.gate.home import resolve_home
+
+    return resolve_home()
+
+
+def _when(at: float | None) -> str:
+    if at is None:
+        return "-"
+    return dt.datetime.fromtimestamp(at).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+@click.group()
+def session() -> None:
+    """Session ids the call-budget gate counts under."""
+
+
+@session.command("new")
+@click.option(
+    "--reason",
+    required=True,
+    type=click.Choice(["unit-boundary", "user-request"]),
+    help="unit-boundary: the next unit recorded in --plan starts; "
+    "user-request: a human asked to go on in the same context.",
+)
+@click.option(
+    "--plan", "plan_path", metavar="PLAN.md", help="Plan file recording the unit boundary."
+)
+@click.option("--unit", metavar="ID", help="The unit (as recorded in the plan) that starts now.")
+@click.option(
+    "--session",
+    "session_id",
+    metavar="ID",
+    help="The session (or context) to follow; default: the one that passed the gate last.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the new session as JSON.")
+def new(
+    reason: str, plan_path: str | None, unit: str | None, session_id: str | None, as_json: bool
+) -> None:
+    """Start a new session id (a fresh call budget) for the current context.
+
+    Refused inside an agent's process tree, for a unit that is not a recorded
+    boundary of the plan (or already started one), and for a locked session
+    unless a human asks at a terminal (--reason user-request).
+    """
+    from tether.gate.newsession import NewSessionRefusedError, new_session
+    from tether.gate.plan import PlanError
+
+    if reason == "unit-boundary" and (not plan_path or not unit):
+        raise UsageError("--reason unit-boundary needs --plan PLAN.md and --unit ID.")
+    if reason == "user-request" and (plan_path or unit):
+        raise UsageError("--plan and --unit belong to --reason unit-boundary.")
+    try:
+        record = new_session(
+            _home(), reason=reason, plan_path=plan_path, unit=unit, session=session_id
+        )
+    except NewSessionRefusedError as exc:
+        raise SessionRefusedError(str(exc)) from None
+    except PlanError as exc:
+        raise ConfigError(str(exc), key="plan", path=plan_path) from None
+    if as_json:
+        from tether.cli.render import print_json
+
+        print_json(record)
+        return
+    click.echo(f"new session {record['session_id']}")
+    click.echo(f"  follows   {record['previous_session_id']} (context {record['context_key']})")
+    click.echo(
+        f"  reason    {record['reason']}" + (f", unit {unit} of {record['plan']}" if unit else "")
+    )
+    click.echo(f"  budget    {record['call_budget']} calls")
+    click.echo(f"  by        {record['who']}")
+
+
+@session.command("log")
+@click.option("--limit", type=click.IntRange(min=1), help="Show only the newest N entries.")
+@click.option("--json", "as_json", is_flag=True, help="Print the log as JSON.")
+def log(limit: int | None, as_json: bool) -> None:
+    """Every new session id, newest first, with its reason and who asked."""
+    from tether.gate.newsession import session_log
+
+    entries = session_log(_home(), limit)
+    if as_json:
+        from tether.cli.render import print_json
+
+        print_json(entries)
+        return
+    if not entries:
+        click.echo("no new session ids recorded yet")
+        return
+    from tether.cli.render import print_table
+
+    rows = [
+        (
+            _when(e["at"]),
+            e["session_id"],
+            e["previous_session_id"],
+            e["reason"],
+            f"{e['unit']} ({e['plan']})" if e["unit"] else "",
+            e["who"],
+        )
+        for e in entries
+    ]
+    print_table(None, ("when", "session", "follows", "reason", "unit", "who"), rows)
+
+
+@session.command("status")
+@click.option(
+    "--session", "session_id", metavar="ID", help="Default: the session that passed the gate last."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+def status(session_id: str | None, as_json: bool) -> None:
+    """Calls used, call budget, iterations and lock state of a session."""
+    from tether.gate import db
+    from tether.gate.counter import status_row
+    from tether.gate.newsession import latest_context
+
+    conn = db.connect(_home())
+    try:
+        target = session_id or latest_context(conn)
+        if target is None:
+            raise UsageError("no session has passed the gate yet; name one with --session ID.")
+        data: dict[str, Any] = status_row(conn, target)
+    finally:
+        conn.close()
+    if as_json:
+        from tether.cli.render import print_json
+
+        print_json(data)
+        return
+    iterations = data["iteration_budget"]
+    click.echo(f"session     {data['session_id']}")
+    click.echo(
+        f"calls       {data['calls_used']} of {data['call_budget']} used"
+        + ("  LOCKED" if data["locked"] else "")
+    )
+    click.echo(f"budget from {data['budget_source']}")
+    click.echo(
+        f"iterations  {data['batches']}"
+        + (f" of {iterations}" if iterations is not None else " (no iteration budget)")
+    )
+    if data.get("run_id"):
+        click.echo(f"run         {data['run_id']}")
+    click.echo(f"last call   {_when(data['updated_at'])}")

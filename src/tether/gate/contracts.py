@@ -1,0 +1,158 @@
+"""Each harness's hook contract: what its payload says, and how to answer it.
+
+Payloads come in, one JSON object on stdin. Answers go out in the harness's
+own shape. An allowed call gets no output at all (exit 0): every harness reads
+that as "no objection", and the harness's own permission rules still apply. An
+explicit ``allow`` would also approve the call past the user's permission
+prompts, which a counter has no business doing.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+HARNESSES = ("claude-code", "codex", "copilot", "pi")
+
+# Events that are tool calls (counted and decided) and events that close one
+# model step with tools (counted as an iteration).
+TOOL_EVENTS: dict[str, frozenset[str]] = {
+    "claude-code": frozenset({"PreToolUse"}),
+    "codex": frozenset({"PreToolUse"}),
+    "copilot": frozenset({"preToolUse", "PreToolUse"}),
+    "pi": frozenset({"tool_call"}),
+}
+BATCH_EVENTS: dict[str, frozenset[str]] = {
+    "claude-code": frozenset({"PostToolBatch"}),
+    "codex": frozenset(),
+    "copilot": frozenset(),
+    "pi": frozenset(),
+}
+
+# Events fired before each model request: the requests before it were iterations
+# with tools, and the budget is checked before the next one starts.
+MODEL_CALL_EVENTS: dict[str, frozenset[str]] = {
+    "claude-code": frozenset(),
+    "codex": frozenset(),
+    "copilot": frozenset(),
+    "pi": frozenset({"model_request"}),
+}
+
+KIND_TOOL = "tool"
+KIND_BATCH = "batch"
+KIND_MODEL_CALL = "model_call"
+KIND_OTHER = "other"
+
+
+class PayloadError(ValueError):
+    """The payload is not what the harness's contract promises."""
+
+
+class HookCall:
+    """The parts of a hook payload the gate needs."""
+
+    __slots__ = ("batch_key", "event", "kind", "session_id", "tool_name", "tool_use_id")
+
+    def __init__(
+        self,
+        event: str,
+        kind: str,
+        session_id: str | None,
+        tool_name: str | None,
+        tool_use_id: str | None,
+        batch_key: str | None,
+    ) -> None:
+        self.event = event
+        self.kind = kind
+        self.session_id = session_id
+        self.tool_name = tool_name
+        self.tool_use_id = tool_use_id
+        self.batch_key = batch_key
+
+
+def _text(payload: dict[str, Any], *names: str) -> str | None:
+    for name in names:
+        value = payload.get(name)
+        if value is None:
+            continue
+        if isinstance(value, str):
+            return value or None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return str(value)
+        raise PayloadError(f"field {name!r} is {type(value).__name__}, not a string")
+    return None
+
+
+def _batch_key(payload: dict[str, Any]) -> str | None:
+    explicit = _text(payload, "batch_id", "turn_key")
+    if explicit:
+        return explicit
+    calls = payload.get("tool_calls")
+    if not isinstance(calls, list):
+        return None
+    ids: list[str] = []
+    for call in calls:
+        value = call.get("tool_use_id") if isinstance(call, dict) else None
+        if isinstance(value, str) and value:
+            ids.append(value)
+    return "batch:" + ",".join(ids) if ids else None
+
+
+def parse(harness: str, payload: object, event_override: str | None = None) -> HookCall:
+    """Read a decoded payload; raises PayloadError when a needed field is missing."""
+    if not isinstance(payload, dict):
+        raise PayloadError(f"the payload is a JSON {type(payload).__name__}, not an object")
+    event = event_override or _text(payload, "hook_event_name", "hookEventName", "event")
+    if not event:
+        raise PayloadError("no hook_event_name in the payload (and no --event given)")
+    session = _text(payload, "session_id", "sessionId")
+    tool_name = _text(payload, "tool_name", "toolName")
+    tool_use_id = _text(payload, "tool_use_id", "toolUseId", "toolCallId", "tool_call_id")
+    if event in TOOL_EVENTS[harness]:
+        if not tool_name:
+            raise PayloadError(f"{event} payload has no tool name")
+        return HookCall(event, KIND_TOOL, session, tool_name, tool_use_id, None)
+    if event in BATCH_EVENTS[harness]:
+        return HookCall(event, KIND_BATCH, session, None, None, _batch_key(payload))
+    if event in MODEL_CALL_EVENTS[harness]:
+        return HookCall(event, KIND_MODEL_CALL, session, None, None, None)
+    return HookCall(event, KIND_OTHER, session, tool_name, tool_use_id, None)
+
+
+def _dump(answer: dict[str, Any]) -> str:
+    return json.dumps(answer, ensure_ascii=False)
+
+
+def deny(harness: str, message: str) -> str:
+    """Refuse a tool call."""
+    if harness in ("claude-code", "codex"):
+        return _dump(
+            {
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "deny",
+                    "permissionDecisionReason": message,
+                }
+            }
+        )
+    if harness == "copilot":
+        return _dump({"permissionDecision": "deny", "permissionDecisionReason": message})
+    return _dump({"block": True, "reason": message})
+
+
+def stop(harness: str, message: str) -> str | None:
+    """End the agent's loop before its next model call (where the harness can)."""
+    if harness == "claude-code":
+        return _dump({"continue": False, "stopReason": message})
+    if harness == "pi":
+        return _dump({"stop": True, "reason": message})
+    return None
+
+
+def warning(harness: str, message: str) -> str | None:
+    """Let the call through, showing the user a warning where the harness can."""
+    if harness in ("claude-code", "codex"):
+        return _dump({"systemMessage": f"tether-gate: {message}"})
+    if harness == "pi":
+        return _dump({"warning": f"tether-gate: {message}"})
+    return None

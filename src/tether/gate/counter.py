@@ -1,0 +1,433 @@
+"""Exact per-session counting: every increment-and-check is one ``BEGIN IMMEDIATE``.
+
+A call is allowed while ``calls_used`` (after counting it) is within the
+session's budget. Refused calls are counted too, so ``calls_used`` is the number
+of calls the agent attempted; a session whose budget is spent is ``locked``.
+Hook deliveries that repeat a ``tool_use_id`` already counted get the first
+answer again and are not counted twice.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from typing import TYPE_CHECKING, Any
+
+from tether.gate import db
+from tether.gate.home import default_call_budget
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# Fault injection for the crash tests: "hold:<file>" makes a counting call write
+# <file> and block inside its open transaction until it is killed.
+FAULT_ENV = "TETHER_GATE_FAULT"
+
+
+class CallOutcome:
+    __slots__ = ("allowed", "call_budget", "calls_used", "duplicate", "session_id")
+
+    def __init__(
+        self, allowed: bool, session_id: str, calls_used: int, call_budget: int, duplicate: bool
+    ) -> None:
+        self.allowed = allowed
+        self.session_id = session_id
+        self.calls_used = calls_used
+        self.call_budget = call_budget
+        self.duplicate = duplicate
+
+
+class BatchOutcome:
+    __slots__ = ("batches", "iteration_budget", "session_id", "stop")
+
+    def __init__(
+        self, stop: bool, session_id: str, batches: int, iteration_budget: int | None
+    ) -> None:
+        self.stop = stop
+        self.session_id = session_id
+        self.batches = batches
+        self.iteration_budget = iteration_budget
+
+
+def _fault_hold(conn: sqlite3.Connection) -> None:
+    spec = os.environ.get(FAULT_ENV, "")
+    if spec.startswith("hold:"):
+        with open(spec[5:], "w") as marker:
+            marker.write(str(os.getpid()))
+        time.sleep(3600)
+
+
+def _session_for(conn: sqlite3.Connection, context_key: str) -> str:
+    row = conn.execute(
+        "SELECT session_id FROM contexts WHERE context_key = ?", (context_key,)
+    ).fetchone()
+    return context_key if row is None else str(row[0])
+
+
+def _ensure_session(
+    conn: sqlite3.Connection, session_id: str, harness: str | None, now: float
+) -> tuple[int, int, int | None]:
+    """(calls_used, call_budget, iteration_budget) of the session, creating it."""
+    row = conn.execute(
+        "SELECT calls_used, call_budget, iteration_budget FROM sessions WHERE session_id = ?",
+        (session_id,),
+    ).fetchone()
+    if row is not None:
+        return int(row[0]), int(row[1]), row[2]
+    budget, source = default_call_budget()
+    conn.execute(
+        "INSERT INTO sessions (session_id, call_budget, budget_source, harness, "
+        "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+        (session_id, budget, source, harness, now, now),
+    )
+    return 0, budget, None
+
+
+def _insert_event(
+    conn: sqlite3.Connection,
+    now: float,
+    session_id: str,
+    context_key: str,
+    id_source: str,
+    harness: str,
+    event: str,
+    tool_name: str | None,
+    tool_use_id: str | None,
+    decision: str,
+    calls_used: int | None,
+) -> None:
+    conn.execute(
+        "INSERT INTO events (at, session_id, context_key, id_source, harness, event, "
+        "tool_name, tool_use_id, decision, calls_used) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            now,
+            session_id,
+            context_key,
+            id_source,
+            harness,
+            event,
+            tool_name,
+            tool_use_id,
+            decision,
+            calls_used,
+        ),
+    )
+
+
+def _earlier(
+    conn: sqlite3.Connection, tool_use_id: str | None, event: str, context_key: str
+) -> tuple[str, str, int | None] | None:
+    if not tool_use_id:
+        return None
+    row = conn.execute(
+        "SELECT decision, session_id, calls_used FROM events "
+        "WHERE tool_use_id = ? AND event = ? AND context_key = ? ORDER BY id LIMIT 1",
+        (tool_use_id, event, context_key),
+    ).fetchone()
+    return None if row is None else (str(row[0]), str(row[1]), row[2])
+
+
+def count_call(
+    conn: sqlite3.Connection,
+    *,
+    context_key: str,
+    id_source: str,
+    harness: str,
+    event: str,
+    tool_name: str | None,
+    tool_use_id: str | None,
+) -> CallOutcome:
+    """Count one tool call and decide it, in one write transaction."""
+    now = time.time()
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        session_id = _session_for(conn, context_key)
+        earlier = _earlier(conn, tool_use_id, event, context_key)
+        if earlier is not None:
+            decision, earlier_session, earlier_used = earlier
+            row = conn.execute(
+                "SELECT call_budget FROM sessions WHERE session_id = ?", (earlier_session,)
+            ).fetchone()
+            conn.execute("COMMIT")
+            budget = int(row[0]) if row is not None else 0
+            used = int(earlier_used) if earlier_used is not None else budget
+            return CallOutcome(decision == "allow", earlier_session, used, budget, True)
+        used, budget, _ = _ensure_session(conn, session_id, harness, now)
+        used += 1
+        allowed = used <= budget
+        conn.execute(
+            "UPDATE sessions SET calls_used = ?, locked = ?, updated_at = ? WHERE session_id = ?",
+            (used, 1 if used >= budget else 0, now, session_id),
+        )
+        _insert_event(
+            conn,
+            now,
+            session_id,
+            context_key,
+            id_source,
+            harness,
+            event,
+            tool_name,
+            tool_use_id,
+            "allow" if allowed else "deny",
+            used,
+        )
+        if FAULT_ENV in os.environ:
+            _fault_hold(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return CallOutcome(allowed, session_id, used, budget, False)
+
+
+def count_batch(
+    conn: sqlite3.Connection,
+    *,
+    context_key: str,
+    id_source: str,
+    harness: str,
+    event: str,
+    batch_key: str | None,
+) -> BatchOutcome:
+    """Count one completed iteration with tools; stop when the iteration budget is used."""
+    now = time.time()
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        session_id = _session_for(conn, context_key)
+        earlier = _earlier(conn, batch_key, event, context_key)
+        if earlier is None:
+            _ensure_session(conn, session_id, harness, now)
+            conn.execute(
+                "UPDATE sessions SET batches = batches + 1, updated_at = ? WHERE session_id = ?",
+                (now, session_id),
+            )
+        row = conn.execute(
+            "SELECT batches, iteration_budget FROM sessions WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        batches = int(row[0]) if row is not None else 0
+        limit = None if row is None or row[1] is None else int(row[1])
+        stop = limit is not None and batches >= limit
+        if earlier is None:
+            _insert_event(
+                conn,
+                now,
+                session_id,
+                context_key,
+                id_source,
+                harness,
+                event,
+                None,
+                batch_key,
+                "stop" if stop else "continue",
+                None,
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return BatchOutcome(stop, session_id, batches, limit)
+
+
+def count_model_call(
+    conn: sqlite3.Connection, *, context_key: str, id_source: str, harness: str, event: str
+) -> BatchOutcome:
+    """A model request is about to start: every earlier request was an iteration with tools.
+
+    For harnesses that report the start of each model request (Pi) rather than
+    the end of each tool batch. Stops when the completed iterations reach the
+    iteration budget, i.e. before iteration budget+1 begins.
+    """
+    now = time.time()
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        session_id = _session_for(conn, context_key)
+        _ensure_session(conn, session_id, harness, now)
+        (earlier,) = conn.execute(
+            "SELECT COUNT(*) FROM events WHERE session_id = ? AND event = ?", (session_id, event)
+        ).fetchone()
+        conn.execute(
+            "UPDATE sessions SET batches = MAX(batches, ?), updated_at = ? WHERE session_id = ?",
+            (int(earlier), now, session_id),
+        )
+        row = conn.execute(
+            "SELECT batches, iteration_budget FROM sessions WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        batches = int(row[0])
+        limit = None if row[1] is None else int(row[1])
+        stop = limit is not None and batches >= limit
+        _insert_event(
+            conn,
+            now,
+            session_id,
+            context_key,
+            id_source,
+            harness,
+            event,
+            None,
+            None,
+            "stop" if stop else "continue",
+            None,
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return BatchOutcome(stop, session_id, batches, limit)
+
+
+def record_event(
+    conn: sqlite3.Connection,
+    *,
+    context_key: str,
+    id_source: str,
+    harness: str,
+    event: str,
+    tool_name: str | None,
+    tool_use_id: str | None,
+) -> str:
+    """Record an event that is not counted (the watchdog reads these). One statement."""
+    session_id = _session_for(conn, context_key)
+    _insert_event(
+        conn,
+        time.time(),
+        session_id,
+        context_key,
+        id_source,
+        harness,
+        event,
+        tool_name,
+        tool_use_id,
+        "record",
+        None,
+    )
+    return session_id
+
+
+def lock_state(conn: sqlite3.Connection, context_key: str) -> tuple[str, bool, int, int] | None:
+    """(session_id, locked, calls_used, call_budget) of the context's session, if known."""
+    session_id = _session_for(conn, context_key)
+    row = conn.execute(
+        "SELECT locked, calls_used, call_budget FROM sessions WHERE session_id = ?",
+        (session_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    return session_id, bool(row[0]), int(row[1]), int(row[2])
+
+
+# --- the Python API the run supervisor uses ---------------------------------
+
+
+def gate_db_path(home: Path) -> Path:
+    """Where the gate database of ``home`` lives."""
+    from pathlib import Path
+
+    return Path(db.db_file(os.fspath(home)))
+
+
+def set_session_budget(
+    home: Path,
+    session_id: str,
+    *,
+    calls: int | None = None,
+    iterations: int | None = None,
+    run_id: str | None = None,
+) -> None:
+    """Create or update a session's budgets before its agent starts.
+
+    ``None`` keeps what the session has (a new session gets the default call
+    budget and no iteration budget).
+    """
+    for name, value in (("calls", calls), ("iterations", iterations)):
+        if value is not None and (isinstance(value, bool) or value < 0):
+            raise ValueError(f"{name} budget must be a whole number >= 0, not {value!r}")
+    conn = db.connect(os.fspath(home))
+    try:
+        now = time.time()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            _ensure_session(conn, session_id, None, now)
+            if calls is not None:
+                conn.execute(
+                    "UPDATE sessions SET call_budget = ?, budget_source = 'run', "
+                    "locked = (calls_used >= ?) WHERE session_id = ?",
+                    (calls, calls, session_id),
+                )
+            if iterations is not None:
+                conn.execute(
+                    "UPDATE sessions SET iteration_budget = ? WHERE session_id = ?",
+                    (iterations, session_id),
+                )
+            if run_id is not None:
+                conn.execute(
+                    "UPDATE sessions SET run_id = ? WHERE session_id = ?", (run_id, session_id)
+                )
+            conn.execute(
+                "UPDATE sessions SET updated_at = ? WHERE session_id = ?", (now, session_id)
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+    finally:
+        conn.close()
+
+
+_STATUS_SQL = (
+    "SELECT session_id, calls_used, call_budget, budget_source, batches, iteration_budget, "
+    "locked, run_id, harness, created_at, updated_at FROM sessions WHERE session_id = ?"
+)
+
+
+def status_row(conn: sqlite3.Connection, session_id: str) -> dict[str, Any]:
+    """The status of a session id (or of the session a context key points at)."""
+    row = conn.execute(_STATUS_SQL, (session_id,)).fetchone()
+    if row is None:
+        mapped = _session_for(conn, session_id)
+        if mapped != session_id:
+            row = conn.execute(_STATUS_SQL, (mapped,)).fetchone()
+    if row is None:
+        budget, source = default_call_budget()
+        return {
+            "session_id": session_id,
+            "known": False,
+            "calls_used": 0,
+            "call_budget": budget,
+            "budget_source": source,
+            "batches": 0,
+            "iteration_budget": None,
+            "locked": False,
+            "run_id": None,
+            "harness": None,
+            "created_at": None,
+            "updated_at": None,
+        }
+    return {
+        "session_id": row[0],
+        "known": True,
+        "calls_used": row[1],
+        "call_budget": row[2],
+        "budget_source": row[3],
+        "batches": row[4],
+        "iteration_budget": row[5],
+        "locked": bool(row[6]),
+        "run_id": row[7],
+        "harness": row[8],
+        "created_at": row[9],
+        "updated_at": row[10],
+    }
+
+
+def session_status(home: Path, session_id: str) -> dict[str, Any]:
+    """calls_used, call_budget, batches, iteration_budget, locked, run_id (and more)."""
+    conn = db.connect(os.fspath(home))
+    try:
+        return status_row(conn, session_id)
+    finally:
+        conn.close()

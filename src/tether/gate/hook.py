@@ -1,0 +1,374 @@
+"""``tether-gate``: the command every tool call of an agent passes.
+
+    tether-gate hook --harness claude-code|codex|copilot|pi [--event NAME]
+    tether-gate tick [--session ID] [--tool NAME] [--harness NAME]
+    tether-gate status [--session ID] [--json]
+
+Standard library only (it starts on every tool call); arguments are parsed by
+hand because argparse alone costs more than the whole count.
+
+Failure policy. A spent budget fails closed: whenever the gate can tell that
+the session is locked, the call is refused, even if the payload is damaged. A
+broken tether fails open: when the payload cannot be read or the database
+cannot be written, the call goes through uncounted with a warning on stderr
+(and in the harness's warning field where it has one), because a tool that
+blocks every agent on its own bug gets uninstalled; the supervisor's own
+tool-call limit from the event stream stays as the second belt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import sys
+
+from tether.gate import contracts, counter, db, messages, session_id
+from tether.gate.home import resolve_home
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_USAGE = 2
+EXIT_REFUSED = 30
+
+# Claude Code's Write/Edit payloads carry whole files; 16 MiB holds any sane
+# one. Larger payloads are drained unread and treated as malformed.
+MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
+_SALVAGE_BYTES = 64 * 1024
+_SALVAGE_RE = re.compile(rb'"(?:session_id|sessionId)"\s*:\s*"([^"\\]{1,200})"')
+
+USAGE = """\
+usage: tether-gate hook --harness {claude-code,codex,copilot,pi} [--event NAME]
+       tether-gate tick [--session ID] [--tool NAME] [--harness NAME]
+       tether-gate status [--session ID] [--json]
+
+Counts every tool call of an agent session and refuses calls once the
+session's call budget is spent (see docs/reference/tether-gate.md).
+
+  hook     read one hook payload on stdin, answer in the harness's contract
+  tick     count one call for a tool wrapper: exit 0 allowed, 30 refused
+  status   show calls used / budget / locked for a session
+"""
+
+
+class UsageError(Exception):
+    pass
+
+
+def _parse_options(
+    args: list[str], valued: tuple[str, ...], flags: tuple[str, ...] = ()
+) -> dict[str, str]:
+    options: dict[str, str] = {}
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg in ("-h", "--help"):
+            options["help"] = "1"
+            index += 1
+            continue
+        name, eq, value = arg.partition("=")
+        if name in valued:
+            if not eq:
+                index += 1
+                if index >= len(args):
+                    raise UsageError(f"{name} needs a value")
+                value = args[index]
+            if not value:
+                raise UsageError(f"{name} needs a non-empty value")
+            options[name[2:]] = value
+        elif arg in flags:
+            options[arg[2:]] = "1"
+        else:
+            raise UsageError(f"unknown argument {arg!r}")
+        index += 1
+    return options
+
+
+def _check_harness(name: str | None, required: bool) -> str | None:
+    if name is None:
+        if required:
+            raise UsageError("--harness is required (" + ", ".join(contracts.HARNESSES) + ")")
+        return None
+    if name not in contracts.HARNESSES:
+        raise UsageError(f"unknown harness {name!r}; known: " + ", ".join(contracts.HARNESSES))
+    return name
+
+
+def _emit(text: str | None) -> None:
+    if text:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+def _read_payload() -> tuple[bytes, bool]:
+    """(payload bytes, oversized). Oversized input is drained so the writer never blocks."""
+    stream = sys.stdin.buffer
+    data = stream.read(MAX_PAYLOAD_BYTES + 1)
+    if len(data) <= MAX_PAYLOAD_BYTES:
+        return data, False
+    while stream.read(1024 * 1024):
+        pass
+    return data[:_SALVAGE_BYTES], True
+
+
+def _salvage_session(raw: bytes) -> str | None:
+    match = _SALVAGE_RE.search(raw[:_SALVAGE_BYTES])
+    return match.group(1).decode("utf-8", "replace") if match else None
+
+
+def _malformed(harness: str, raw: bytes, reason: str) -> int:
+    """Fail closed when the session is known to be locked, else open, uncounted."""
+    _err(f"tether-gate: warning: {messages.malformed(harness, reason)}")
+    resolved = session_id.resolve(harness, _salvage_session(raw))
+    try:
+        conn = db.connect(resolve_home())
+        try:
+            state = counter.lock_state(conn, resolved.key)
+        finally:
+            conn.close()
+    except (db.GateDatabaseError, sqlite3.Error) as exc:
+        _err(f"tether-gate: warning: {messages.broken(str(exc))}")
+        state = None
+    if state is not None and state[1]:
+        sid, _, used, budget = state
+        text = messages.refusal(sid, max(used, budget), budget)
+        _err(text)
+        _emit(contracts.deny(harness, text))
+        return EXIT_OK
+    _emit(contracts.warning(harness, messages.malformed(harness, reason)))
+    return EXIT_OK
+
+
+def run_hook(args: list[str]) -> int:
+    options = _parse_options(args, ("--harness", "--event"))
+    if "help" in options:
+        _emit(USAGE)
+        return EXIT_OK
+    harness = _check_harness(options.get("harness"), required=True)
+    assert harness is not None
+    raw, oversized = _read_payload()
+    if oversized:
+        return _malformed(harness, raw, f"larger than {MAX_PAYLOAD_BYTES} bytes")
+    try:
+        payload = json.loads(raw)
+    except ValueError as exc:
+        what = "empty input" if not raw.strip() else f"not JSON: {exc}"
+        return _malformed(harness, raw, what)
+    try:
+        call = contracts.parse(harness, payload, options.get("event"))
+    except contracts.PayloadError as exc:
+        return _malformed(harness, raw, str(exc))
+    resolved = session_id.resolve(harness, call.session_id)
+    try:
+        conn = db.connect(resolve_home())
+        try:
+            _bind_run_session(conn, resolved)
+            if call.kind == contracts.KIND_TOOL:
+                outcome = counter.count_call(
+                    conn,
+                    context_key=resolved.key,
+                    id_source=resolved.source,
+                    harness=harness,
+                    event=call.event,
+                    tool_name=call.tool_name,
+                    tool_use_id=call.tool_use_id,
+                )
+                if not outcome.allowed:
+                    text = messages.refusal(
+                        outcome.session_id, outcome.calls_used, outcome.call_budget
+                    )
+                    _err(text)
+                    _emit(contracts.deny(harness, text))
+                return EXIT_OK
+            if call.kind == contracts.KIND_BATCH:
+                batch = counter.count_batch(
+                    conn,
+                    context_key=resolved.key,
+                    id_source=resolved.source,
+                    harness=harness,
+                    event=call.event,
+                    batch_key=call.batch_key,
+                )
+                if batch.stop and batch.iteration_budget is not None:
+                    text = messages.iteration_stop(
+                        batch.session_id, batch.batches, batch.iteration_budget
+                    )
+                    _err(text)
+                    _emit(contracts.stop(harness, text))
+                return EXIT_OK
+            if call.kind == contracts.KIND_MODEL_CALL:
+                batch = counter.count_model_call(
+                    conn,
+                    context_key=resolved.key,
+                    id_source=resolved.source,
+                    harness=harness,
+                    event=call.event,
+                )
+                if batch.stop and batch.iteration_budget is not None:
+                    text = messages.iteration_stop(
+                        batch.session_id, batch.batches, batch.iteration_budget
+                    )
+                    _err(text)
+                    _emit(contracts.stop(harness, text))
+                return EXIT_OK
+            counter.record_event(
+                conn,
+                context_key=resolved.key,
+                id_source=resolved.source,
+                harness=harness,
+                event=call.event,
+                tool_name=call.tool_name,
+                tool_use_id=call.tool_use_id,
+            )
+            return EXIT_OK
+        finally:
+            conn.close()
+    except (db.GateDatabaseError, sqlite3.Error, OSError) as exc:
+        _err(f"tether-gate: warning: {messages.broken(str(exc))}")
+        _emit(contracts.warning(harness, messages.broken(str(exc))))
+        return EXIT_OK
+
+
+def _bind_run_session(conn: sqlite3.Connection, resolved: session_id.Resolved) -> None:
+    """Under ``tether run``, the harness's own session id counts under the run's id.
+
+    The supervisor sets TETHER_SESSION_ID and TETHER_RUN_ID for the agent. A
+    harness that cannot take the id up front (Codex, Pi) reports its own id in
+    the payload; the first call binds that id to the run's session.
+    """
+    if resolved.source != "payload":
+        return
+    run_session = os.environ.get("TETHER_SESSION_ID")
+    if not run_session or not os.environ.get("TETHER_RUN_ID") or run_session == resolved.key:
+        return
+    conn.execute(
+        "INSERT OR IGNORE INTO contexts (context_key, session_id, since) "
+        "VALUES (?, ?, strftime('%s','now'))",
+        (resolved.key, run_session),
+    )
+
+
+def _context_for(options: dict[str, str], harness: str | None) -> session_id.Resolved:
+    explicit = options.get("session")
+    if explicit:
+        return session_id.Resolved(explicit, "flag")
+    return session_id.resolve(harness, None)
+
+
+def run_tick(args: list[str]) -> int:
+    options = _parse_options(args, ("--session", "--tool", "--harness"))
+    if "help" in options:
+        _emit(USAGE)
+        return EXIT_OK
+    harness = _check_harness(options.get("harness"), required=False)
+    resolved = _context_for(options, harness)
+    try:
+        conn = db.connect(resolve_home())
+        try:
+            outcome = counter.count_call(
+                conn,
+                context_key=resolved.key,
+                id_source=resolved.source,
+                harness=harness or "plain",
+                event="tick",
+                tool_name=options.get("tool"),
+                tool_use_id=None,
+            )
+        finally:
+            conn.close()
+    except (db.GateDatabaseError, sqlite3.Error, OSError) as exc:
+        _err(f"tether-gate: warning: {messages.broken(str(exc))}")
+        return EXIT_OK
+    if outcome.allowed:
+        return EXIT_OK
+    _err(messages.refusal(outcome.session_id, outcome.calls_used, outcome.call_budget))
+    return EXIT_REFUSED
+
+
+def _describe(status: dict[str, object]) -> str:
+    used, budget = status["calls_used"], status["call_budget"]
+    iterations = status["iteration_budget"]
+    lines = [
+        f"session:    {status['session_id']}",
+        f"calls:      {used} of {budget} used" + (" (locked)" if status["locked"] else ""),
+        f"budget:     {status['budget_source']}",
+        f"iterations: {status['batches']}"
+        + (f" of {iterations}" if iterations is not None else " (no iteration budget)"),
+    ]
+    if status.get("context_key") and status["context_key"] != status["session_id"]:
+        lines.append(f"context:    {status['context_key']} ({status['id_source']})")
+    elif status.get("id_source"):
+        lines.append(f"id from:    {status['id_source']}")
+    if status.get("run_id"):
+        lines.append(f"run:        {status['run_id']}")
+    if not status.get("known"):
+        lines.append("(no call counted yet)")
+    return "\n".join(lines)
+
+
+def run_status(args: list[str]) -> int:
+    options = _parse_options(args, ("--session", "--harness"), ("--json",))
+    if "help" in options:
+        _emit(USAGE)
+        return EXIT_OK
+    harness = _check_harness(options.get("harness"), required=False)
+    resolved = _context_for(options, harness)
+    try:
+        conn = db.connect(resolve_home())
+        try:
+            status = counter.status_row(conn, resolved.key)
+        finally:
+            conn.close()
+    except (db.GateDatabaseError, sqlite3.Error, OSError) as exc:
+        _err(f"tether-gate: error: {exc}")
+        return EXIT_INTERNAL
+    status["context_key"] = resolved.key
+    status["id_source"] = resolved.source
+    if "json" in options:
+        _emit(json.dumps(status, indent=2, sort_keys=True))
+    else:
+        _emit(_describe(status))
+    return EXIT_OK
+
+
+COMMANDS = {"hook": run_hook, "tick": run_tick, "status": run_status}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in ("-h", "--help"):
+        _emit(USAGE)
+        return EXIT_OK if args else EXIT_USAGE
+    if args[0] == "--version":
+        from tether import __version__
+
+        _emit(f"tether-gate {__version__}")
+        return EXIT_OK
+    command = COMMANDS.get(args[0])
+    try:
+        if command is None:
+            raise UsageError(f"unknown command {args[0]!r}; use hook, tick or status")
+        return command(args[1:])
+    except UsageError as exc:
+        _err(f"tether-gate: usage error: {exc}\n{USAGE}")
+        return EXIT_USAGE
+    except Exception as exc:
+        # tether itself is broken: never block the agent on our own bug.
+        _err(f"tether-gate: internal error: {type(exc).__name__}: {exc}")
+        if args[0] == "hook":
+            harness = next((h for h in contracts.HARNESSES if h in args), "claude-code")
+            _emit(contracts.warning(harness, messages.broken(f"{type(exc).__name__}: {exc}")))
+            return EXIT_OK
+        if args[0] == "tick":
+            return EXIT_OK
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

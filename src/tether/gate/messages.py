@@ -1,0 +1,35 @@
+"""What the gate says. The refusal names what happened and what to do, and never
+offers a way around the lock."""
+
+from __future__ import annotations
+
+
+def refusal(session_id: str, calls_used: int, call_budget: int) -> str:
+    attempts = calls_used - call_budget
+    extra = f" ({attempts} further calls refused so far)" if attempts > 1 else ""
+    return (
+        f"tether: call refused. The call budget of this session is spent: "
+        f"{call_budget} of {call_budget} calls used in session {session_id}{extra}. "
+        f"Do not call more tools. Finish this unit now: end with a short progress report "
+        f"(what is done, what is still open, the next sensible step). "
+        f"A human can start a new session with `tether session new`."
+    )
+
+
+def iteration_stop(session_id: str, batches: int, iteration_budget: int) -> str:
+    return (
+        f"tether: iteration limit {iteration_budget} reached in session {session_id} "
+        f"({batches} iterations with tool calls done). The run stops here; tether writes "
+        f"the progress report."
+    )
+
+
+def malformed(harness: str, reason: str) -> str:
+    return f"cannot read the {harness} hook payload ({reason}); this call is not counted"
+
+
+def broken(reason: str) -> str:
+    return (
+        f"tether-gate could not count this call ({reason}); the call is let through "
+        f"uncounted. Check `tether-gate status` and the gate database."
+    )

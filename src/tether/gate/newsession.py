@@ -1,0 +1,227 @@
+"""New session ids, only at legitimate boundaries (SPEC B6).
+
+A new id re-points a context (what the gate observes: the harness's session
+id, the variable, or the agent process) at a fresh session with a fresh
+budget. That is legitimate at a unit boundary recorded in a plan file, or when
+a human asks to go on in the same context. It is refused from inside an agent's
+process tree, and a locked session is only reset by a human at a terminal.
+Every new id is recorded with its reason, plan, unit and who asked.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import sqlite3
+import sys
+import time
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from tether.gate import db, plan, proc
+from tether.gate.counter import status_row
+from tether.gate.home import default_call_budget
+
+REASON_UNIT = "unit-boundary"
+REASON_USER = "user-request"
+REASONS = (REASON_UNIT, REASON_USER)
+HUMAN_REASONS = frozenset({REASON_USER})
+
+# Variables agent CLIs (and tether run) set for every process they start.
+AGENT_ENV_MARKERS = (
+    "TETHER_RUN_ID",
+    "CLAUDECODE",
+    "CLAUDE_CODE_SESSION_ID",
+    "CODEX_THREAD_ID",
+    "COPILOT_CLI",
+    "AI_AGENT",
+)
+
+
+class NewSessionRefusedError(Exception):
+    """A new session id is not legitimate here; the message says why and what to do."""
+
+
+def agent_ancestry(
+    start_pid: int | None = None, environ: Mapping[str, str] | None = None
+) -> str | None:
+    """Why this process counts as inside an agent's process tree, or None."""
+    env = os.environ if environ is None else environ
+    for name in AGENT_ENV_MARKERS:
+        if env.get(name):
+            return f"{name} is set"
+    chain = proc.ancestors(os.getppid() if start_pid is None else start_pid)
+    for info in chain:
+        agent = proc.agent_name(info)
+        if agent is not None:
+            return f"process {info.pid} ({agent}) is an ancestor"
+    return None
+
+
+def latest_context(conn: sqlite3.Connection) -> str | None:
+    row = conn.execute("SELECT context_key FROM events ORDER BY id DESC LIMIT 1").fetchone()
+    return None if row is None else str(row[0])
+
+
+def _context_of(conn: sqlite3.Connection, given: str) -> str:
+    """A context key for ``given`` (a context key or a session id it points at)."""
+    row = conn.execute(
+        "SELECT context_key FROM contexts WHERE session_id = ? ORDER BY since DESC LIMIT 1",
+        (given,),
+    ).fetchone()
+    return given if row is None else str(row[0])
+
+
+def _who(is_tty: bool) -> str:
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = f"uid {os.getuid()}"
+    if not is_tty:
+        return f"{user} (no terminal)"
+    try:
+        terminal = os.ttyname(sys.stdin.fileno())
+    except OSError:
+        terminal = "a terminal"
+    return f"{user} at {terminal}"
+
+
+def new_session(
+    home: str,
+    *,
+    reason: str,
+    plan_path: str | None = None,
+    unit: str | None = None,
+    session: str | None = None,
+    is_tty: bool | None = None,
+    start_pid: int | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Start a new session id for a context; raises NewSessionRefusedError when not legitimate."""
+    if reason not in REASONS:
+        raise ValueError(f"reason must be one of {', '.join(REASONS)}, not {reason!r}")
+    tty = sys.stdin.isatty() if is_tty is None else is_tty
+    inside = agent_ancestry(start_pid, environ)
+    if inside is not None:
+        raise NewSessionRefusedError(
+            f"refused: `tether session new` runs inside an agent's process tree ({inside}). "
+            f"A new session id is never taken from inside the agent. Finish the unit with a "
+            f"progress report; the human or the orchestrator starts the next session."
+        )
+    if reason == REASON_USER and not tty:
+        raise NewSessionRefusedError(
+            "refused: --reason user-request needs a human at a terminal (stdin is not a "
+            "terminal). Run it yourself in a terminal, outside the agent."
+        )
+    abs_plan: str | None = None
+    if reason == REASON_UNIT:
+        if not plan_path or not unit:
+            raise ValueError("--reason unit-boundary needs --plan and --unit")
+        abs_plan = os.path.abspath(plan_path)
+        found = plan.find_unit(abs_plan, unit)
+        if found.done:
+            raise NewSessionRefusedError(
+                f"refused: unit {unit!r} is marked done in {abs_plan} (line {found.line}); "
+                f"a done unit gets no new session"
+            )
+    elif plan_path or unit:
+        raise ValueError("--plan and --unit belong to --reason unit-boundary")
+
+    conn = db.connect(home)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if session:
+                context = _context_of(conn, session)
+            else:
+                latest = latest_context(conn)
+                if latest is None:
+                    raise NewSessionRefusedError(
+                        "no session has passed the gate yet, so there is none to follow; "
+                        "name it with --session ID (see `tether session status`)"
+                    )
+                context = latest
+            current = status_row(conn, context)
+            previous = str(current["session_id"])
+            if abs_plan is not None:
+                used = conn.execute(
+                    "SELECT session_id, at FROM session_ids WHERE plan = ? AND unit = ?",
+                    (abs_plan, unit),
+                ).fetchone()
+                if used is not None:
+                    raise NewSessionRefusedError(
+                        f"refused: unit {unit!r} of {abs_plan} already started session "
+                        f"{used[0]}; each recorded boundary starts one session"
+                    )
+            if current["locked"] and reason not in HUMAN_REASONS:
+                raise NewSessionRefusedError(
+                    f"refused: session {previous} is locked ({current['calls_used']} of "
+                    f"{current['call_budget']} calls used). A unit boundary does not reset a "
+                    f"spent budget; a human can start a new session with "
+                    f"`tether session new --reason user-request` in a terminal."
+                )
+            now = time.time()
+            new_id = str(uuid.uuid4())
+            budget, source = default_call_budget()
+            conn.execute(
+                "INSERT INTO sessions (session_id, call_budget, budget_source, created_at, "
+                "updated_at) VALUES (?, ?, ?, ?, ?)",
+                (new_id, budget, source, now, now),
+            )
+            conn.execute(
+                "INSERT INTO contexts (context_key, session_id, since) VALUES (?, ?, ?) "
+                "ON CONFLICT (context_key) DO UPDATE SET session_id = excluded.session_id, "
+                "since = excluded.since",
+                (context, new_id, now),
+            )
+            who = _who(tty)
+            conn.execute(
+                "INSERT INTO session_ids (at, session_id, context_key, previous_session_id, "
+                "reason, plan, unit, who) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (now, new_id, context, previous, reason, abs_plan, unit, who),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+    finally:
+        conn.close()
+    return {
+        "session_id": new_id,
+        "context_key": context,
+        "previous_session_id": previous,
+        "reason": reason,
+        "plan": abs_plan,
+        "unit": unit,
+        "who": who,
+        "at": now,
+        "call_budget": budget,
+    }
+
+
+def session_log(home: str, limit: int | None = None) -> list[dict[str, Any]]:
+    """Every new session id, newest first."""
+    conn = db.connect(home)
+    try:
+        sql = (
+            "SELECT at, session_id, context_key, previous_session_id, reason, plan, unit, who "
+            "FROM session_ids ORDER BY id DESC"
+        )
+        rows = conn.execute(
+            sql + (" LIMIT ?" if limit else ""), (limit,) if limit else ()
+        ).fetchall()
+    finally:
+        conn.close()
+    keys = (
+        "at",
+        "session_id",
+        "context_key",
+        "previous_session_id",
+        "reason",
+        "plan",
+        "unit",
+        "who",
+    )
+    return [dict(zip(keys, row, strict=True)) for row in rows]

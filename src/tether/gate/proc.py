@@ -1,0 +1,206 @@
+"""Reading the process ancestry straight from ``/proc`` (no psutil on the hot path).
+
+Used to find the long-lived agent process behind a tool call, and to tell
+whether a command runs inside an agent's process tree.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Executables of agent CLIs (basename, ".exe"/".js" stripped).
+AGENT_NAMES = frozenset({"claude", "codex", "copilot", "pi", "vibe", "tether-scripted-agent"})
+# Path fragments that identify an agent run by an interpreter (node dist files).
+AGENT_PATH_MARKERS = (
+    "@anthropic-ai/claude-code",
+    "@openai/codex",
+    "@github/copilot",
+    "pi-coding-agent",
+    "mistral-vibe",
+)
+AGENT_MODULES = frozenset({"tether.harnesses.scripted"})
+INTERPRETERS = ("node", "nodejs", "bun", "deno", "python", "pypy")
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "ash", "busybox"})
+# Programs that only run another program for the duration of one call.
+WRAPPERS = frozenset(
+    {
+        "env",
+        "timeout",
+        "nice",
+        "nohup",
+        "setsid",
+        "stdbuf",
+        "xargs",
+        "time",
+        "flock",
+        "ionice",
+        "chrt",
+        "taskset",
+        "sudo",
+        "doas",
+        "tether-gate",
+        "script",
+        "unbuffer",
+    }
+)
+_MAX_DEPTH = 64
+
+
+class ProcInfo:
+    """One process as /proc shows it."""
+
+    __slots__ = ("argv", "comm", "pgrp", "pid", "ppid", "sid", "start_ticks")
+
+    def __init__(
+        self,
+        pid: int,
+        ppid: int,
+        pgrp: int,
+        sid: int,
+        start_ticks: int,
+        comm: str,
+        argv: tuple[str, ...],
+    ) -> None:
+        self.pid = pid
+        self.ppid = ppid
+        self.pgrp = pgrp
+        self.sid = sid
+        self.start_ticks = start_ticks
+        self.comm = comm
+        self.argv = argv
+
+    def __repr__(self) -> str:
+        return f"ProcInfo(pid={self.pid}, ppid={self.ppid}, comm={self.comm!r}, argv={self.argv!r})"
+
+
+def read_proc(pid: int) -> ProcInfo | None:
+    """The process ``pid``, or None when it is gone or unreadable."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    # The command name is parenthesised and may itself contain ") ".
+    open_paren = stat.find(b"(")
+    close_paren = stat.rfind(b")")
+    if open_paren < 0 or close_paren < 0:
+        return None
+    comm = stat[open_paren + 1 : close_paren].decode("utf-8", "replace")
+    fields = stat[close_paren + 2 :].split()
+    try:
+        ppid, pgrp, sid = int(fields[1]), int(fields[2]), int(fields[3])
+        start_ticks = int(fields[19])
+    except (IndexError, ValueError):
+        return None
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        raw = b""
+    argv = tuple(part.decode("utf-8", "replace") for part in raw.split(b"\0") if part)
+    return ProcInfo(pid, ppid, pgrp, sid, start_ticks, comm, argv)
+
+
+def ancestors(start_pid: int) -> list[ProcInfo]:
+    """``start_pid`` and its ancestors, nearest first, stopping before pid 1."""
+    chain: list[ProcInfo] = []
+    pid = start_pid
+    seen: set[int] = set()
+    while pid > 1 and pid not in seen and len(chain) < _MAX_DEPTH:
+        seen.add(pid)
+        info = read_proc(pid)
+        if info is None:
+            break
+        chain.append(info)
+        pid = info.ppid
+    return chain
+
+
+def _basename(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    for suffix in (".exe", ".js", ".mjs", ".cjs"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
+def _script_of(argv: tuple[str, ...]) -> tuple[str | None, str | None]:
+    """(script path, module) an interpreter runs, skipping its own options."""
+    index = 1
+    while index < len(argv):
+        arg = argv[index]
+        if arg == "-m" and index + 1 < len(argv):
+            return None, argv[index + 1]
+        if arg.startswith("-m") and len(arg) > 2:
+            return None, arg[2:]
+        if arg in ("-c", "-e", "--eval", "-p", "--print"):
+            return None, None
+        if arg.startswith("-"):
+            index += 1
+            continue
+        return arg, None
+    return None, None
+
+
+def _is_interpreter(name: str) -> bool:
+    return any(name == base or name.startswith(base) for base in INTERPRETERS)
+
+
+def agent_name(info: ProcInfo) -> str | None:
+    """The agent this process is, when it is a known agent CLI."""
+    exe = _basename(info.argv[0]) if info.argv else info.comm
+    if exe in AGENT_NAMES:
+        return exe
+    if _basename(info.comm) in AGENT_NAMES and not _is_interpreter(exe):
+        return _basename(info.comm)
+    if _is_interpreter(exe):
+        script, module = _script_of(info.argv)
+        if module in AGENT_MODULES:
+            return module
+        if script is not None:
+            base = _basename(script)
+            if base in AGENT_NAMES:
+                return base
+            for marker in AGENT_PATH_MARKERS:
+                if marker in script:
+                    return marker
+    return None
+
+
+def is_transient(info: ProcInfo) -> bool:
+    """A process that lives for one call only: ``sh -c``, ``env``, ``timeout`` ..."""
+    exe = _basename(info.argv[0]) if info.argv else info.comm
+    if exe.startswith("-"):  # a login shell: "-bash"
+        return False
+    if exe in SHELLS:
+        # "sh -c CMD", "bash -ec CMD" or "bash script.sh" run one command and
+        # exit; an interactive or login shell has options only.
+        for arg in info.argv[1:]:
+            if not arg.startswith("-") or arg.startswith("--"):
+                if not arg.startswith("--"):
+                    return True
+                continue
+            if "c" in arg[1:]:
+                return True
+        return False
+    if exe in WRAPPERS:
+        return True
+    if _is_interpreter(exe):
+        script, module = _script_of(info.argv)
+        if module == "tether.gate.hook":
+            return True
+        if script is not None and _basename(script) == "tether-gate":
+            return True
+    return False
+
+
+def boot_id() -> str:
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as handle:
+            return handle.read().strip()[:8]
+    except OSError:
+        return "noboot"
+
+
+def self_pid() -> int:
+    return os.getpid()

@@ -526,6 +526,25 @@ def test_cli_rejects_bad_arguments(args: list[str], message: str) -> None:
     assert message in proc.stderr and proc.stdout == ""
 
 
+def test_cli_reports_a_busy_port_and_an_unwritable_log(tmp_path: Path) -> None:
+    with ModelServer("five-steps") as busy:
+        taken = subprocess.run(
+            [sys.executable, "-m", "tether.testing.model_server", "--port", str(busy.port)],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+    no_log = subprocess.run(
+        [sys.executable, "-m", "tether.testing.model_server", "--log", str(tmp_path / "no" / "x")],
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    assert taken.returncode == 1 and "cannot serve on 127.0.0.1" in taken.stderr
+    assert no_log.returncode == 1 and "cannot write the log" in no_log.stderr
+    assert taken.stdout == no_log.stdout == ""
+
+
 # -- the how-to page --------------------------------------------------------------------
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "test-offline.md"

@@ -63,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
         server = ModelServer(scenario, think=args.think, log_path=args.log, port=args.port)
         server.start()
     except OSError as exc:
-        print(f"error: cannot serve on 127.0.0.1:{args.port}: {exc}", file=sys.stderr)
+        what = f"write the log {args.log}" if exc.filename else f"serve on 127.0.0.1:{args.port}"
+        print(f"error: cannot {what}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     try:
         print(server.port, flush=True)

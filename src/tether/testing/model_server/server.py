@@ -165,8 +165,12 @@ class ModelServer:
         if self._httpd is not None:
             raise RuntimeError("the model server is already running")
         self._stopping.clear()
-        self._log = RequestLog(self._log_path)
         httpd = _Httpd((HOST, self._requested_port), _Handler)
+        try:
+            self._log = RequestLog(self._log_path)
+        except OSError:
+            httpd.server_close()
+            raise
         httpd.owner = self
         self._httpd = httpd
         self._thread = threading.Thread(

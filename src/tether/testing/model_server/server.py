@@ -51,7 +51,7 @@ HOST = "127.0.0.1"
 DEFAULT_MODEL = "mock-model"
 OUTPUT_TOKENS = 12
 
-# path suffix -> protocol, longest first so ``/messages/count_tokens`` is not ``/messages``
+# path suffix -> protocol (``…/messages/count_tokens`` is answered before these)
 _ROUTES: tuple[tuple[str, WireApi], ...] = (
     ("/chat/completions", CHAT),
     ("/responses", RESPONSES),
@@ -100,7 +100,7 @@ class _Handler(BaseHTTPRequestHandler):
             owner._record_other("POST", self.path, protocol=api.name)
             self._send_json(400, {"error": {"type": "invalid_request_error", "message": str(exc)}})
             return
-        reply = owner._answer(api, parsed, self.path, len(body))
+        reply = owner._answer(api, parsed, self.path, estimate_tokens(body))
         if not owner._think():
             self.close_connection = True  # the server is stopping: drop it unanswered
             return
@@ -261,10 +261,9 @@ class ModelServer:
             lambda seq: RequestRecord(seq, round(time.time(), 3), method, path, protocol, "other")
         )
 
-    def _answer(self, api: WireApi, req: ParsedRequest, path: str, size: int) -> Reply:
+    def _answer(self, api: WireApi, req: ParsedRequest, path: str, input_tokens: int) -> Reply:
         model = req.model or DEFAULT_MODEL
         reply_id = new_response_id(api.response_prefix)
-        tokens = max(1, size // 4)
         step: int | None = None
         calls: tuple[ServedCall, ...] = ()
         text: str | None
@@ -309,4 +308,4 @@ class ModelServer:
                 parallel_tool_calls=req.parallel_tool_calls,
             )
         )
-        return Reply(reply_id, model, calls, text, tokens, OUTPUT_TOKENS)
+        return Reply(reply_id, model, calls, text, input_tokens, OUTPUT_TOKENS)

@@ -87,8 +87,13 @@ def _open(path: Path) -> BinaryIO:
     return path.open("rb")
 
 
-def load_transcript(expected_path: Path, harness: str | None = None) -> Transcript:
-    """Read one ``<name>.expected.json`` and locate its stream and session files."""
+def load_transcript(
+    expected_path: Path, harness: str | None = None, *, prefix: str = ""
+) -> Transcript:
+    """Read one ``<name>.expected.json`` and locate its stream and session files.
+
+    ``prefix`` is put before the name (``"broken/"`` gives ``broken/noise``).
+    """
     try:
         raw = json.loads(expected_path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -108,7 +113,7 @@ def load_transcript(expected_path: Path, harness: str | None = None) -> Transcri
         session = None
     return Transcript(
         harness=harness or str(raw.get("harness") or folder.name),
-        name=name,
+        name=prefix + name,
         stream=stream,
         session=session,
         expected=_expected(raw, expected_path),
@@ -166,7 +171,9 @@ def find_transcripts(
         folder = folder / subfolder
     if not folder.is_dir():
         return []
-    return [load_transcript(path, harness) for path in sorted(folder.glob(f"*{EXPECTED_SUFFIX}"))]
+    prefix = f"{subfolder}/" if subfolder else ""
+    paths = sorted(folder.glob(f"*{EXPECTED_SUFFIX}"))
+    return [load_transcript(path, harness, prefix=prefix) for path in paths]
 
 
 def count_transcript(harness: Harness, transcript: Transcript) -> Ledger:

@@ -55,8 +55,33 @@ class Settings(Section, frozen=True):
     }
 
 
+# Executables (or interpreter scripts / -m modules) that count as a running agent.
+AGENT_NAMES = (
+    "claude", "codex", "copilot", "pi", "vibe",
+    "tether-scripted-agent", "tether.harnesses.scripted", "tether.testing.scripted_agent",
+)
+
+
+class WatchSettings(Section, frozen=True):
+    """``[watch]``: the orchestrator watchdog (docs/reference/watch.md)."""
+
+    interval: PositiveFloat = 30.0
+    idle_threshold: PositiveFloat = 45.0
+    wake_min_interval: NonNegativeFloat = 60.0
+    confirm_after: NonNegativeFloat = 5.0
+    busy_veto_max: PositiveFloat = 600.0
+    startup_grace: NonNegativeFloat = 300.0
+    subagents_folders: list[NonEmptyStr] = []
+    agent_names: list[NonEmptyStr] = msgspec.field(default_factory=lambda: list(AGENT_NAMES))
+    tmux_socket: NonEmptyStr | None = None
+    wake_prefer: Annotated[str, msgspec.Meta(pattern="^(harness|tmux)$")] = "harness"
+    wake_command: list[NonEmptyStr] = []
+    notify: bool = True
+    message_max_chars: Annotated[int, msgspec.Meta(ge=80)] = 600
+
+
 # table name -> its struct; "" is the top level. Register new sections here.
-SECTIONS: dict[str, type[Section]] = {"": Settings}
+SECTIONS: dict[str, type[Section]] = {"": Settings, "watch": WatchSettings}
 
 # A table that is not a section: named entries, each its own struct.
 PROFILES_TABLE = "profiles"

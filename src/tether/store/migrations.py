@@ -61,8 +61,60 @@ def m001_initial(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX runs_status ON runs (status)")
 
 
+def m002_watch(conn: sqlite3.Connection) -> None:
+    """The watchdog: registered orchestrators, their bound sessions, the wake log."""
+    conn.execute(
+        """
+        CREATE TABLE watch_orchestrators (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            tmux_pane TEXT,
+            tmux_socket TEXT,
+            pid INTEGER,
+            pid_start_time REAL,
+            log_path TEXT,
+            run_id TEXT,
+            harness TEXT,
+            added_at TEXT NOT NULL,
+            removed_at TEXT,
+            last_activity REAL,
+            last_activity_source TEXT
+        )
+        """
+    )
+    conn.execute(
+        """
+        CREATE TABLE watch_sessions (
+            session_id TEXT PRIMARY KEY,
+            orchestrator_id INTEGER NOT NULL REFERENCES watch_orchestrators(id),
+            harness TEXT,
+            source TEXT NOT NULL,
+            bound_at TEXT NOT NULL
+        )
+        """
+    )
+    conn.execute(
+        """
+        CREATE TABLE watch_wakes (
+            id INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,
+            orchestrator_id INTEGER REFERENCES watch_orchestrators(id),
+            reason TEXT NOT NULL,
+            subagent TEXT,
+            pending_tool TEXT,
+            pending_call_id TEXT,
+            idle_seconds REAL,
+            message TEXT NOT NULL,
+            channels TEXT NOT NULL,
+            delivered INTEGER NOT NULL DEFAULT 0
+        )
+        """
+    )
+    conn.execute("CREATE INDEX watch_wakes_by_orchestrator ON watch_wakes (orchestrator_id, at)")
+
+
 # In order; position + 1 is the schema version a migration produces.
-MIGRATIONS: tuple[Migration, ...] = (m001_initial,)
+MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_watch)
 
 
 def schema_version(conn: sqlite3.Connection) -> int:

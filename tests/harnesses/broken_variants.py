@@ -45,6 +45,7 @@ BLANKS = [b"", b"   "]
 
 
 def _unknown_lines(harness: str) -> list[bytes]:
+    first: dict[str, object]
     if harness == "vibe":
         first = {"role": "narrator", "content": "a role Vibe does not have"}
     else:

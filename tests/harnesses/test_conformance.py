@@ -91,7 +91,7 @@ def test_suite_reports_each_broken_rule(tmp_path: Path) -> None:
         ['{"t":"start","id":"s-1"}', '{"t":"call","id":"c1"}', '{"t":"result","id":"c1"}'],
         '{"iterations": 1, "tool_calls": 1, "tool_results": 1, "session_id": "s-2"}',
     )
-    findings = run_conformance(SloppyHarness(), tmp_path)  # type: ignore[arg-type]
+    findings = run_conformance(SloppyHarness(), tmp_path)
     failed = {f.check for f in findings}
     assert failed == {"counts", "session_id", "bad_lines", "command"}
     text = "\n".join(str(f) for f in findings)
@@ -102,7 +102,7 @@ def test_suite_reports_each_broken_rule(tmp_path: Path) -> None:
     assert "the prompt must be exactly one argv element" in text
     assert "turn cap is not passed" in text
     with pytest.raises(ConformanceError, match="sloppy"):
-        assert_conformance(SloppyHarness(), tmp_path, ["command"])  # type: ignore[arg-type]
+        assert_conformance(SloppyHarness(), tmp_path, ["command"])
 
 
 def test_suite_needs_transcripts_and_known_checks(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tether.events.model import Event, MalformedLine, UnknownLine
+from tether.events.model import AnyEvent, Event, MalformedLine, UnknownLine
 from tether.harnesses import BUILTIN, get_harness
 from tether.harnesses.base import OVERSIZE, Harness
 
@@ -89,7 +89,7 @@ def _mutate(obj: Any, data: st.DataObject, depth: int = 0) -> Any:
     return copy_list
 
 
-def _check(adapter: Harness, line: bytes) -> list[Event]:
+def _check(adapter: Harness, line: bytes) -> list[AnyEvent]:
     events = adapter.parse_line(line)
     assert isinstance(events, list)
     assert all(isinstance(e, Event) for e in events)

@@ -6,6 +6,7 @@ import io
 import subprocess
 import sys
 import tracemalloc
+from typing import BinaryIO, cast
 
 import pytest
 
@@ -29,6 +30,10 @@ class Trickle(io.RawIOBase):
         buffer[:n] = self._data[self._pos : self._pos + n]
         self._pos += n
         return n
+
+
+def trickle(data: bytes, step: int) -> BinaryIO:
+    return io.BufferedReader(Trickle(data, step))
 
 
 class Endless(io.RawIOBase):
@@ -67,7 +72,7 @@ def test_empty_stream_and_trailing_newline() -> None:
 def test_partial_reads_reassemble_lines(step: int) -> None:
     lines = [b'{"type":"x","text":"caf\xc3\xa9"}', b"", b"plain", b"{" * 300]
     data = b"\n".join(lines) + b"\nlast-without-newline"
-    got = list(iter_lines(Trickle(data, step)))
+    got = list(iter_lines(trickle(data, step)))
     assert got == [*lines, b"last-without-newline"]
 
 
@@ -85,7 +90,7 @@ def test_live_pipe_from_a_child_writing_in_pieces() -> None:
     )
     with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE) as child:
         assert child.stdout is not None
-        got = list(iter_lines(child.stdout))
+        got = list(iter_lines(cast(BinaryIO, child.stdout)))
     assert child.returncode == 0
     assert len(got) == 201
     assert got[-1] == b"tail"
@@ -110,7 +115,7 @@ def test_oversize_line_is_cut_and_marked_and_the_stream_goes_on() -> None:
 
 def test_oversize_line_split_over_many_reads() -> None:
     data = b"a\n" + b"C" * 10_000 + b"\nb\n" + b"D" * 3000
-    got = list(iter_lines(Trickle(data, 333), max_line=1000))
+    got = list(iter_lines(trickle(data, 333), max_line=1000))
     assert got[0] == b"a"
     assert got[1] == OVERSIZE + b"C" * 256
     assert got[2] == b"b"
@@ -121,7 +126,7 @@ def test_oversize_line_split_over_many_reads() -> None:
 def test_line_at_the_limit_is_kept_whole() -> None:
     line = b"E" * 1000
     assert list(iter_lines(io.BytesIO(line + b"\n"), max_line=1000)) == [line]
-    assert list(iter_lines(Trickle(line + b"\n", 100), max_line=1000)) == [line]
+    assert list(iter_lines(trickle(line + b"\n", 100), max_line=1000)) == [line]
 
 
 def test_memory_stays_bounded_on_a_huge_line() -> None:

@@ -22,3 +22,5 @@ class ExitCode(IntEnum):
     RUN_HARNESS_FAILED = 23
     RUN_CANCELLED = 24
     GATE_REFUSED = 30
+    CHECK_FAILED = 40
+    HUMAN_STOP = 41

@@ -80,8 +80,25 @@ class WatchSettings(Section, frozen=True):
     message_max_chars: Annotated[int, msgspec.Meta(ge=80)] = 600
 
 
+class WikiSettings(Section, frozen=True):
+    """``[wiki]``: the wiki, its ingest queue and the room (docs/reference/wiki.md)."""
+
+    root: NonEmptyStr | None = None
+    room_budget: PositiveInt = 12
+    room_profile: NonEmptyStr | None = None
+    ingest_profile: NonEmptyStr | None = None
+    language: NonEmptyStr = "en"
+    entries_line: NonEmptyStr | None = None
+    bundles_line: NonEmptyStr | None = None
+
+    env_vars: ClassVar[Mapping[str, str]] = {
+        "root": "TETHER_WIKI_ROOT",
+        "room_budget": "TETHER_ROOM_BUDGET",
+    }
+
+
 # table name -> its struct; "" is the top level. Register new sections here.
-SECTIONS: dict[str, type[Section]] = {"": Settings, "watch": WatchSettings}
+SECTIONS: dict[str, type[Section]] = {"": Settings, "watch": WatchSettings, "wiki": WikiSettings}
 
 # A table that is not a section: named entries, each its own struct.
 PROFILES_TABLE = "profiles"

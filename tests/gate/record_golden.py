@@ -2,7 +2,7 @@
 
     .venv/bin/python tests/gate/record_golden.py [claude-code codex copilot pi]
 
-Each CLI runs against the scripted model (tests/gate/mockmodel.py) with the gate
+Each CLI runs against the scripted model (tether.testing.model_server) with the gate
 installed by ``tether.gate.install`` into a temporary project, except that the
 hook command is a recorder that saves what arrives on stdin. The first payload
 of each event is kept, with temporary paths replaced by placeholders
@@ -19,11 +19,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from mockmodel import MockModel, Script
-
 from tether.gate import install
+from tether.testing.model_server import ModelServer, client_setup
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).parent / "golden"
@@ -42,116 +39,32 @@ with open(os.environ["RECORD_OUT"], "a") as out:
 """
 
 
-def harness_env(harness: str, base: Path, url: str) -> dict[str, str]:
-    home = base / "home"
-    env = dict(os.environ, HOME=str(home))
-    if harness == "claude-code":
-        env |= {
-            "CLAUDE_CONFIG_DIR": str(home / ".claude"),
-            "ANTHROPIC_BASE_URL": url,
-            "ANTHROPIC_API_KEY": "sk-test",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_AUTOUPDATER": "1",
-        }
-    elif harness == "codex":
-        env |= {"CODEX_HOME": str(home / ".codex"), "MOCK_API_KEY": "sk-test"}
-    elif harness == "copilot":
-        env |= {
-            "COPILOT_HOME": str(home / ".copilot"),
-            "COPILOT_PROVIDER_BASE_URL": url + "/v1",
-            "COPILOT_PROVIDER_TYPE": "openai",
-            "COPILOT_PROVIDER_API_KEY": "sk-test",
-            "COPILOT_MODEL": "mock-model",
-            "COPILOT_OFFLINE": "true",
-        }
-    else:
-        env |= {"PI_CODING_AGENT_DIR": str(home / ".pi" / "agent"), "PI_OFFLINE": "1"}
-    return env
-
-
-def prepare(harness: str, base: Path, work: Path, url: str) -> list[str]:
-    """Write the harness's own config for the mock; return the argv to run."""
-    home = base / "home"
+def prepare(harness: str, base: Path, work: Path, port: int) -> tuple[list[str], dict[str, str]]:
+    """Configure the CLI for the scripted model; the argv to run and its environment."""
+    setup = client_setup(harness, base / "home", port)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **setup.env}
     prompt = "Run the scripted steps."
-    if harness == "claude-code":
-        return [
-            str(AGENTS_BIN / "claude"),
-            "-p",
-            prompt,
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--model",
-            "mock-model",
-            "--allowedTools",
-            "Bash",
-        ]
     if harness == "codex":
-        (home / ".codex").mkdir(parents=True, exist_ok=True)
-        (home / ".codex" / "config.toml").write_text(
-            'model = "mock-model"\nmodel_provider = "mock"\n[model_providers.mock]\n'
-            f'name = "Mock"\nbase_url = "{url}/v1"\nenv_key = "MOCK_API_KEY"\n'
-            'wire_api = "responses"\nrequest_max_retries = 0\nstream_max_retries = 0\n'
-            f'[projects."{work}"]\ntrust_level = "trusted"\n'
-        )
-        return [
-            str(AGENTS_BIN / "codex"),
-            "exec",
-            "--json",
-            "--skip-git-repo-check",
-            "--dangerously-bypass-approvals-and-sandbox",
-            "--dangerously-bypass-hook-trust",
-            prompt,
-        ]
-    if harness == "copilot":
-        (home / ".copilot").mkdir(parents=True, exist_ok=True)
-        (home / ".copilot" / "config.json").write_text(json.dumps({"trustedFolders": [str(work)]}))
-        return [
-            str(AGENTS_BIN / "copilot"),
-            "-p",
-            prompt,
-            "--output-format",
-            "json",
-            "--allow-all-tools",
-            "--no-ask-user",
-        ]
-    agent_dir = home / ".pi" / "agent"
-    agent_dir.mkdir(parents=True, exist_ok=True)
-    (agent_dir / "models.json").write_text(
-        json.dumps(
-            {
-                "providers": {
-                    "mock": {
-                        "baseUrl": url + "/v1",
-                        "api": "openai-completions",
-                        "apiKey": "sk-test",
-                        "compat": {
-                            "supportsDeveloperRole": False,
-                            "supportsReasoningEffort": False,
-                        },
-                        "models": [
-                            {
-                                "id": "mock-model",
-                                "name": "Mock",
-                                "contextWindow": 128000,
-                                "maxTokens": 16384,
-                            }
-                        ],
-                    }
-                }
-            }
-        )
-    )
-    return [
-        str(AGENTS_BIN / "pi"),
-        "--provider",
-        "mock",
-        "--model",
-        "mock-model",
-        "--mode",
-        "json",
-        prompt,
-    ]
+        # Project hooks load in a trusted project only; hook trust is bypassed
+        # for this recording (the user trusts them once, see the how-to).
+        with (Path(setup.env["CODEX_HOME"]) / "config.toml").open("a") as config:
+            config.write(f'\n[projects."{work}"]\ntrust_level = "trusted"\n')
+        argv = [str(AGENTS_BIN / "codex"), "exec", "--json", *setup.extra_args]
+        argv += ["--dangerously-bypass-hook-trust", prompt]
+    elif harness == "claude-code":
+        argv = [str(AGENTS_BIN / "claude"), "-p", prompt, "--output-format", "stream-json"]
+        argv += ["--verbose", "--model", "mock-model", *setup.extra_args]
+    elif harness == "copilot":
+        # Repository hooks load only in a trusted folder.
+        copilot_home = Path(setup.env["COPILOT_HOME"])
+        copilot_home.mkdir(parents=True, exist_ok=True)
+        (copilot_home / "config.json").write_text(json.dumps({"trustedFolders": [str(work)]}))
+        argv = [str(AGENTS_BIN / "copilot"), "-p", prompt, "--output-format", "json"]
+        argv += list(setup.extra_args)
+    else:
+        argv = [str(AGENTS_BIN / "pi"), *setup.extra_args, "--model", "mock-model"]
+        argv += ["--mode", "json", prompt]
+    return argv, env
 
 
 def scrub(text: str, base: Path, work: Path) -> str:
@@ -170,9 +83,9 @@ def record(harness: str) -> list[str]:
         recorder = base / "recorder.py"
         recorder.write_text(RECORDER)
         out = base / "records.jsonl"
-        with MockModel(Script(steps=3)) as mock:
-            argv = prepare(harness, base, work, mock.url)
-            env = harness_env(harness, base, mock.url) | {"RECORD_OUT": str(out)}
+        with ModelServer("five-steps") as server:
+            argv, env = prepare(harness, base, work, server.port)
+            env["RECORD_OUT"] = str(out)
             change = install.plan(
                 harness,
                 "project",

@@ -139,7 +139,7 @@ def status(session_id: str | None, as_json: bool) -> None:
         target = session_id or latest_context(conn)
         if target is None:
             raise UsageError("no session has passed the gate yet; name one with --session ID.")
-        data: dict[str, Any] = status_row(conn, target)
+        data: dict[str, Any] = status_row(conn, target, follow_context=session_id is None)
     finally:
         conn.close()
     if as_json:

@@ -12,13 +12,16 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from typing import TYPE_CHECKING, Any
 
 from tether.gate import db
 from tether.gate.home import default_call_budget
 
+# typing and pathlib cost milliseconds of imports on every tool call; the
+# annotations need them only for mypy.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
 # Fault injection for the crash tests: "hold:<file>" makes a counting call write
 # <file> and block inside its open transaction until it is killed.
@@ -385,13 +388,19 @@ _STATUS_SQL = (
 )
 
 
-def status_row(conn: sqlite3.Connection, session_id: str) -> dict[str, Any]:
-    """The status of a session id (or of the session a context key points at)."""
-    row = conn.execute(_STATUS_SQL, (session_id,)).fetchone()
-    if row is None:
-        mapped = _session_for(conn, session_id)
-        if mapped != session_id:
-            row = conn.execute(_STATUS_SQL, (mapped,)).fetchone()
+def status_row(
+    conn: sqlite3.Connection, session_id: str, *, follow_context: bool = False
+) -> dict[str, Any]:
+    """The status of a session id, or (``follow_context``) of the session a context counts under.
+
+    Without ``follow_context`` a context key that has no session row of its own
+    is still followed, so a harness's id bound to a run's session reports it.
+    """
+    mapped = _session_for(conn, session_id)
+    first, second = (mapped, session_id) if follow_context else (session_id, mapped)
+    row = conn.execute(_STATUS_SQL, (first,)).fetchone()
+    if row is None and second != first:
+        row = conn.execute(_STATUS_SQL, (second,)).fetchone()
     if row is None:
         budget, source = default_call_budget()
         return {

@@ -322,7 +322,7 @@ def run_status(args: list[str]) -> int:
     try:
         conn = db.connect(resolve_home())
         try:
-            status = counter.status_row(conn, resolved.key)
+            status = counter.status_row(conn, resolved.key, follow_context=True)
         finally:
             conn.close()
     except (db.GateDatabaseError, sqlite3.Error, OSError) as exc:

@@ -142,7 +142,7 @@ def new_session(
                         "name it with --session ID (see `tether session status`)"
                     )
                 context = latest
-            current = status_row(conn, context)
+            current = status_row(conn, context, follow_context=True)
             previous = str(current["session_id"])
             if abs_plan is not None:
                 used = conn.execute(

@@ -14,12 +14,14 @@ from collections.abc import Mapping
 
 from tether.gate import proc
 
-# The harnesses' own session variables, where they export one to hooks and tools.
+# The harnesses' own session variables. Claude Code 2.1 exports
+# CLAUDE_CODE_SESSION_ID to hooks and tools; Codex 0.171 knows CODEX_THREAD_ID;
+# Copilot CLI 1.0 and Pi 0.73 export none (their payloads carry the id).
 HARNESS_VARS: dict[str, tuple[str, ...]] = {
-    "claude-code": ("CLAUDE_CODE_SESSION_ID", "CLAUDE_SESSION_ID"),
+    "claude-code": ("CLAUDE_CODE_SESSION_ID",),
     "codex": ("CODEX_THREAD_ID", "CODEX_SESSION_ID"),
-    "copilot": ("COPILOT_SESSION_ID", "COPILOT_AGENT_SESSION_ID"),
-    "pi": ("PI_SESSION_ID",),
+    "copilot": (),
+    "pi": (),
 }
 ALL_HARNESS_VARS: tuple[str, ...] = tuple(name for names in HARNESS_VARS.values() for name in names)
 

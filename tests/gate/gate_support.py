@@ -1,0 +1,58 @@
+"""Helpers shared by the gate tests (imported by name: test modules live in this folder)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tether.gate import newsession, session_id
+
+GOLDEN = Path(__file__).parent / "golden"
+
+# Variables that would let the gate (or `session new`) find a session or an agent
+# without the process tree: scrubbed so a test sees only what it sets up.
+_SCRUB = frozenset(session_id.ALL_HARNESS_VARS) | frozenset(newsession.AGENT_ENV_MARKERS)
+
+
+def clean_env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
+    env["TETHER_HOME"] = str(home)
+    env.update(extra)
+    return env
+
+
+def run_gate(
+    gate: str,
+    args: list[str],
+    env: Mapping[str, str],
+    payload: bytes | str | None = None,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    data = payload.encode() if isinstance(payload, str) else payload
+    return subprocess.run(
+        [gate, *args],
+        input=data if data is not None else b"",
+        capture_output=True,
+        env=dict(env),
+        cwd=cwd,
+        timeout=60,
+        check=False,
+    )
+
+
+def query(home: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(home / "gate.db")
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def load_payload(harness: str, event: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((GOLDEN / harness / f"{event}.payload.json").read_text())
+    return data

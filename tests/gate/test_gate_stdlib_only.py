@@ -1,0 +1,90 @@
+"""The gate imports the standard library and tether.gate.* only (DESIGN "The hot path")."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PROBE = r"""
+import io, json, sys
+before = set(sys.modules)
+import tether.gate.hook as hook
+imported = set(sys.modules) - before
+# Run the hot path as well: lazy imports inside functions count too.
+sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()))
+out, sys.stdout = sys.stdout, io.StringIO()
+try:
+    hook.main(["hook", "--harness", "claude-code"])
+    hook.main(["tick", "--session", "probe"])
+    hook.main(["status", "--session", "probe", "--json"])
+finally:
+    sys.stdout = out
+ran = set(sys.modules) - before
+print(json.dumps({"import": sorted(imported), "run": sorted(ran)}))
+"""
+
+MODULES_PROBE = r"""
+import json, sys, importlib
+before = set(sys.modules)
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+print(json.dumps(sorted(set(sys.modules) - before)))
+"""
+
+
+def _offenders(modules: list[str]) -> list[str]:
+    allowed_roots = set(sys.stdlib_module_names) | {"tether"}
+    return [
+        name
+        for name in modules
+        if name.split(".", 1)[0] not in allowed_roots
+        or (name.startswith("tether.") and not name.startswith("tether.gate"))
+    ]
+
+
+def test_importing_and_running_the_hook_loads_only_stdlib_and_gate_modules(
+    tmp_path: Path,
+) -> None:
+    payload = json.dumps(
+        {"session_id": "probe", "hook_event_name": "PreToolUse", "tool_name": "Bash"}
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, payload],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert "tether.gate.hook" in seen["import"]
+    assert _offenders(seen["import"]) == []
+    assert _offenders(seen["run"]) == []
+    # The expensive stdlib modules the hot path avoids on purpose.
+    for heavy in ("argparse", "pathlib", "dataclasses", "typing", "tomllib"):
+        assert heavy not in seen["run"], heavy
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "tether.gate.counter",
+        "tether.gate.session_id",
+        "tether.gate.install",
+        "tether.gate.newsession",
+        "tether.gate.plan",
+        "tether.gate.pi_extension",
+    ],
+)
+def test_every_gate_module_is_stdlib_only(module: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", MODULES_PROBE, module],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert _offenders(json.loads(proc.stdout)) == []

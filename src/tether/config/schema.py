@@ -100,6 +100,11 @@ class WikiSettings(Section, frozen=True):
 # table name -> its struct; "" is the top level. Register new sections here.
 SECTIONS: dict[str, type[Section]] = {"": Settings, "watch": WatchSettings, "wiki": WikiSettings}
 
+# [loop] lives in its own module, which imports this one (so it is registered here, late).
+from tether.config.loop import LoopSettings  # noqa: E402
+
+SECTIONS["loop"] = LoopSettings
+
 # A table that is not a section: named entries, each its own struct.
 PROFILES_TABLE = "profiles"
 

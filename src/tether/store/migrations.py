@@ -113,8 +113,72 @@ def m002_watch(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX watch_wakes_by_orchestrator ON watch_wakes (orchestrator_id, at)")
 
 
+def m003_loop_guard(conn: sqlite3.Connection) -> None:
+    """The loop's memory: the guard, items already seen, routine and check times, stop-hook blocks.
+
+    ``scope`` is the absolute path of the board folder, so one home can serve
+    several boards without their guards mixing.
+    """
+    conn.execute(
+        """
+        CREATE TABLE loop_guard (
+            scope TEXT PRIMARY KEY,
+            result TEXT NOT NULL CHECK (result IN ('exhausted', 'blind', 'found')),
+            at TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            situation TEXT NOT NULL,
+            unavailable TEXT NOT NULL
+        )
+        """
+    )
+    conn.execute(
+        """
+        CREATE TABLE loop_seen (
+            scope TEXT NOT NULL,
+            role TEXT NOT NULL,
+            item TEXT NOT NULL,
+            first_seen TEXT NOT NULL,
+            PRIMARY KEY (scope, role, item)
+        ) WITHOUT ROWID
+        """
+    )
+    conn.execute(
+        """
+        CREATE TABLE loop_routines (
+            scope TEXT NOT NULL,
+            name TEXT NOT NULL,
+            last_run TEXT NOT NULL,
+            exit_code INTEGER,
+            tail TEXT,
+            PRIMARY KEY (scope, name)
+        )
+        """
+    )
+    conn.execute(
+        """
+        CREATE TABLE loop_checks (
+            scope TEXT NOT NULL,
+            ticket TEXT NOT NULL,
+            at TEXT NOT NULL,
+            passed INTEGER NOT NULL,
+            exit_code INTEGER,
+            PRIMARY KEY (scope, ticket)
+        )
+        """
+    )
+    conn.execute(
+        """
+        CREATE TABLE loop_stop_hook (
+            session_id TEXT PRIMARY KEY,
+            blocks INTEGER NOT NULL,
+            updated_at TEXT NOT NULL
+        )
+        """
+    )
+
+
 # In order; position + 1 is the schema version a migration produces.
-MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_watch)
+MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_watch, m003_loop_guard)
 
 
 def schema_version(conn: sqlite3.Connection) -> int:

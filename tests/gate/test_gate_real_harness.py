@@ -1,0 +1,117 @@
+"""The gate, installed by ``tether hooks install``, inside the real agent CLIs.
+
+Each CLI runs the five-steps script of the scripted model (tool calls 1, 2a,
+2b, 3, 4) in a project with the gate installed and a budget of 3: calls 4 and
+5 are refused by the CLI itself, in its own hook contract. Claude Code and Pi
+also stop before their third model call when the run's iteration budget is 2.
+CLIs come from .ci/agents/node_modules/.bin (or $TETHER_AGENT_BIN_DIR); a
+missing one skips its test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from gate_support import query
+
+from tether.gate import install
+from tether.gate.counter import session_status, set_session_budget
+from tether.testing.model_server import ModelServer, client_setup
+
+pytestmark = pytest.mark.real_harness
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("TETHER_AGENT_BIN_DIR") or REPO / ".ci/agents/node_modules/.bin")
+EXECUTABLE = {"claude-code": "claude", "codex": "codex", "copilot": "copilot", "pi": "pi"}
+PROMPT = "Run the scripted steps."
+TOOL_EVENT = {"claude-code": "PreToolUse", "codex": "PreToolUse", "copilot": "preToolUse"}
+TOOL_EVENT["pi"] = "tool_call"
+
+
+def _cli(harness: str) -> Path:
+    path = BIN / EXECUTABLE[harness]
+    if not path.exists():
+        pytest.skip(f"{harness} CLI not installed at {path}")
+    return path
+
+
+def _argv(harness: str, exe: Path, extra: tuple[str, ...]) -> list[str]:
+    if harness == "claude-code":
+        head = [str(exe), "-p", PROMPT, "--output-format", "stream-json", "--verbose"]
+        return [*head, "--model", "mock-model", *extra]
+    if harness == "codex":
+        return [str(exe), "exec", "--json", *extra, "--dangerously-bypass-hook-trust", PROMPT]
+    if harness == "copilot":
+        return [str(exe), "-p", PROMPT, "--output-format", "json", *extra]
+    return [str(exe), *extra, "--model", "mock-model", "--mode", "json", PROMPT]
+
+
+def _run(
+    harness: str, tmp_path: Path, home: Path, env_extra: dict[str, str]
+) -> tuple[subprocess.CompletedProcess[str], ModelServer]:
+    exe = _cli(harness)
+    project = tmp_path / "project"
+    project.mkdir()
+    with ModelServer("five-steps") as server:
+        setup = client_setup(harness, tmp_path / "agent-home", server.port)
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **setup.env}
+        env |= {"TETHER_HOME": str(home), **env_extra}
+        if harness == "codex":  # project hooks load in a trusted project only
+            with (Path(setup.env["CODEX_HOME"]) / "config.toml").open("a") as config:
+                config.write(f'\n[projects."{project}"]\ntrust_level = "trusted"\n')
+        if harness == "copilot":  # repository hooks load in a trusted folder only
+            copilot_home = Path(setup.env["COPILOT_HOME"])
+            copilot_home.mkdir(parents=True, exist_ok=True)
+            (copilot_home / "config.json").write_text(
+                json.dumps({"trustedFolders": [str(project)]})
+            )
+        change = install.plan(
+            harness, "project", install=True, project_dir=str(project), environ=env
+        )
+        install.apply(change)
+        done = subprocess.run(
+            _argv(harness, exe, setup.extra_args),
+            cwd=project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+        return done, server
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "copilot", "pi"])
+def test_the_cli_itself_refuses_calls_past_the_budget(
+    harness: str, tmp_path: Path, tether_home: Path
+) -> None:
+    done, server = _run(harness, tmp_path, tether_home, {"TETHER_GATE_BUDGET": "3"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    decisions = query(
+        tether_home,
+        "SELECT decision FROM events WHERE event = ? ORDER BY id",
+        (TOOL_EVENT[harness],),
+    )
+    assert [d for (d,) in decisions] == ["allow"] * 3 + ["deny"] * 2
+    (session,) = query(tether_home, "SELECT session_id FROM sessions")
+    status = session_status(tether_home, session[0])
+    assert (status["calls_used"], status["locked"]) == (5, True)
+    # The agent went on to its final answer with the refusals as tool results.
+    assert server.model_calls == 5
+    assert "call budget of this session is spent" in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "pi"])
+def test_the_cli_stops_before_the_model_call_past_the_iteration_budget(
+    harness: str, tmp_path: Path, tether_home: Path
+) -> None:
+    set_session_budget(tether_home, "run-session", calls=60, iterations=2, run_id="run-1")
+    env = {"TETHER_SESSION_ID": "run-session", "TETHER_RUN_ID": "run-1"}
+    _done, server = _run(harness, tmp_path, tether_home, env)
+    assert server.model_calls == 2
+    assert session_status(tether_home, "run-session")["batches"] == 2

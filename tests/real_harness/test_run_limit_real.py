@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.real_harness.conftest import find_cli, load_adapter
+from tether.harnesses.base import Harness
 from tether.testing.model_server import ModelServer, client_setup
 
 pytestmark = pytest.mark.real_harness
@@ -26,10 +26,13 @@ def _toml_inline(env: dict[str, str]) -> str:
 
 @pytest.mark.parametrize("harness", ["codex", "pi", "claude-code"])
 def test_never_stopping_agent_is_stopped_at_the_iteration_limit(
-    harness: str, model_server: Callable[..., ModelServer], tmp_path: Path, tether_home: Path
+    harness: str,
+    agent_cli: Callable[[str], tuple[Harness, Path]],
+    model_server: Callable[..., ModelServer],
+    tmp_path: Path,
+    tether_home: Path,
 ) -> None:
-    adapter = load_adapter(harness)
-    exe = find_cli(adapter)
+    _adapter, exe = agent_cli(harness)
     server = model_server("forever", think=0.05)
     setup = client_setup(harness, tmp_path / "home", server.port)
     work = tmp_path / "work"

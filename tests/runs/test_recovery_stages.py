@@ -11,13 +11,11 @@ from pathlib import Path
 
 from tests.runs.conftest import TETHER, Project, pid_alive, poll
 
+from tether.runs.process import group_running
+
 
 def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+    return group_running(pgid)
 
 
 def test_kill_9_of_supervisor_takes_agent_group_down_and_run_is_abandoned(

@@ -7,7 +7,7 @@ calls still open, never by the length of the stream.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -106,56 +106,105 @@ class Ledger:
         }
 
 
+def _tool_call(ledger: Ledger, event: ToolCallStarted) -> None:
+    if event.call_id not in ledger.open_calls:
+        ledger.tool_calls += 1
+        ledger.open_calls[event.call_id] = OpenCall(event.call_id, event.name, event.input)
+
+
+def _tool_result(ledger: Ledger, event: ToolResult) -> None:
+    # A result for a call never seen starting still happened: it counts, so a
+    # stream that begins mid-run is not under-reported.
+    ledger.open_calls.pop(event.call_id, None)
+    ledger.tool_results += 1
+    if event.is_error:
+        ledger.tool_errors += 1
+
+
+def _step_started(ledger: Ledger, event: StepStarted) -> None:
+    if event.message_id is None or event.message_id != ledger._last_step_id:
+        ledger.iterations += 1
+        ledger._last_step_id = event.message_id
+    ledger._step_open = True
+
+
+def _step_ended(ledger: Ledger, event: StepEnded) -> None:
+    ledger._step_open = False
+
+
+def _assistant_text(ledger: Ledger, event: AssistantText) -> None:
+    if event.text:
+        ledger.last_assistant_text = event.text
+
+
+def _session(ledger: Ledger, event: SessionStarted) -> None:
+    if ledger.session_id is None:
+        ledger.session_id = event.session_id
+
+
+def _run_ended(ledger: Ledger, event: RunEnded) -> None:
+    ledger.final_status = event.status
+    ledger.stop_reason = event.stop_reason
+    if event.message:
+        ledger.final_message = event.message
+
+
+def _malformed(ledger: Ledger, event: MalformedLine) -> None:
+    ledger.malformed_lines += 1
+
+
+def _unknown(ledger: Ledger, event: UnknownLine) -> None:
+    ledger.unknown_lines += 1
+
+
+def _plan(ledger: Ledger, event: PlanUpdated) -> None:
+    ledger.plan = event.items
+
+
+def _permission_requested(ledger: Ledger, event: PermissionRequested) -> None:
+    ledger.permission_requests += 1
+
+
+def _permission_denied(ledger: Ledger, event: PermissionDenied) -> None:
+    ledger.permission_denials += 1
+
+
+def _warning(ledger: Ledger, event: HarnessWarning) -> None:
+    ledger.warnings += 1
+
+
+# One handler per event class: a dict lookup instead of a chain of isinstance
+# checks, since this runs for every event of every live run.
+_HANDLERS: dict[type[Event], Callable[[Ledger, Any], None]] = {
+    ToolCallStarted: _tool_call,
+    ToolResult: _tool_result,
+    StepStarted: _step_started,
+    StepEnded: _step_ended,
+    AssistantText: _assistant_text,
+    SessionStarted: _session,
+    RunEnded: _run_ended,
+    MalformedLine: _malformed,
+    UnknownLine: _unknown,
+    PlanUpdated: _plan,
+    PermissionRequested: _permission_requested,
+    PermissionDenied: _permission_denied,
+    HarnessWarning: _warning,
+}
+
+
 def apply(ledger: Ledger, event: Event) -> Ledger:
     """Fold one event into ``ledger`` (in place, for speed) and return it."""
     ledger.events += 1
-    if isinstance(event, ToolCallStarted):
-        if event.call_id not in ledger.open_calls:
-            ledger.tool_calls += 1
-            ledger.open_calls[event.call_id] = OpenCall(event.call_id, event.name, event.input)
-    elif isinstance(event, ToolResult):
-        if ledger.open_calls.pop(event.call_id, None) is not None:
-            ledger.tool_results += 1
-            if event.is_error:
-                ledger.tool_errors += 1
-        else:
-            # A result for a call we never saw start still happened; count it so a
-            # stream that begins mid-run is not under-reported.
-            ledger.tool_results += 1
-            if event.is_error:
-                ledger.tool_errors += 1
-    elif isinstance(event, StepStarted):
-        if event.message_id is None or event.message_id != ledger._last_step_id:
-            ledger.iterations += 1
-            ledger._last_step_id = event.message_id
-        ledger._step_open = True
-    elif isinstance(event, StepEnded):
-        ledger._step_open = False
-    elif isinstance(event, AssistantText):
-        if event.text:
-            ledger.last_assistant_text = event.text
-    elif isinstance(event, SessionStarted):
-        if ledger.session_id is None:
-            ledger.session_id = event.session_id
+    handler = _HANDLERS.get(event.__class__)
+    if handler is not None:
+        handler(ledger, event)
     elif isinstance(event, Usage):
         _add_usage(ledger, event)
-    elif isinstance(event, RunEnded):
-        ledger.final_status = event.status
-        ledger.stop_reason = event.stop_reason
-        if event.message:
-            ledger.final_message = event.message
-    elif isinstance(event, MalformedLine):
-        ledger.malformed_lines += 1
-    elif isinstance(event, UnknownLine):
-        ledger.unknown_lines += 1
-    elif isinstance(event, PlanUpdated):
-        ledger.plan = event.items
-    elif isinstance(event, PermissionRequested):
-        ledger.permission_requests += 1
-    elif isinstance(event, PermissionDenied):
-        ledger.permission_denials += 1
-    elif isinstance(event, HarnessWarning):
-        ledger.warnings += 1
+    else:
+        for cls, fallback in _HANDLERS.items():
+            if isinstance(event, cls):
+                fallback(ledger, event)
+                break
     return ledger
 
 

@@ -7,6 +7,7 @@ exception.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -81,18 +82,19 @@ class LimitCheck:
 
     def __init__(self, budget: Budget, stream_format: str) -> None:
         self.budget = budget
+        self._iterations = budget.iterations
+        self._calls = budget.tool_calls if budget.tool_calls is not None else sys.maxsize
         self._closes_on_results = stream_format in ANNOUNCE_CALLS_FIRST
 
     def after(self, event: Event, ledger: Ledger) -> StopReason | None:
-        b = self.budget
-        if ledger.iterations > b.iterations:
+        if ledger.iterations > self._iterations:
             return StopReason.ITERATION_LIMIT
-        if b.tool_calls is not None and ledger.tool_calls > b.tool_calls:
+        if ledger.tool_calls > self._calls:
             return StopReason.TOOL_CALL_LIMIT
         if (
             self._closes_on_results
-            and isinstance(event, ToolResult)
-            and ledger.iterations >= b.iterations
+            and event.__class__ is ToolResult
+            and ledger.iterations >= self._iterations
             and not ledger.open_calls
         ):
             # Step N (the last allowed) has all its results; the harness's next move

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import selectors
 import time
@@ -19,6 +21,14 @@ from tether.runs.stream import LineBuffer, SessionTail
 # How often a Codex-style session file is re-read while the stream is quiet.
 SESSION_POLL_SECONDS = 0.02
 PROGRESS_EVERY_SECONDS = 0.5
+READ_SIZE = 1 << 20
+_F_SETPIPE_SZ = 1031  # Linux fcntl: resize a pipe's buffer
+
+
+def _widen_pipe(fd: int) -> None:
+    """Fewer wake-ups and reads for chatty agents: a 1 MiB pipe where the OS allows."""
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(fd, _F_SETPIPE_SZ, READ_SIZE)
 
 
 @dataclass
@@ -63,10 +73,14 @@ class LiveRun:
     def run(self) -> LiveResult:
         fd = self.agent.stdout.fileno()
         os.set_blocking(fd, False)
+        _widen_pipe(fd)
         sel = selectors.DefaultSelector()
         sel.register(fd, selectors.EVENT_READ)
         lines = LineBuffer()
         parse = self.harness.parse_line
+        out_fd = self.events_out.fileno()
+        self.events_out.flush()
+        next_tail_poll = 0.0
         try:
             while True:
                 now = time.monotonic()
@@ -81,24 +95,27 @@ class LiveRun:
                 eof = False
                 if ready:
                     try:
-                        chunk = os.read(fd, 1 << 16)
+                        chunk = os.read(fd, READ_SIZE)
                     except BlockingIOError:
                         chunk = None
                     if chunk == b"":
                         eof = True
                         batch = lines.flush()
                     elif chunk:
+                        # events.jsonl keeps the stream byte for byte, as it arrived;
+                        # one unbuffered write, so a crash loses nothing already read
+                        os.write(out_fd, chunk)
                         batch = lines.feed(chunk)
                     else:
                         batch = []
-                    if batch:
-                        self.events_out.write(b"\n".join(batch) + b"\n")
-                        self.events_out.flush()
+                    ledger, after = self.ledger, self.check.after
                     for line in batch:
-                        found = self._take(parse(line))
-                        if found is not None and verdict is None:
-                            verdict = found
-                if self.tail is not None:
+                        for event in parse(line):
+                            apply(ledger, event)
+                            if verdict is None:
+                                verdict = after(event, ledger)
+                if self.tail is not None and (eof or now >= next_tail_poll):
+                    next_tail_poll = now + SESSION_POLL_SECONDS
                     found = self._take(self.tail.poll(self.ledger.session_id))
                     if found is not None and verdict is None:
                         verdict = found
@@ -106,9 +123,8 @@ class LiveRun:
                     return LiveResult(verdict, time.monotonic(), False)
                 if eof:
                     return LiveResult(None, None, True)
-                if time.monotonic() - self._last_progress >= PROGRESS_EVERY_SECONDS:
-                    self._last_progress = time.monotonic()
+                if now - self._last_progress >= PROGRESS_EVERY_SECONDS:
+                    self._last_progress = now
                     self.on_progress(self.ledger)
         finally:
             sel.close()
-

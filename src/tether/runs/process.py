@@ -44,11 +44,21 @@ if b"done" in data:
 def alive():
     try:
         os.killpg(pgid, 0)
-        return True
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry, "rb") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(b")") + 2:].split()
+            if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+                return True
+    return False
 if alive():
     try:
         os.killpg(pgid, signal.SIGTERM)
@@ -89,15 +99,9 @@ class AgentProcess:
         return self.popen.stdout
 
     def group_alive(self) -> bool:
-        """True while any process of the agent's group exists (zombie leader reaped first)."""
+        """True while any process of the agent's group still runs (zombies do not count)."""
         self.popen.poll()
-        try:
-            os.killpg(self.pgid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
+        return group_running(self.pgid)
 
     def signal_group(self, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -125,6 +129,37 @@ class AgentProcess:
         if self.guardian is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.guardian.wait(timeout=5)
+
+
+def group_running(pgid: int) -> bool:
+    """Whether any non-zombie process is in process group ``pgid``.
+
+    A zombie runs nothing; where PID 1 does not reap orphans (some containers),
+    killed grandchildren stay zombies for good, so ``killpg(pgid, 0)`` alone would
+    report the group alive forever.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        entries = os.listdir("/proc")  # noqa: PTH208 - plain names are cheaper here
+    except OSError:
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
 
 
 def wait_until(predicate: object, timeout: float, interval: float = 0.005) -> bool:

@@ -49,10 +49,22 @@ def choose_budget(
     else:
         limit = profile.iteration_limit or config.iteration_limit
         limit = validate_iterations(limit, cap, what=f"profile {profile.name!r} iteration_limit")
-    calls = tool_calls if tool_calls is not None else (
-        profile.tool_call_limit if profile.tool_call_limit is not None else config.tool_call_limit
+    calls = (
+        tool_calls
+        if tool_calls is not None
+        else (
+            profile.tool_call_limit
+            if profile.tool_call_limit is not None
+            else config.tool_call_limit
+        )
     )
-    seconds = timeout if timeout is not None else (
-        profile.timeout_seconds if profile.timeout_seconds is not None else config.timeout_seconds
+    seconds = (
+        timeout
+        if timeout is not None
+        else (
+            profile.timeout_seconds
+            if profile.timeout_seconds is not None
+            else config.timeout_seconds
+        )
     )
     return Budget(iterations=limit, tool_calls=calls, timeout_seconds=seconds)

@@ -98,11 +98,15 @@ def recover_abandoned(conn: sqlite3.Connection, home: Path) -> list[str]:
         ledger = recount(row)
         with db.transaction(conn):
             update_run(
-                conn, row.id, status="abandoned",
+                conn,
+                row.id,
+                status="abandoned",
                 stop_reason=f"supervisor died; {reaped} leftover process(es) ended",
                 ended_at=datetime.now(UTC).isoformat(),
-                iterations=ledger.iterations, tool_calls=ledger.tool_calls,
-                tool_results=ledger.tool_results, open_tool_calls=ledger.open_tool_calls,
+                iterations=ledger.iterations,
+                tool_calls=ledger.tool_calls,
+                tool_results=ledger.tool_results,
+                open_tool_calls=ledger.open_tool_calls,
                 harness_session_id=ledger.session_id,
             )
         recovered.append(row.id)

@@ -156,9 +156,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += [f"> {line}" for line in last.splitlines()] if last else ["(none)"]
     if report["skipped_stages"]:
         lines += ["", "## Post-run stages skipped", ""]
-        lines += [
-            f"- `{' '.join(s['command'])}`: {s['reason']}" for s in report["skipped_stages"]
-        ]
+        lines += [f"- `{' '.join(s['command'])}`: {s['reason']}" for s in report["skipped_stages"]]
     lines += ["", report["session_line"], ""]
     return "\n".join(lines)
 

@@ -17,13 +17,17 @@ def run_post_stages(stages: Sequence[Sequence[str]], cwd: Path) -> list[dict[str
     failed = False
     for argv in stages:
         if failed:
-            results.append({"command": list(argv), "status": "skipped",
-                            "reason": "an earlier stage failed"})
+            results.append(
+                {"command": list(argv), "status": "skipped", "reason": "an earlier stage failed"}
+            )
             continue
         t0 = time.monotonic()
         try:
             done = subprocess.run(
-                list(argv), cwd=cwd, capture_output=True, timeout=STAGE_TIMEOUT_SECONDS,
+                list(argv),
+                cwd=cwd,
+                capture_output=True,
+                timeout=STAGE_TIMEOUT_SECONDS,
                 check=False,
             )
             code: int | None = done.returncode
@@ -31,8 +35,13 @@ def run_post_stages(stages: Sequence[Sequence[str]], cwd: Path) -> list[dict[str
         except (OSError, subprocess.TimeoutExpired) as exc:
             code, tail = None, str(exc)
         failed = code != 0
-        results.append({
-            "command": list(argv), "status": "ok" if not failed else "failed",
-            "exit_code": code, "seconds": round(time.monotonic() - t0, 3), "output_tail": tail,
-        })
+        results.append(
+            {
+                "command": list(argv),
+                "status": "ok" if not failed else "failed",
+                "exit_code": code,
+                "seconds": round(time.monotonic() - t0, 3),
+                "output_tail": tail,
+            }
+        )
     return results

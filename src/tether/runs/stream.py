@@ -10,41 +10,62 @@ from tether.harnesses.base import MAX_LINE_BYTES, OVERSIZE, Harness
 
 
 class LineBuffer:
-    """Feed it chunks as they arrive; it hands back complete lines (no newline)."""
+    """Feed it chunks as they arrive; it hands back complete lines (no newline).
+
+    A partial line is kept as a list of pieces and joined only once its newline
+    arrives, so a long line spread over many chunks costs linear time.
+    """
 
     def __init__(self, max_line: int = MAX_LINE_BYTES) -> None:
-        self._buf = bytearray()
+        self._parts: list[bytes] = []
+        self._size = 0
         self._skipping = False
+        self._head = b""
         self._max = max_line
 
     def feed(self, chunk: bytes) -> list[bytes]:
-        lines: list[bytes] = []
-        start = 0
-        while True:
-            nl = chunk.find(b"\n", start)
-            if nl < 0:
-                if not self._skipping:
-                    self._buf += chunk[start:]
-                    if len(self._buf) > self._max:
-                        lines.append(OVERSIZE + bytes(self._buf[:256]))
-                        self._buf.clear()
-                        self._skipping = True
-                return lines
-            if self._skipping:
-                self._skipping = False
-            else:
-                self._buf += chunk[start:nl]
-                line = bytes(self._buf)
-                self._buf.clear()
-                lines.append(OVERSIZE + line[:256] if len(line) > self._max else line)
-            start = nl + 1
+        nl = chunk.find(b"\n")
+        if nl < 0:
+            self._hold(chunk)
+            return []
+        lines = chunk.split(b"\n")
+        tail = lines.pop()
+        if self._skipping:
+            self._skipping = False
+            lines[0] = OVERSIZE + self._head
+        elif self._parts:
+            self._parts.append(lines[0])
+            lines[0] = self._take_parts()
+        if tail:
+            self._hold(tail)
+        if len(chunk) > self._max:
+            lines = [OVERSIZE + line[:256] if len(line) > self._max else line for line in lines]
+        return lines
+
+    def _hold(self, piece: bytes) -> None:
+        if self._skipping or not piece:
+            return
+        self._parts.append(piece)
+        self._size += len(piece)
+        if self._size > self._max:
+            self._head = b"".join(self._parts)[:256]
+            self._parts.clear()
+            self._size = 0
+            self._skipping = True
+
+    def _take_parts(self) -> bytes:
+        line = b"".join(self._parts)
+        self._parts.clear()
+        self._size = 0
+        return OVERSIZE + line[:256] if len(line) > self._max else line
 
     def flush(self) -> list[bytes]:
         """The last line when the stream ended without a newline."""
-        if self._buf and not self._skipping:
-            line = bytes(self._buf)
-            self._buf.clear()
-            return [line]
+        if self._skipping:
+            self._skipping = False
+            return [OVERSIZE + self._head]
+        if self._parts:
+            return [self._take_parts()]
         return []
 
 
@@ -90,4 +111,3 @@ class SessionTail:
         for line in self._lines.flush():
             events.extend(self._harness.parse_session_line(line))
         return events
-

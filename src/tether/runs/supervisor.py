@@ -175,7 +175,15 @@ def supervise(
         else:
             prompt = request.prompt
         return _execute(
-            conn, config, profile, budget, harness, request, prompt, cwd, base_env,
+            conn,
+            config,
+            profile,
+            budget,
+            harness,
+            request,
+            prompt,
+            cwd,
+            base_env,
             follow_up_of=previous.id if previous else None,
         )
     finally:
@@ -217,16 +225,38 @@ def _execute(
     env = _agent_env(config, profile, run_id, session_id, base_env)
     before = worktree.snapshot(cwd, exclude=config.home)
     row = RunRow(
-        id=run_id, unit=request.unit, profile=profile.name, harness=profile.harness,
-        model=profile.model, argv=argv, cwd=str(cwd), session_id=session_id,
-        harness_session_id=None, status="running", stop_reason=None, exit_code=None,
-        agent_exit_status=None, iteration_limit=budget.iterations,
-        tool_call_limit=budget.tool_calls, timeout_seconds=budget.timeout_seconds,
-        iterations=0, tool_calls=0, tool_results=0, open_tool_calls=0, usage={},
-        started_at=started.isoformat(), ended_at=None, supervisor_pid=os.getpid(),
-        supervisor_start_time=_own_start_time(), agent_pgid=None, follow_up_of=follow_up_of,
-        budget_request=request.budget_request, justification=request.justification,
-        run_dir=str(paths.root), host=reports.hostname(), depth=int(env["TETHER_DEPTH"]),
+        id=run_id,
+        unit=request.unit,
+        profile=profile.name,
+        harness=profile.harness,
+        model=profile.model,
+        argv=argv,
+        cwd=str(cwd),
+        session_id=session_id,
+        harness_session_id=None,
+        status="running",
+        stop_reason=None,
+        exit_code=None,
+        agent_exit_status=None,
+        iteration_limit=budget.iterations,
+        tool_call_limit=budget.tool_calls,
+        timeout_seconds=budget.timeout_seconds,
+        iterations=0,
+        tool_calls=0,
+        tool_results=0,
+        open_tool_calls=0,
+        usage={},
+        started_at=started.isoformat(),
+        ended_at=None,
+        supervisor_pid=os.getpid(),
+        supervisor_start_time=_own_start_time(),
+        agent_pgid=None,
+        follow_up_of=follow_up_of,
+        budget_request=request.budget_request,
+        justification=request.justification,
+        run_dir=str(paths.root),
+        host=reports.hostname(),
+        depth=int(env["TETHER_DEPTH"]),
     )
     with db.transaction(conn):
         insert_run(conn, row)
@@ -236,15 +266,29 @@ def _execute(
     t0 = time.monotonic()
     with cancel.installed():
         agent = spawn_agent(
-            argv, env=env, cwd=cwd, stderr_path=paths.stderr, harness=profile.harness,
+            argv,
+            env=env,
+            cwd=cwd,
+            stderr_path=paths.stderr,
+            harness=profile.harness,
             kill_grace=config.kill_grace_seconds,
         )
         try:
             with db.transaction(conn):
                 update_run(conn, run_id, agent_pgid=agent.pgid)
             stop, how = _watch(
-                agent, adapter, ledger, budget, paths, t0, env, cancel, conn, run_id,
-                config.kill_grace_seconds, session_id if settings is not None else None,
+                agent,
+                adapter,
+                ledger,
+                budget,
+                paths,
+                t0,
+                env,
+                cancel,
+                conn,
+                run_id,
+                config.kill_grace_seconds,
+                session_id if settings is not None else None,
                 timing,
             )
         finally:
@@ -254,29 +298,63 @@ def _execute(
     seconds = time.monotonic() - t0
     status = agent.popen.returncode
     return _finish(
-        conn, config, profile, budget, request, run_id, paths, ledger, stop, how, status,
-        seconds, cwd, before, session_id, timing,
+        conn,
+        config,
+        profile,
+        budget,
+        request,
+        run_id,
+        paths,
+        ledger,
+        stop,
+        how,
+        status,
+        seconds,
+        cwd,
+        before,
+        session_id,
+        timing,
     )
 
 
 def _watch(
-    agent: AgentProcess, adapter: Harness, ledger: Ledger, budget: Budget, paths: RunPaths,
-    t0: float, env: Mapping[str, str], cancel: _Cancel, conn: Any, run_id: str, grace: float,
-    hooked_session: str | None, timing: dict[str, float],
+    agent: AgentProcess,
+    adapter: Harness,
+    ledger: Ledger,
+    budget: Budget,
+    paths: RunPaths,
+    t0: float,
+    env: Mapping[str, str],
+    cancel: _Cancel,
+    conn: Any,
+    run_id: str,
+    grace: float,
+    hooked_session: str | None,
+    timing: dict[str, float],
 ) -> tuple[StopReason, str]:
     tail = SessionTail(adapter, env) if adapter.iteration_source == "session_file" else None
 
     def progress(led: Ledger) -> None:
         with db.transaction(conn):
             update_run(
-                conn, run_id, iterations=led.iterations, tool_calls=led.tool_calls,
-                tool_results=led.tool_results, harness_session_id=led.session_id,
+                conn,
+                run_id,
+                iterations=led.iterations,
+                tool_calls=led.tool_calls,
+                tool_results=led.tool_results,
+                harness_session_id=led.session_id,
             )
 
     with paths.events.open("ab") as out:
         live = LiveRun(
-            agent, adapter, ledger, LimitCheck(budget, stream_format(adapter)), out,
-            deadline=t0 + budget.timeout_seconds, session_tail=tail, cancelled=cancel,
+            agent,
+            adapter,
+            ledger,
+            LimitCheck(budget, stream_format(adapter)),
+            out,
+            deadline=t0 + budget.timeout_seconds,
+            session_tail=tail,
+            cancelled=cancel,
             on_progress=progress,
         )
         result = live.run()
@@ -327,14 +405,15 @@ def _gate_verdict(home: str, session_id: str) -> StopReason | None:
 def _write_hook_settings(
     config: Config, paths: RunPaths, session_id: str, budget: Budget, run_id: str
 ) -> Path:
+    from tether.gate.counter import set_session_budget
     from tether.gate.install import claude_settings_for_run
 
-    from tether.gate.counter import set_session_budget
-
     set_session_budget(
-        config.home, session_id,
+        config.home,
+        session_id,
         calls=budget.tool_calls if budget.tool_calls is not None else config.gate_budget,
-        iterations=budget.iterations, run_id=run_id,
+        iterations=budget.iterations,
+        run_id=run_id,
     )
     settings = claude_settings_for_run([*gate_command(), "hook", "--harness", "claude-code"])
     atomic_write_json(paths.settings, settings)
@@ -351,10 +430,22 @@ def _own_start_time() -> float | None:
 
 
 def _finish(
-    conn: Any, config: Config, profile: Profile, budget: Budget, request: RunRequest,
-    run_id: str, paths: RunPaths, ledger: Ledger, stop: StopReason, how: str,
-    agent_status: int | None, seconds: float, cwd: Path, before: worktree.Snapshot,
-    session_id: str, timing: dict[str, float],
+    conn: Any,
+    config: Config,
+    profile: Profile,
+    budget: Budget,
+    request: RunRequest,
+    run_id: str,
+    paths: RunPaths,
+    ledger: Ledger,
+    stop: StopReason,
+    how: str,
+    agent_status: int | None,
+    seconds: float,
+    cwd: Path,
+    before: worktree.Snapshot,
+    session_id: str,
+    timing: dict[str, float],
 ) -> RunOutcome:
     ended = datetime.now(UTC)
     report: dict[str, Any] | None = None
@@ -363,11 +454,20 @@ def _finish(
         after = worktree.snapshot(cwd, exclude=config.home)
         report = reports.build(
             reports.ReportInput(
-                run_id=run_id, unit=request.unit, profile=profile.name,
-                harness=profile.harness, stop=stop, budget=budget, ledger=ledger,
-                seconds=seconds, files_changed=worktree.changes(before, after),
-                worktree_kind=after.kind, diff_stat=worktree.diff_stat(cwd),
-                skipped_stages=profile.post_run, session_id=reported_session, ended_at=ended,
+                run_id=run_id,
+                unit=request.unit,
+                profile=profile.name,
+                harness=profile.harness,
+                stop=stop,
+                budget=budget,
+                ledger=ledger,
+                seconds=seconds,
+                files_changed=worktree.changes(before, after),
+                worktree_kind=after.kind,
+                diff_stat=worktree.diff_stat(cwd),
+                skipped_stages=profile.post_run,
+                session_id=reported_session,
+                ended_at=ended,
             )
         )
         atomic_write_json(paths.report_json, report)
@@ -375,11 +475,16 @@ def _finish(
     elif stop is StopReason.COMPLETED and profile.post_run:
         atomic_write_json(paths.stages, run_post_stages(profile.post_run, cwd))
     fields: dict[str, Any] = dict(
-        status=stop.value, stop_reason=f"{stop.value} ({how})" if how != "exited" else stop.value,
-        exit_code=int(stop.exit_code), agent_exit_status=agent_status,
-        iterations=ledger.iterations, tool_calls=ledger.tool_calls,
-        tool_results=ledger.tool_results, open_tool_calls=ledger.open_tool_calls,
-        usage=ledger.to_dict()["usage"], ended_at=ended.isoformat(),
+        status=stop.value,
+        stop_reason=f"{stop.value} ({how})" if how != "exited" else stop.value,
+        exit_code=int(stop.exit_code),
+        agent_exit_status=agent_status,
+        iterations=ledger.iterations,
+        tool_calls=ledger.tool_calls,
+        tool_results=ledger.tool_results,
+        open_tool_calls=ledger.open_tool_calls,
+        usage=ledger.to_dict()["usage"],
+        ended_at=ended.isoformat(),
         harness_session_id=ledger.session_id,
     )
     with db.transaction(conn):
@@ -387,8 +492,15 @@ def _finish(
     row = get_run(conn, run_id)
     record = row_to_record(row, ledger)
     atomic_write_json(paths.record, record)
-    return RunOutcome(run_id=run_id, stop=stop, ledger=ledger, record=record, report=report,
-                      paths=paths, stop_latency=timing.get("stop_latency_seconds"))
+    return RunOutcome(
+        run_id=run_id,
+        stop=stop,
+        ledger=ledger,
+        record=record,
+        report=report,
+        paths=paths,
+        stop_latency=timing.get("stop_latency_seconds"),
+    )
 
 
 def row_to_record(row: RunRow, ledger: Ledger | None = None) -> dict[str, Any]:

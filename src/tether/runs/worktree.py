@@ -26,9 +26,7 @@ class Snapshot:
 
 def _git(cwd: Path, *args: str) -> str | None:
     try:
-        done = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, timeout=30, check=False
-        )
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
     if done.returncode != 0:

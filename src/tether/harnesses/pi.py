@@ -204,6 +204,10 @@ def _message_end(obj: _Line, line: bytes) -> list[AnyEvent]:
         return [unknown(line, f"message_end: unexpected message: {exc}")]
     if msg.role != "assistant":
         return []  # user / toolResult / custom messages are echoes, not model steps
+    if msg.stopReason == "aborted" and not msg.responseId and not msg.content:
+        # Aborted before any response arrived (e.g. an extension stopped pi ahead of
+        # its next request): no model call was answered, so this is not a step.
+        return []
     step_id = msg.responseId or (f"ts:{msg.timestamp}" if msg.timestamp is not None else None)
     events: list[AnyEvent] = [StepStarted(message_id=step_id)]
     if isinstance(msg.content, list):

@@ -1,0 +1,184 @@
+"""``tether room``: brief (W01+W02), open (W03), conclude and check (W04)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tether.cli.wiki import CheckFailedError, root_option
+from tether.errors import UsageError
+
+
+@click.group()
+def room() -> None:
+    """A bounded room: one depth-1 run that reads at most B wiki pages and returns a
+    short, cited conclusion."""
+
+
+def _budget(ctx_budget: int, given: int | None) -> int:
+    return given if given is not None else ctx_budget
+
+
+def _print_brief(data: dict[str, Any]) -> None:
+    pages = data["pages"]
+    if data["read_directly"]:
+        click.echo(f"read directly ({len(pages)} pages, no room needed):")
+    else:
+        click.echo(f"room brief: {len(pages)} of B={data['budget']} pages")
+    for page in pages:
+        flag = f"  STALE: {page['stale_reason']}" if page["stale"] else ""
+        via = f"  via {'; '.join(page['via'])}" if page["via"] else ""
+        click.echo(f"  {page['why']:<9} {page['id']}  ({page['path']}){via}{flag}")
+    if data["cut"]:
+        click.echo(f"  cut by the budget: {', '.join(p['id'] for p in data['cut'])}"
+                   + (" …" if data["cut_total"] > len(data["cut"]) else ""))
+
+
+@room.command("brief")
+@root_option
+@click.argument("question")
+@click.option("--budget", type=click.IntRange(min=1), help="Page budget B (default 12).")
+@click.option("--json", "as_json", is_flag=True, help="Print the brief as JSON.")
+def brief_cmd(root: str | None, question: str, budget: int | None, as_json: bool) -> None:
+    """The Tier-A brief: candidate pages within B, why each, stale flags."""
+    from tether.room.brief import make_brief
+    from tether.wiki.context import load_context
+
+    ctx = load_context(root)
+    index, _ = ctx.fresh_index()
+    with index:
+        brief = make_brief(index, question, _budget(ctx.settings.room_budget, budget))
+    data = brief.to_dict()
+    if as_json:
+        from tether.cli.render import print_json
+
+        print_json(data)
+        return
+    _print_brief(data)
+
+
+@room.command("open")
+@root_option
+@click.argument("question")
+@click.option("--budget", type=click.IntRange(min=1), help="Page budget B (default 12).")
+@click.option("--profile", metavar="NAME", help="Profile for the room's run.")
+@click.option("--timeout", type=float, metavar="SECONDS", help="Wall-clock cap of the room.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def open_cmd(root: str | None, question: str, budget: int | None, profile: str | None,
+             timeout: float | None, as_json: bool) -> None:
+    """Open exactly one room for QUESTION and return its checked conclusion."""
+    from tether.room.brief import make_brief
+    from tether.room.room import (
+        STATUS_B01,
+        STATUS_CHECK_FAILED,
+        STATUS_OK,
+        STATUS_READ_DIRECTLY,
+        open_room,
+        refuse_nesting,
+    )
+    from tether.wiki.context import load_context
+
+    refuse_nesting(os.environ)
+    ctx = load_context(root)
+    index, _ = ctx.fresh_index()
+    with index:
+        brief = make_brief(index, question, _budget(ctx.settings.room_budget, budget))
+    result = open_room(ctx.wiki, ctx.home, brief, profile=profile or ctx.settings.room_profile,
+                       env=os.environ, timeout=timeout)
+    if as_json:
+        from tether.cli.render import print_json
+
+        print_json(result.to_dict())
+    elif result.status == STATUS_READ_DIRECTLY:
+        _print_brief(brief.to_dict())
+    else:
+        _print_result(result.to_dict())
+    if result.status in (STATUS_OK, STATUS_B01, STATUS_READ_DIRECTLY):
+        return
+    if result.status == STATUS_CHECK_FAILED:
+        raise CheckFailedError(f"the room's conclusion failed the check (room {result.room_id})")
+    raise UsageError(f"the room ended without a conclusion (run {result.run.get('run_id')}, "
+                     f"{result.run.get('stop')}); see {result.folder}")
+
+
+def _print_result(data: dict[str, Any]) -> None:
+    reads = data["reads"]
+    click.echo(f"room {data['room']}: {data['status']} — read {reads.get('used', 0)} of "
+               f"{reads.get('budget')} pages; run {data['run'].get('run_id')} "
+               f"({data['run'].get('stop')})")
+    if reads.get("refused_budget"):
+        click.echo(f"  budget reached, not read: {', '.join(reads['refused_budget'])}")
+    if reads.get("missing"):
+        click.echo(f"  missing: {', '.join(reads['missing'])}")
+    if data["status"] == "b01":
+        click.echo("  B01: decide here — use this conclusion as it is, or read the few "
+                   "missing pages directly (no second room).")
+    check = data.get("check")
+    if check and check["violations"]:
+        click.echo("  the conclusion failed the check:")
+        for v in check["violations"]:
+            where = f"line {v['line']}: " if v["line"] else ""
+            click.echo(f"    {where}{v['message']}")
+    if data.get("conclusion"):
+        click.echo("")
+        click.echo(data["conclusion"].rstrip("\n"))
+
+
+@room.command("conclude")
+@click.argument("source", metavar="FILE|-")
+def conclude_cmd(source: str) -> None:
+    """Inside a room: record the room's conclusion (from FILE, or - for stdin)."""
+    from tether.fs import atomic_write_text
+    from tether.room.state import CONCLUSION_FILE, Room
+
+    current = Room.from_env()
+    if current is None:
+        raise UsageError("`room conclude` works only inside a room (TETHER_ROOM_DIR is not set)")
+    if source == "-":
+        text = sys.stdin.read()
+    else:
+        try:
+            text = Path(source).read_text("utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot read the conclusion {source}: {exc.strerror}") from None
+    atomic_write_text(current.folder / CONCLUSION_FILE, text)
+    click.echo(f"conclusion recorded for room {current.id} ({len(text.split())} words)")
+
+
+@room.command("check")
+@click.argument("conclusion", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--room", "room_id", metavar="ID", help="The room (default: this room, or the "
+              "newest one).")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+def check_cmd(conclusion: Path, room_id: str | None, as_json: bool) -> None:
+    """Check a conclusion: <= 500 words, cited claims, pages really read, stale flags,
+    the budget and missing lines. Exits 40 with the violations."""
+    from tether.config import load_config
+    from tether.room.check import check_conclusion
+    from tether.room.state import Room
+
+    current = Room.from_env() if room_id is None else None
+    if current is None:
+        current = Room.find(load_config().home, room_id)
+    try:
+        text = conclusion.read_text("utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read {conclusion}: {exc.strerror}") from None
+    result = check_conclusion(text, current)
+    if as_json:
+        from tether.cli.render import print_json
+
+        print_json({"room": current.id, **result.to_dict()})
+    else:
+        for v in result.violations:
+            click.echo(f"{conclusion}:{v.line}: {v.message}" if v.line
+                       else f"{conclusion}: {v.message}")
+        state = "passes" if result.ok else f"fails ({len(result.violations)} violations)"
+        click.echo(f"conclusion {state}: {result.words} words, cites "
+                   f"{', '.join(result.cited) or 'nothing'} (room {current.id})")
+    if not result.ok:
+        raise CheckFailedError("the conclusion failed the room check")

@@ -1,0 +1,231 @@
+"""``tether wiki``: index, search, stale list, check and (budgeted) page reads."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+
+from tether.errors import TetherError, UsageError
+from tether.exit_codes import ExitCode
+
+ROOT_HELP = "The wiki folder (default: TETHER_WIKI_ROOT, [wiki] root, or the current folder)."
+PROGRESS_MIN_PAGES = 500
+
+
+class CheckFailedError(TetherError):
+    exit_code = ExitCode.CHECK_FAILED
+
+
+def root_option(f: Any) -> Any:
+    return click.option("--root", metavar="DIR", help=ROOT_HELP)(f)
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Any]:
+    """A rich progress bar on stderr for large wikis (only on a terminal)."""
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    state: dict[str, Any] = {}
+    with Progress("indexing", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+
+        def update(done: int, total: int) -> None:
+            if total < PROGRESS_MIN_PAGES:
+                return
+            if "task" not in state:
+                state["task"] = bar.add_task("pages", total=total)
+            bar.update(state["task"], completed=done)
+
+        yield update
+
+
+@click.group()
+def wiki() -> None:
+    """The wiki: Markdown pages with sources, links and a search index."""
+
+
+@wiki.command("index")
+@root_option
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+def index_cmd(root: str | None, as_json: bool) -> None:
+    """Build or update the search index (only changed pages are re-read)."""
+    from tether.wiki.context import load_context
+
+    ctx = load_context(root)
+    with _progress(True) as progress:
+        index, stats = ctx.fresh_index(progress)
+    with index:
+        data = {
+            "root": str(ctx.wiki.root), "index": str(index.path), "pages": stats.pages,
+            "files": stats.files, "read": stats.parsed, "removed": stats.removed,
+            "seconds": round(stats.seconds, 3),
+            "pages_per_second": round(stats.parsed / stats.seconds, 1) if stats.parsed else None,
+        }
+    if as_json:
+        from tether.cli.render import print_json
+
+        print_json(data)
+        return
+    click.echo(f"indexed {stats.pages} pages ({stats.parsed} read, {stats.removed} removed) "
+               f"in {stats.seconds:.2f} s")
+    click.echo(f"  index {index.path}")
+
+
+@wiki.command("search")
+@root_option
+@click.argument("query")
+@click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON.")
+def search_cmd(root: str | None, query: str, limit: int, as_json: bool) -> None:
+    """Full-text search (bm25): best pages first."""
+    from tether.wiki.context import load_context
+
+    ctx = load_context(root)
+    index, _ = ctx.fresh_index()
+    with index:
+        hits = index.search(query, limit)
+        rows = [
+            {"id": h.page.id, "path": ctx.wiki.root_relative(h.page.path), "title": h.page.title,
+             "score": round(h.score, 4)}
+            for h in hits
+        ]
+    if as_json:
+        from tether.cli.render import print_json
+
+        print_json(rows)
+        return
+    if not rows:
+        click.echo("no page matches")
+        return
+    for row in rows:
+        click.echo(f"{row['score']:8.3f}  {row['id']}  ({row['path']})")
+
+
+@wiki.command("stale")
+@root_option
+@click.option("--json", "as_json", is_flag=True, help="Print the stale list as JSON.")
+def stale_cmd(root: str | None, as_json: bool) -> None:
+    """Pages on the stale list (wiki/stale.json), with the reason."""
+    from tether.wiki.context import load_context
+    from tether.wiki.stale import load_stale
+
+    ctx = load_context(root)
+    index, _ = ctx.fresh_index()
+    with index:
+        rows: list[dict[str, Any]] = []
+        for entry in load_stale(ctx.wiki.stale_path):
+            page = index.find(entry.page)
+            rows.append({
+                "entry": entry.page, "id": page.id if page else None,
+                "path": ctx.wiki.root_relative(page.path) if page else None,
+                "reason": entry.reason, "since": entry.since,
+            })
+    if as_json:
+        from tether.cli.render import print_json
+
+        print_json(rows)
+        return
+    if not rows:
+        click.echo("no stale pages")
+        return
+    for row in rows:
+        where = row["path"] or "(no such page)"
+        reason = f" — {row['reason']}" if row["reason"] else ""
+        click.echo(f"{row['id'] or row['entry']}  {where}{reason}")
+
+
+@wiki.command("check")
+@root_option
+@click.option("--skip", multiple=True, metavar="KIND",
+              help="Leave out a kind of finding (provenance, orphan, missing-file, ...).")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+def check_cmd(root: str | None, skip: tuple[str, ...], as_json: bool) -> None:
+    """Provenance, broken links and orphans; exits 40 on violations (file:line each)."""
+    from tether.wiki.check import KINDS, check
+    from tether.wiki.context import load_context
+
+    unknown = [k for k in skip if k not in (*KINDS, "provenance")]
+    if unknown:
+        raise UsageError(f"unknown --skip {', '.join(unknown)}; known: provenance, "
+                         f"{', '.join(KINDS)}")
+    ctx = load_context(root)
+    index = ctx.index()
+    with index:
+        escaped: list[str] = []
+        index.update(escaped=escaped)
+        result = check(index, escaped, frozenset(skip))
+    if as_json:
+        from tether.cli.render import print_json
+
+        print_json(result.to_dict())
+    else:
+        for finding in result.violations:
+            click.echo(str(finding))
+        for finding in result.warnings:
+            click.echo(f"{finding} (warning)")
+        for note in result.skipped:
+            click.echo(f"skipped {note}")
+        kinds: dict[str, int] = {}
+        for finding in result.violations:
+            kinds[finding.kind] = kinds.get(finding.kind, 0) + 1
+        detail = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+        click.echo(f"{result.pages} pages: {len(result.violations)} violations"
+                   + (f" ({detail})" if detail else "")
+                   + f", {len(result.warnings)} warnings")
+    if not result.ok:
+        raise CheckFailedError(f"wiki check found {len(result.violations)} violations")
+
+
+@wiki.command("read")
+@root_option
+@click.argument("page_id", metavar="ID")
+def read_cmd(root: str | None, page_id: str) -> None:
+    """Print one page. Inside a room it counts against the room's budget B."""
+    from tether.room.state import (
+        MISSING,
+        REFUSED_BUDGET,
+        REFUSED_LIST,
+        Room,
+        RoomRefusedError,
+    )
+
+    room = Room.from_env()
+    if room is not None:
+        result = room.read_page(page_id)
+        if result.outcome == REFUSED_BUDGET:
+            raise RoomRefusedError(
+                f"refused: budget reached ({result.used} of {result.budget} pages read); "
+                f"{page_id!r} is not read. Write `budget reached, not read: <list>` in the "
+                f"conclusion."
+            )
+        if result.outcome == REFUSED_LIST:
+            listed = ", ".join(p["id"] for p in room.pages)
+            raise RoomRefusedError(
+                f"refused: {page_id!r} is not on this room's page list ({listed})."
+            )
+        if result.outcome == MISSING:
+            raise UsageError(f"page {page_id!r} is on the list but its file cannot be read; "
+                             f"write `missing: {page_id}` in the conclusion.")
+        click.echo(f"room: {result.page_id} ({result.used} of {result.budget} pages read)",
+                   err=True)
+        click.echo(result.text or "", nl=False)
+        return
+    from tether.wiki.context import load_context
+
+    ctx = load_context(root)
+    index, _ = ctx.fresh_index()
+    with index:
+        page = index.find(page_id)
+        if page is None:
+            raise UsageError(f"no page {page_id!r} in {ctx.wiki.root}; "
+                             f"`tether wiki search` finds pages.")
+        file = ctx.wiki.page_file(page.path)
+    click.echo(file.read_text("utf-8", "replace"), nl=False)

@@ -1,0 +1,199 @@
+"""W01 + W02: the Tier-A brief and the page list fixed within the budget B.
+
+Cheap, in the main session, before anything is read: bm25 candidates from the
+index, seed episodes, the 1-hop relation neighbours of the matches, stale flags
+from the wiki's stale list. Every candidate gets a priority and the B highest
+make the list (matches, episodes and neighbours together never exceed B); the
+rest is the ``cut`` list. With two pages or fewer the answer is "read them
+directly": no room.
+
+Priorities: a match scores its bm25 relative to the best match (1.0 for the
+best). A seed episode scores 0.9. A neighbour that is not itself a match scores
+half of the best match it neighbours, times 1.0 for a typed relation (front
+matter ``relations:`` or ``- type [[Target]]``) and 0.6 for a plain link, plus
+0.05 for every further match it is linked with (at most 0.15), the whole
+scaled down for hubs: times ``min(1, 2 / log2(2 + pages linking to it))``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from tether.errors import UsageError
+from tether.wiki.index import Edge, Hit, Index, PageRow, query_terms
+from tether.wiki.page import BODY_LINK, EMBED
+from tether.wiki.stale import load_stale
+
+DEFAULT_BUDGET = 12
+READ_DIRECTLY_MAX = 2
+# A match weaker than this share of the best match's score is noise.
+MATCH_CUTOFF = 0.25
+EPISODE_PRIORITY = 0.9
+EPISODES = 2
+NEIGHBOUR_SHARE = 0.5
+PLAIN_LINK_WEIGHT = 0.6
+EXTRA_LINK_BONUS = 0.05
+EXTRA_LINK_CAP = 0.15
+CUT_SHOWN = 20
+
+MATCH = "match"
+NEIGHBOUR = "neighbour"
+EPISODE = "episode"
+
+
+@dataclass
+class BriefPage:
+    id: str
+    path: str  # relative to the wiki root
+    page_path: str  # relative to the page folder (what links resolve to)
+    title: str
+    why: str  # match | neighbour | episode
+    priority: float
+    stale: bool = False
+    stale_reason: str | None = None
+    score: float | None = None  # bm25 (higher is better), for matches and episodes
+    via: list[str] = field(default_factory=list)  # for neighbours: "relation <- page id"
+    aliases: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["priority"] = round(self.priority, 4)
+        data["score"] = None if self.score is None else round(self.score, 4)
+        return data
+
+
+@dataclass
+class Brief:
+    question: str
+    budget: int
+    terms: list[str]
+    pages: list[BriefPage]
+    cut: list[BriefPage]
+    cut_total: int
+
+    @property
+    def read_directly(self) -> bool:
+        return len(self.pages) <= READ_DIRECTLY_MAX
+
+    @property
+    def stale(self) -> list[BriefPage]:
+        return [p for p in self.pages if p.stale]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "budget": self.budget,
+            "terms": self.terms,
+            "read_directly": self.read_directly,
+            "pages": [p.to_dict() for p in self.pages],
+            "stale": [p.id for p in self.stale],
+            "cut": [p.to_dict() for p in self.cut],
+            "cut_total": self.cut_total,
+        }
+
+
+def _stale_map(index: Index) -> dict[str, str]:
+    """Page path -> reason, for every stale entry that names an indexed page."""
+    out: dict[str, str] = {}
+    for entry in load_stale(index.wiki.stale_path):
+        row = index.find(entry.page)
+        if row is not None:
+            out[row.path] = entry.reason or "listed in stale.json"
+    return out
+
+
+def _page(index: Index, row: PageRow, why: str, priority: float,
+          stale: dict[str, str], score: float | None = None) -> BriefPage:
+    return BriefPage(
+        id=row.id, path=index.wiki.root_relative(row.path), page_path=row.path, title=row.title,
+        why=why, priority=priority, stale=row.path in stale, stale_reason=stale.get(row.path),
+        score=score, aliases=list(row.aliases),
+    )
+
+
+def make_brief(index: Index, question: str, budget: int = DEFAULT_BUDGET) -> Brief:
+    """The brief for ``question`` from an up-to-date index; the page list holds <= budget."""
+    if budget < 1:
+        raise UsageError(f"the room budget must be at least 1 page, not {budget}")
+    if not question.strip():
+        raise UsageError("give the question the room should answer")
+    stale = _stale_map(index)
+    hits = index.search(question, limit=max(4 * budget, 40))
+    best = hits[0].score if hits else 0.0
+    matches = [h for h in hits if best > 0 and h.score >= MATCH_CUTOFF * best]
+    candidates: dict[str, BriefPage] = {}
+    for hit in matches:
+        candidates[hit.page.path] = _page(index, hit.page, MATCH, hit.score / best, stale,
+                                          hit.score)
+    _add_episodes(index, question, candidates, stale)
+    _add_neighbours(index, matches, best, candidates, stale)
+    ranked = sorted(candidates.values(), key=lambda p: (-p.priority, p.id.lower()))
+    chosen = ranked[:budget]
+    rest = ranked[budget:]
+    return Brief(question, budget, query_terms(question), chosen, rest[:CUT_SHOWN], len(rest))
+
+
+def _add_episodes(index: Index, question: str, candidates: dict[str, BriefPage],
+                  stale: dict[str, str]) -> None:
+    episodes: list[Hit] = index.search(question, limit=EPISODES, kind="episode")
+    for hit in episodes:
+        known = candidates.get(hit.page.path)
+        if known is not None:
+            known.priority = max(known.priority, EPISODE_PRIORITY)
+            continue
+        candidates[hit.page.path] = _page(index, hit.page, EPISODE, EPISODE_PRIORITY, stale,
+                                          hit.score)
+
+
+def _add_neighbours(index: Index, matches: list[Hit], best: float,
+                    candidates: dict[str, BriefPage], stale: dict[str, str]) -> None:
+    if not matches:
+        return
+    strength = {h.page.path: h.score / best for h in matches}
+    paths = list(strength)
+    # page -> [(parent match, relation type, typed?)]
+    links: dict[str, list[tuple[str, str, bool]]] = {}
+    for edge in index.edges_from(paths) + index.edges_to(paths):
+        other, parent = _ends(edge, strength)
+        if other is None or parent is None or other == parent:
+            continue
+        typed = edge.kind not in (BODY_LINK, EMBED)
+        links.setdefault(other, []).append((parent, edge.rel_type, typed))
+    rows = index.by_paths(set(links) | set(paths))
+    inbound = index.inbound_counts(links)
+    for path, found in links.items():
+        row = rows.get(path)
+        if row is None:
+            continue  # an attachment, not a page
+        scores = sorted(
+            (NEIGHBOUR_SHARE * strength[parent] * (1.0 if typed else PLAIN_LINK_WEIGHT)
+             for parent, _, typed in found), reverse=True,
+        )
+        parents = {parent for parent, _, _ in found}
+        bonus = min(EXTRA_LINK_BONUS * (len(parents) - 1), EXTRA_LINK_CAP)
+        priority = (scores[0] + bonus) * _hub_factor(inbound.get(path, 0))
+        via = sorted({f"{rel} {rows[p].id if p in rows else p}" for p, rel, _ in found})
+        known = candidates.get(path)
+        if known is not None:
+            if known.why != MATCH:
+                known.priority = max(known.priority, priority)
+            continue
+        page = _page(index, row, NEIGHBOUR, priority, stale)
+        page.via = via[:5]
+        candidates[path] = page
+
+
+def _hub_factor(inbound: int) -> float:
+    """Less weight for a hub (a page half the wiki links to says little about the question)."""
+    return min(1.0, 2.0 / math.log2(2 + inbound))
+
+
+def _ends(edge: Edge, strength: dict[str, float]) -> tuple[str | None, str | None]:
+    """(the neighbour, the match it hangs on) for an edge touching a match."""
+    if edge.src in strength and edge.dst is not None and edge.dst not in strength:
+        return edge.dst, edge.src
+    if edge.dst in strength and edge.src not in strength:
+        return edge.src, edge.dst
+    return None, None

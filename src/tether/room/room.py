@@ -1,0 +1,215 @@
+"""W03: open exactly one room — a depth-1 atomic run — and take its conclusion (W04).
+
+Circuit breaker: ``room open`` is refused inside any supervised run
+(``TETHER_DEPTH`` >= 1, which is what a room is: a room never opens a room) and
+while another room is open (an exclusive ``flock`` on
+``$TETHER_HOME/rooms/.lock``, held for the room's life and released by the
+kernel if tether dies). The brief fixes the page list before the run starts;
+with two pages or fewer no room is opened at all.
+
+After the run the conclusion (``tether room conclude`` inside the room, else the
+agent's last message) is checked; the result is the checked conclusion, or on a
+failed check, a budget hit or missing data (B01) the evidence for the main
+session to decide.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import secrets
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tether.fs import atomic_write_json, atomic_write_text
+from tether.room.brief import Brief
+from tether.room.check import MAX_WORDS, ConclusionCheck, check_conclusion
+from tether.room.state import (
+    CHECK_FILE,
+    CONCLUSION_FILE,
+    ENV_ROOM_DIR,
+    ENV_ROOM_ID,
+    Room,
+    RoomRefusedError,
+    rooms_dir,
+)
+from tether.wiki.layout import Wiki
+
+LOCK_FILE = ".lock"
+STATUS_OK = "ok"
+STATUS_B01 = "b01"
+STATUS_CHECK_FAILED = "check-failed"
+STATUS_NO_CONCLUSION = "no-conclusion"
+STATUS_READ_DIRECTLY = "read-directly"
+
+RULES = (
+    "1. Read only within the budget: only the pages listed below, at most B of them, and "
+    "only with `tether wiki read ID`. Reads beyond B or off the list are refused.",
+    f"2. Return at most {MAX_WORDS} words, every claim with its source page as [[page id]].",
+    "3. Open no room: never run `tether room open` (it is refused in here).",
+)
+
+
+@dataclass
+class RoomResult:
+    status: str
+    brief: Brief
+    room_id: str | None = None
+    folder: Path | None = None
+    run: dict[str, Any] = field(default_factory=dict)
+    conclusion: str | None = None
+    check: ConclusionCheck | None = None
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status, "room": self.room_id,
+            "folder": str(self.folder) if self.folder else None,
+            "run": self.run, "conclusion": self.conclusion,
+            "check": self.check.to_dict() if self.check else None,
+            "reads": self.summary, "brief": self.brief.to_dict(),
+        }
+
+
+def refuse_nesting(env: Mapping[str, str]) -> None:
+    depth = int(env.get("TETHER_DEPTH", "0") or 0)
+    if env.get(ENV_ROOM_DIR) or depth >= 1:
+        room_id = env.get(ENV_ROOM_ID)
+        where = f"room {room_id}" if room_id else f"a run (TETHER_DEPTH={depth})"
+        raise RoomRefusedError(
+            f"refused: `room open` inside {where}. A room never opens a room (depth cap 1). "
+            f"Answer with the pages you have, and name what is missing as `missing: <what>`."
+        )
+
+
+@contextmanager
+def room_lock(home: Path) -> Iterator[None]:
+    folder = rooms_dir(home)
+    folder.mkdir(parents=True, exist_ok=True)
+    handle = (folder / LOCK_FILE).open("a+", encoding="utf-8")
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another room"
+            raise RoomRefusedError(
+                f"refused: a room is already open ({holder}); never two rooms in parallel. "
+                f"Wait for its conclusion, then decide."
+            ) from None
+        yield
+    finally:
+        handle.close()
+
+
+def _write_holder(home: Path, room_id: str, question: str) -> None:
+    path = rooms_dir(home) / LOCK_FILE
+    with path.open("r+", encoding="utf-8") as handle:
+        handle.truncate(0)
+        handle.write(f"room {room_id}, pid {os.getpid()}: {question[:80]}\n")
+
+
+def new_room_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+def room_data(room_id: str, wiki: Wiki, brief: Brief) -> dict[str, Any]:
+    return {
+        "id": room_id, "question": brief.question, "budget": brief.budget,
+        "wiki_root": str(wiki.root), "pages_dir": str(wiki.pages_dir),
+        "created_at": datetime.now(UTC).isoformat(),
+        "pages": [p.to_dict() for p in brief.pages],
+        "cut": [p.to_dict() for p in brief.cut],
+    }
+
+
+def room_prompt(brief: Brief) -> str:
+    lines = [
+        "You are a room: a bounded reader of the wiki. Answer one question from the wiki "
+        "pages below and return a short, cited conclusion.",
+        "",
+        f"Question: {brief.question}",
+        f"Budget B: {brief.budget} pages (1-hop neighbours included).",
+        "",
+        "Hard rules:",
+        *RULES,
+        "",
+        "Pages (read with `tether wiki read ID`):",
+    ]
+    for page in brief.pages:
+        flag = f" [STALE: {page.stale_reason}]" if page.stale else ""
+        via = f" (via {'; '.join(page.via)})" if page.via else ""
+        lines.append(f"- {page.id} — {page.title} [{page.why}]{via}{flag}")
+    if brief.cut:
+        lines.append("")
+        lines.append("Left out by the budget (not readable here): "
+                     + ", ".join(p.id for p in brief.cut))
+    lines += [
+        "",
+        "The conclusion:",
+        f"- at most {MAX_WORDS} words; every paragraph or list item cites [[page id]] of a page "
+        "you read;",
+        "- flag a stale page: write 'stale' next to its citation;",
+        "- if a read was refused because B was reached, add the line "
+        "`budget reached, not read: <page ids>`;",
+        "- if data was missing, add the line `missing: <what>`.",
+        "Record it with `tether room conclude FILE` (or `-` for stdin), or give it as your last "
+        "message.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def finish_room(room: Room, conclusion: str | None) -> tuple[str, ConclusionCheck | None]:
+    """Check the conclusion and decide the status (W04)."""
+    if conclusion is None or not conclusion.strip():
+        return STATUS_NO_CONCLUSION, None
+    if not (room.folder / CONCLUSION_FILE).exists():
+        atomic_write_text(room.folder / CONCLUSION_FILE, conclusion)
+    result = check_conclusion(conclusion, room)
+    atomic_write_json(room.folder / CHECK_FILE, result.to_dict())
+    if not result.ok:
+        return STATUS_CHECK_FAILED, result
+    if result.budget_hit or result.has_missing:
+        return STATUS_B01, result
+    return STATUS_OK, result
+
+
+def open_room(
+    wiki: Wiki, home: Path, brief: Brief, *, profile: str | None, env: Mapping[str, str],
+    cwd: Path | None = None, timeout: float | None = None,
+) -> RoomResult:
+    """Run one room for ``brief``; refuses nesting and a second room."""
+    refuse_nesting(env)
+    if brief.read_directly:
+        return RoomResult(STATUS_READ_DIRECTLY, brief)
+    from tether.runs.supervisor import RunRequest, supervise
+
+    with room_lock(home):
+        room_id = new_room_id()
+        _write_holder(home, room_id, brief.question)
+        room = Room.create(home, room_id, room_data(room_id, wiki, brief))
+        run_env = dict(env)
+        run_env[ENV_ROOM_DIR] = str(room.folder)
+        run_env[ENV_ROOM_ID] = room_id
+        outcome = supervise(
+            RunRequest(prompt=room_prompt(brief), profile=profile, unit=f"room:{room_id}",
+                       timeout=timeout, cwd=cwd),
+            env=run_env,
+        )
+        written = room.folder / CONCLUSION_FILE
+        if written.exists():
+            conclusion: str | None = written.read_text("utf-8")
+        else:
+            conclusion = outcome.ledger.last_assistant_text
+        status, result = finish_room(room, conclusion)
+        run = {
+            "run_id": outcome.run_id, "stop": outcome.stop.value,
+            "exit_code": int(outcome.exit_code), "session_id": outcome.record.get("session_id"),
+        }
+        atomic_write_json(room.folder / "result.json", {"status": status, "run": run})
+        return RoomResult(status, brief, room_id, room.folder, run, conclusion, result,
+                          room.summary())

@@ -1,0 +1,226 @@
+"""A room's folder, its fixed page list and the page reads counted against B.
+
+``$TETHER_HOME/rooms/<room id>/`` holds ``room.json`` (question, B, the page
+list fixed by the brief, the cut pages), ``reads.jsonl`` (one line per read
+attempt, appended under an exclusive lock, so concurrent reads count exactly),
+``conclusion.md`` and ``check.json``. Inside a room ``TETHER_ROOM_DIR`` points
+at the folder; ``tether wiki read`` then reads through ``read_page`` only.
+
+A read of a page on the list counts once (reading it again is free). A read of
+any other page is refused: "budget reached" once B pages were read, else "not
+on this room's list". A page on the list whose file is gone is recorded as
+missing.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tether.errors import PathEscapeError, TetherError, UsageError
+from tether.exit_codes import ExitCode
+from tether.fs import atomic_write_json, resolve_inside
+from tether.wiki.links import Resolver
+
+ROOMS_DIR = "rooms"
+ROOM_FILE = "room.json"
+READS_FILE = "reads.jsonl"
+CONCLUSION_FILE = "conclusion.md"
+CHECK_FILE = "check.json"
+ENV_ROOM_DIR = "TETHER_ROOM_DIR"
+ENV_ROOM_ID = "TETHER_ROOM_ID"
+
+READ = "read"
+REREAD = "reread"
+REFUSED_BUDGET = "refused-budget"
+REFUSED_LIST = "refused-list"
+MISSING = "missing"
+
+
+class RoomRefusedError(TetherError):
+    """A room action that the room's rules do not allow (nesting, a second room, a read)."""
+
+    exit_code = ExitCode.GATE_REFUSED
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    outcome: str
+    page_id: str | None
+    text: str | None
+    used: int
+    budget: int
+
+
+def rooms_dir(home: Path) -> Path:
+    return Path(home) / ROOMS_DIR
+
+
+class Room:
+    """An opened room's folder."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        try:
+            self.data: dict[str, Any] = json.loads((folder / ROOM_FILE).read_text("utf-8"))
+        except FileNotFoundError:
+            raise UsageError(f"{folder} is not a room folder (no {ROOM_FILE})") from None
+        self._resolver: Resolver | None = None
+
+    @classmethod
+    def create(cls, home: Path, room_id: str, data: dict[str, Any]) -> Room:
+        folder = rooms_dir(home) / room_id
+        folder.mkdir(parents=True, exist_ok=False)
+        atomic_write_json(folder / ROOM_FILE, data)
+        (folder / READS_FILE).touch()
+        return cls(folder)
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> Room | None:
+        environ = os.environ if env is None else env
+        folder = environ.get(ENV_ROOM_DIR)
+        return cls(Path(folder)) if folder else None
+
+    @classmethod
+    def find(cls, home: Path, room_id: str | None) -> Room:
+        """A room by id, or the newest one."""
+        base = rooms_dir(home)
+        if room_id is not None:
+            return cls(resolve_inside(base, room_id))
+        rooms = sorted(p for p in base.glob("*/" + ROOM_FILE)) if base.is_dir() else []
+        if not rooms:
+            raise UsageError("no room has been opened yet; give --room ID")
+        newest = max(rooms, key=lambda p: (p.stat().st_mtime_ns, str(p)))
+        return cls(newest.parent)
+
+    @property
+    def id(self) -> str:
+        return str(self.data["id"])
+
+    @property
+    def budget(self) -> int:
+        return int(self.data["budget"])
+
+    @property
+    def pages(self) -> list[dict[str, Any]]:
+        return list(self.data["pages"])
+
+    @property
+    def cut(self) -> list[dict[str, Any]]:
+        return list(self.data.get("cut", []))
+
+    @property
+    def wiki_pages_dir(self) -> Path:
+        return Path(self.data["pages_dir"])
+
+    def _all_known(self) -> list[dict[str, Any]]:
+        return self.pages + self.cut
+
+    def resolver(self) -> Resolver:
+        if self._resolver is None:
+            known = self._all_known()
+            self._resolver = Resolver(
+                [p["page_path"] for p in known],
+                [(p["page_path"], a) for p in known for a in [p["id"], p["title"], *p["aliases"]]],
+            )
+        return self._resolver
+
+    def identify(self, name: str) -> dict[str, Any] | None:
+        """The list (or cut) entry ``name`` means: its id, path, title, alias or link text."""
+        text = name.strip()
+        if text.startswith("[[") and text.endswith("]]"):
+            text = text[2:-2]
+        text = text.split("|", 1)[0].split("#", 1)[0].strip()
+        if not text:
+            return None
+        for entry in self._all_known():
+            if text.lower() in (entry["id"].lower(), entry["path"].lower(),
+                                entry["page_path"].lower()):
+                return entry
+        hit = self.resolver().resolve(text)
+        if hit is None:
+            return None
+        return next(p for p in self._all_known() if p["page_path"] == hit.path)
+
+    def on_list(self, entry: dict[str, Any]) -> bool:
+        return any(p["page_path"] == entry["page_path"] for p in self.pages)
+
+    @contextmanager
+    def _locked_reads(self) -> Iterator[Any]:
+        with (self.folder / READS_FILE).open("a+", encoding="utf-8") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield handle
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def reads(self) -> list[dict[str, Any]]:
+        path = self.folder / READS_FILE
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+    def read_page(self, name: str) -> ReadResult:
+        """Read ``name`` through the room's budget; the attempt is recorded whatever happens."""
+        with self._locked_reads() as handle:
+            handle.seek(0)
+            done = [json.loads(x) for x in handle.read().splitlines() if x.strip()]
+            read_paths = {r["page_path"] for r in done if r["outcome"] == READ}
+            used = len(read_paths)
+            entry = self.identify(name)
+            outcome: str
+            text: str | None = None
+            if entry is not None and self.on_list(entry):
+                if entry["page_path"] in read_paths:
+                    outcome = REREAD
+                else:
+                    text = self._load(entry)
+                    outcome = READ if text is not None else MISSING
+                    if text is not None:
+                        used += 1
+                if outcome == REREAD:
+                    text = self._load(entry)
+            elif used >= self.budget:
+                outcome = REFUSED_BUDGET
+            else:
+                outcome = REFUSED_LIST
+            record = {
+                "at": time.time(), "asked": name, "outcome": outcome,
+                "page_id": entry["id"] if entry else None,
+                "page_path": entry["page_path"] if entry else None, "pid": os.getppid(),
+            }
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        return ReadResult(outcome, entry["id"] if entry else None, text, used, self.budget)
+
+    def _load(self, entry: dict[str, Any]) -> str | None:
+        try:
+            file = resolve_inside(self.wiki_pages_dir, entry["page_path"])
+            return file.read_text("utf-8", "replace")
+        except (OSError, PathEscapeError):
+            return None
+
+    def summary(self) -> dict[str, Any]:
+        """What was read, refused and left unread, from the read log."""
+        reads = self.reads()
+        read_ids = list(dict.fromkeys(r["page_id"] for r in reads if r["outcome"] == READ))
+        refused_budget = list(dict.fromkeys(
+            r["page_id"] or r["asked"] for r in reads if r["outcome"] == REFUSED_BUDGET))
+        refused_list = list(dict.fromkeys(
+            r["page_id"] or r["asked"] for r in reads if r["outcome"] == REFUSED_LIST))
+        missing = list(dict.fromkeys(r["page_id"] for r in reads if r["outcome"] == MISSING))
+        unread = [p["id"] for p in self.pages if p["id"] not in read_ids]
+        return {
+            "room": self.id, "budget": self.budget, "read": read_ids, "used": len(read_ids),
+            "refused_budget": refused_budget, "refused_list": refused_list,
+            "missing": missing, "unread_on_list": unread,
+            "budget_hit": bool(refused_budget),
+        }

@@ -1,0 +1,56 @@
+"""Which wiki a command works on, and where its index lives.
+
+The wiki root is, in order: the ``--root`` flag, ``TETHER_WIKI_ROOT`` or
+``[wiki] root`` in ``tether.toml`` (relative to the project folder), else the
+current folder.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from tether.config import Config, load_config
+from tether.config.schema import WikiSettings
+from tether.wiki.index import Index, ProgressFn, UpdateStats
+from tether.wiki.layout import Wiki
+
+
+@dataclass(frozen=True)
+class WikiContext:
+    wiki: Wiki
+    home: Path
+    settings: WikiSettings
+    config: Config
+
+    def index(self) -> Index:
+        return Index.open(self.wiki, self.home)
+
+    def fresh_index(self, progress: ProgressFn | None = None) -> tuple[Index, UpdateStats]:
+        """The index, brought up to date with the files first."""
+        index = self.index()
+        try:
+            stats = index.update(progress)
+        except BaseException:
+            index.close()
+            raise
+        return index, stats
+
+
+def load_context(
+    root: str | None = None, env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> WikiContext:
+    environ = dict(os.environ if env is None else env)
+    config = load_config(env=environ, cwd=cwd)
+    settings = config.section("wiki", WikiSettings)
+    chosen = root or settings.root
+    if chosen is None:
+        base = cwd or Path.cwd()
+    else:
+        given = Path(chosen).expanduser()
+        if root is None and not given.is_absolute():
+            given = config.project_root / given
+        base = given
+    return WikiContext(Wiki.open(base), config.home, settings, config)

@@ -1,0 +1,445 @@
+"""The wiki index: one SQLite file with FTS5 (bm25), kept up to date by mtime.
+
+The Markdown files are the truth; the index is derived and can be deleted at
+any time. ``update`` stats every file and re-reads only pages whose size or
+modification time changed (and forgets removed ones); whenever anything
+changed, page ids and the resolved link graph (``edges``) are recomputed, since
+a new page can resolve links written elsewhere. The index lives in
+``$TETHER_HOME/wiki-index/`` (never inside the wiki, which may be read-only).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import re
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tether.errors import UsageError
+from tether.wiki.layout import FileEntry, Wiki, assign_ids, is_page
+from tether.wiki.links import Resolver
+from tether.wiki.page import EMBED, Page, parse_page
+
+SCHEMA_VERSION = "1"
+# bm25 column weights: title, aliases, description, headings, body
+WEIGHTS = (10.0, 8.0, 4.0, 3.0, 1.0)
+ProgressFn = Callable[[int, int], None]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS pages(
+    rowid INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, id TEXT NOT NULL DEFAULT '',
+    declared_id TEXT, title TEXT NOT NULL, kind TEXT, description TEXT NOT NULL,
+    aliases TEXT NOT NULL, sources TEXT NOT NULL, updated TEXT, links TEXT NOT NULL,
+    facts TEXT NOT NULL, headings TEXT NOT NULL, block_ids TEXT NOT NULL,
+    problems TEXT NOT NULL, body_line INTEGER NOT NULL, words INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS pages_id ON pages(id COLLATE NOCASE);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(title, aliases, description, headings, body,
+    tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE TABLE IF NOT EXISTS edges(src TEXT NOT NULL, line INTEGER NOT NULL, kind TEXT NOT NULL,
+    rel_type TEXT NOT NULL, target TEXT NOT NULL, heading TEXT, raw TEXT NOT NULL,
+    dst TEXT, how TEXT);
+CREATE INDEX IF NOT EXISTS edges_src ON edges(src);
+CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
+"""
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_STOP_TEXT = (
+    """a an and are as at be by can do does for from has have how i if in into is it its me my no
+    not of on or our so that the their them then there these this to was we what when where
+    which who why will with you your about after all also any but did get just more most other
+    out over some than too up use used using very would should could"""
+)
+STOPWORDS = frozenset(_STOP_TEXT.split())
+
+
+@dataclass(frozen=True)
+class UpdateStats:
+    files: int
+    pages: int
+    parsed: int
+    removed: int
+    seconds: float
+    changed: bool
+
+
+@dataclass(frozen=True)
+class PageRow:
+    path: str
+    id: str
+    title: str
+    kind: str | None
+    description: str
+    aliases: tuple[str, ...]
+    sources: tuple[str, ...]
+    updated: str | None
+
+
+@dataclass(frozen=True)
+class Hit:
+    page: PageRow
+    score: float  # higher is better (negated bm25)
+
+
+@dataclass
+class Edge:
+    src: str
+    line: int
+    kind: str
+    rel_type: str
+    target: str
+    heading: str | None
+    raw: str
+    dst: str | None
+    how: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def default_index_path(home: Path, wiki: Wiki) -> Path:
+    digest = hashlib.sha256(str(wiki.root).encode()).hexdigest()[:12]
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", wiki.root.name).strip("-") or "wiki"
+    return Path(home) / "wiki-index" / f"{name}-{digest}.sqlite"
+
+
+def query_terms(text: str) -> list[str]:
+    """The search terms of a question: words, lower-cased, stop words and repeats left out."""
+    seen: list[str] = []
+    for word in _WORD.findall(text.lower()):
+        if len(word) < 2 or word in STOPWORDS or word in seen:
+            continue
+        seen.append(word)
+    return seen
+
+
+def _fts_query(terms: Sequence[str]) -> str:
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+class Index:
+    """An open index of one wiki."""
+
+    def __init__(self, wiki: Wiki, path: Path) -> None:
+        self.wiki = wiki
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(path, timeout=10.0, isolation_level=None)
+        self.conn.execute("PRAGMA busy_timeout = 10000")
+        self.conn.execute("PRAGMA journal_mode = WAL")
+        self.conn.execute("PRAGMA synchronous = NORMAL")
+        self._ensure_schema()
+
+    @classmethod
+    def open(cls, wiki: Wiki, home: Path, path: Path | None = None) -> Index:
+        return cls(wiki, path or default_index_path(home, wiki))
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _ensure_schema(self) -> None:
+        row = None
+        with contextlib.suppress(sqlite3.OperationalError):
+            row = self.conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+        if row is not None and row[0] != SCHEMA_VERSION:
+            for table in ("meta", "files", "pages", "fts", "edges"):
+                self.conn.execute(f"DROP TABLE IF EXISTS {table}")
+            row = None
+        self.conn.executescript(_SCHEMA)
+        if row is None:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('version', ?), ('root', ?)",
+                (SCHEMA_VERSION, str(self.wiki.root)),
+            )
+
+    # --- building ---------------------------------------------------------------
+
+    def update(
+        self, progress: ProgressFn | None = None, escaped: list[str] | None = None
+    ) -> UpdateStats:
+        """Bring the index up to date with the files; re-read only what changed."""
+        t0 = time.perf_counter()
+        seen: dict[str, FileEntry] = {e.path: e for e in self.wiki.walk(escaped)}
+        known = {
+            p: (m, s) for p, m, s in self.conn.execute("SELECT path, mtime_ns, size FROM files")
+        }
+        changed = [e for p, e in seen.items() if known.get(p) != (e.mtime_ns, e.size)]
+        removed = [p for p in known if p not in seen]
+        pages_changed = [e for e in changed if is_page(e.path)]
+        if not changed and not removed:
+            count = self.conn.execute("SELECT count(*) FROM pages").fetchone()[0]
+            return UpdateStats(len(seen), count, 0, 0, time.perf_counter() - t0, False)
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for path in removed:
+                self._forget(path)
+            total = len(pages_changed)
+            for done, entry in enumerate(pages_changed, 1):
+                self._store(entry)
+                if progress is not None and (done % 200 == 0 or done == total):
+                    progress(done, total)
+            conn.executemany(
+                "INSERT OR REPLACE INTO files VALUES (?, ?, ?)",
+                [(e.path, e.mtime_ns, e.size) for e in changed],
+            )
+            self._relink()
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        count = conn.execute("SELECT count(*) FROM pages").fetchone()[0]
+        return UpdateStats(len(seen), count, total, len(removed), time.perf_counter() - t0, True)
+
+    def _forget(self, path: str) -> None:
+        row = self.conn.execute("SELECT rowid FROM pages WHERE path = ?", (path,)).fetchone()
+        if row is not None:
+            self.conn.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
+            self.conn.execute("DELETE FROM pages WHERE rowid = ?", (row[0],))
+        self.conn.execute("DELETE FROM files WHERE path = ?", (path,))
+
+    def _store(self, entry: FileEntry) -> None:
+        file = self.wiki.pages_dir / entry.path
+        try:
+            text = file.read_bytes().decode("utf-8", "replace")
+        except OSError:
+            return
+        page = parse_page(entry.path, text)
+        self._forget(entry.path)
+        cur = self.conn.execute(
+            "INSERT INTO pages(path, declared_id, title, kind, description, aliases, sources,"
+            " updated, links, facts, headings, block_ids, problems, body_line, words)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            _page_values(page, self.wiki.tether_layout),
+        )
+        self.conn.execute(
+            "INSERT INTO fts(rowid, title, aliases, description, headings, body)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                cur.lastrowid,
+                page.title,
+                " ".join(page.aliases),
+                page.description,
+                " ".join(page.headings),
+                page.body,
+            ),
+        )
+
+    def _relink(self) -> None:
+        """Recompute page ids and the resolved link graph from the stored pages."""
+        conn = self.conn
+        rows = conn.execute("SELECT path, declared_id, aliases, links FROM pages").fetchall()
+        ids = assign_ids([(r[0], r[1]) for r in rows])
+        conn.executemany("UPDATE pages SET id = ? WHERE path = ?", [(i, p) for p, i in ids.items()])
+        files = [r[0] for r in conn.execute("SELECT path FROM files")]
+        aliases = [(r[0], a) for r in rows for a in json.loads(r[2])]
+        resolver = Resolver(files, aliases)
+        conn.execute("DELETE FROM edges")
+        out: list[tuple[Any, ...]] = []
+        for path, _, _, links in rows:
+            for target, line, kind, heading, _text, rel_type, raw in json.loads(links):
+                found = resolver.resolve(target, path)
+                out.append(
+                    (
+                        path,
+                        line,
+                        kind,
+                        rel_type,
+                        target,
+                        heading,
+                        raw,
+                        found.path if found else None,
+                        found.how if found else None,
+                    )
+                )
+        conn.executemany("INSERT INTO edges VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", out)
+
+    # --- reading ----------------------------------------------------------------
+
+    def resolver(self) -> Resolver:
+        files = [r[0] for r in self.conn.execute("SELECT path FROM files")]
+        aliases = [
+            (p, a)
+            for p, al in self.conn.execute("SELECT path, aliases FROM pages")
+            for a in json.loads(al)
+        ]
+        return Resolver(files, aliases)
+
+    def pages(self) -> list[PageRow]:
+        return [_row(r) for r in self.conn.execute(f"SELECT {_COLS} FROM pages ORDER BY path")]  # noqa: S608
+
+    def page_count(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM pages").fetchone()[0])
+
+    def by_path(self, path: str) -> PageRow | None:
+        r = self.conn.execute(f"SELECT {_COLS} FROM pages WHERE path = ?", (path,)).fetchone()  # noqa: S608
+        return _row(r) if r else None
+
+    def by_paths(self, paths: Iterable[str]) -> dict[str, PageRow]:
+        wanted = list(paths)
+        out: dict[str, PageRow] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for r in self.conn.execute(f"SELECT {_COLS} FROM pages WHERE path IN ({marks})", chunk):  # noqa: S608
+                out[r[0]] = _row(r)
+        return out
+
+    def find(self, name: str) -> PageRow | None:
+        """A page by id, path (with or without ``.md``), file name, title or alias."""
+        name = name.strip()
+        if not name:
+            return None
+        r = self.conn.execute(
+            f"SELECT {_COLS} FROM pages WHERE id = ? COLLATE NOCASE", (name,)  # noqa: S608
+        ).fetchone()
+        if r is not None:
+            return _row(r)
+        for candidate in (name, name + ".md"):
+            found = self.by_path(candidate)
+            if found is not None:
+                return found
+        hit = self.resolver().resolve(name)
+        if hit is not None:
+            return self.by_path(hit.path)
+        r = self.conn.execute(
+            f"SELECT {_COLS} FROM pages WHERE title = ? COLLATE NOCASE", (name,)  # noqa: S608
+        ).fetchone()
+        return _row(r) if r else None
+
+    def search(self, question: str, limit: int = 20, kind: str | None = None) -> list[Hit]:
+        terms = query_terms(question)
+        if not terms:
+            return []
+        sql = (
+            f"SELECT {_COLS_P}, bm25(fts, {', '.join(map(str, WEIGHTS))}) AS rank"  # noqa: S608
+            " FROM fts JOIN pages p ON p.rowid = fts.rowid WHERE fts MATCH ?"
+        )
+        args: list[Any] = [_fts_query(terms)]
+        if kind is not None:
+            sql += " AND (p.kind = ? OR p.path LIKE ?)"
+            args += [kind, f"{kind}s/%"]
+        sql += " ORDER BY rank LIMIT ?"
+        args.append(limit)
+        try:
+            rows = self.conn.execute(sql, args).fetchall()
+        except sqlite3.OperationalError as exc:
+            raise UsageError(f"cannot search for {question!r}: {exc}") from exc
+        return [Hit(_row(r[:-1]), -float(r[-1])) for r in rows]
+
+    def edges_from(self, paths: Iterable[str]) -> list[Edge]:
+        return self._edges("src", paths)
+
+    def edges_to(self, paths: Iterable[str]) -> list[Edge]:
+        return self._edges("dst", paths)
+
+    def inbound_counts(self, paths: Iterable[str]) -> dict[str, int]:
+        """How many other pages link to each of ``paths``."""
+        wanted = list(paths)
+        out: dict[str, int] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for dst, n in self.conn.execute(
+                f"SELECT dst, count(DISTINCT src) FROM edges WHERE dst IN ({marks})"  # noqa: S608
+                " AND src != dst GROUP BY dst", chunk,
+            ):
+                out[dst] = int(n)
+        return out
+
+    def all_edges(self) -> list[Edge]:
+        return [Edge(*r) for r in self.conn.execute("SELECT * FROM edges ORDER BY src, line")]
+
+    def _edges(self, column: str, paths: Iterable[str]) -> list[Edge]:
+        wanted = list(paths)
+        out: list[Edge] = []
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            out.extend(
+                Edge(*r)
+                for r in self.conn.execute(
+                    f"SELECT * FROM edges WHERE {column} IN ({marks}) ORDER BY src, line", chunk  # noqa: S608
+                )
+            )
+        return out
+
+    def details(self, path: str) -> dict[str, Any]:
+        """The stored parse of one page: facts, headings, block ids, problems, body line."""
+        r = self.conn.execute(
+            "SELECT facts, headings, block_ids, problems, body_line, words FROM pages"
+            " WHERE path = ?",
+            (path,),
+        ).fetchone()
+        if r is None:
+            return {}
+        return {
+            "facts": json.loads(r[0]),
+            "headings": json.loads(r[1]),
+            "block_ids": json.loads(r[2]),
+            "problems": json.loads(r[3]),
+            "body_line": r[4],
+            "words": r[5],
+        }
+
+
+_COLS = "path, id, title, kind, description, aliases, sources, updated"
+_COLS_P = ", ".join(f"p.{c.strip()}" for c in _COLS.split(","))
+
+
+def _row(r: Sequence[Any]) -> PageRow:
+    return PageRow(
+        path=r[0],
+        id=r[1],
+        title=r[2],
+        kind=r[3],
+        description=r[4],
+        aliases=tuple(json.loads(r[5])),
+        sources=tuple(json.loads(r[6])),
+        updated=r[7],
+    )
+
+
+def _page_values(page: Page, kind_from_folder: bool) -> tuple[Any, ...]:
+    kind = page.kind
+    if kind is None and kind_from_folder and "/" in page.path:
+        folder = page.path.split("/", 1)[0]
+        kind = folder[:-1] if folder.endswith("s") else folder
+    links = [
+        (ln.target, ln.line, ln.kind, ln.heading, ln.text, ln.rel_type, ln.raw) for ln in page.links
+    ]
+    facts = [(f.line, f.text, f.category, list(f.sources)) for f in page.facts]
+    problems = [(p.line, p.message) for p in page.problems]
+    return (
+        page.path,
+        page.declared_id,
+        page.title,
+        kind,
+        page.description,
+        json.dumps(list(page.aliases)),
+        json.dumps(list(page.sources)),
+        page.updated,
+        json.dumps(links),
+        json.dumps(facts),
+        json.dumps(page.headings),
+        json.dumps(page.block_ids),
+        json.dumps(problems),
+        page.body_line,
+        len(page.body.split()),
+    )
+
+
+def is_embed(edge: Edge) -> bool:
+    return edge.kind == EMBED

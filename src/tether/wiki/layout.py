@@ -1,0 +1,164 @@
+"""Where a wiki's parts live, and walking its files safely.
+
+Two shapes are read. A tether wiki is a folder with ``wiki/`` (pages in
+``wiki/<kind>/<id>.md``, ``wiki/index.md``, ``wiki/stale.json``), ``raw/``
+(captured sources), ``incoming/`` and ``quarantine/``. Any other folder of
+Markdown files (an Obsidian vault) is read as pages from its top. Link paths
+resolve from the page folder, as Obsidian resolves them from the vault root.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from tether.errors import UsageError
+from tether.fs import resolve_inside
+
+PAGES_DIR = "wiki"
+RAW_DIR = "raw"
+INCOMING_DIR = "incoming"
+QUARANTINE_DIR = "quarantine"
+STALE_FILE = "stale.json"
+INDEX_PAGE = "index.md"
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    path: str  # relative to the page folder, "/" separated
+    mtime_ns: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Wiki:
+    root: Path  # the folder the user named, resolved
+    pages_dir: Path  # root/wiki for a tether wiki, else root
+
+    @classmethod
+    def open(cls, root: str | Path) -> Wiki:
+        given = Path(root).expanduser()
+        real = given.resolve()
+        if not real.is_dir():
+            raise UsageError(f"wiki root {str(given)!r} is not a folder; give the wiki's folder.")
+        pages = real / PAGES_DIR
+        return cls(real, pages if pages.is_dir() else real)
+
+    @property
+    def tether_layout(self) -> bool:
+        return self.pages_dir != self.root
+
+    @property
+    def raw_dir(self) -> Path:
+        return self.root / RAW_DIR
+
+    @property
+    def incoming_dir(self) -> Path:
+        return self.root / INCOMING_DIR
+
+    @property
+    def quarantine_dir(self) -> Path:
+        return self.root / QUARANTINE_DIR
+
+    @property
+    def stale_path(self) -> Path:
+        return self.pages_dir / STALE_FILE
+
+    @property
+    def index_page(self) -> str:
+        return INDEX_PAGE
+
+    @property
+    def prefix(self) -> str:
+        """The page folder relative to the root ("" or "wiki/")."""
+        return f"{PAGES_DIR}/" if self.tether_layout else ""
+
+    def root_relative(self, page_path: str) -> str:
+        """A page-folder path as a path relative to the wiki root."""
+        return self.prefix + page_path
+
+    def page_file(self, page_path: str) -> Path:
+        """The file of an indexed page path, held inside the page folder."""
+        return resolve_inside(self.pages_dir, page_path)
+
+    def walk(self, escaped: list[str] | None = None) -> Iterator[FileEntry]:
+        """Every file under the page folder, hidden folders and files skipped.
+
+        Symlinked folders are not entered. A symlinked file is taken only when it
+        resolves inside the page folder; others are listed in ``escaped``.
+        """
+        base = str(self.pages_dir)
+        cut = len(base) + 1
+        stack = [base]
+        while stack:
+            folder = stack.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                        continue
+                    link = entry.is_symlink()
+                    if link and not _inside(entry.path, self.pages_dir):
+                        if escaped is not None:
+                            escaped.append(entry.path[cut:].replace(os.sep, "/"))
+                        continue
+                    st = entry.stat(follow_symlinks=True)
+                except OSError:
+                    continue
+                if not _is_regular(st.st_mode):
+                    continue
+                yield FileEntry(entry.path[cut:].replace(os.sep, "/"), st.st_mtime_ns, st.st_size)
+
+
+def _is_regular(mode: int) -> bool:
+    import stat
+
+    return stat.S_ISREG(mode)
+
+
+def _inside(path: str, root: Path) -> bool:
+    try:
+        return Path(os.path.realpath(path)).is_relative_to(root)
+    except OSError:
+        return False
+
+
+def is_page(path: str) -> bool:
+    return path.lower().endswith(".md")
+
+
+def page_stem(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name[:-3] if name.lower().endswith(".md") else name
+
+
+def assign_ids(pages: list[tuple[str, str | None]]) -> dict[str, str]:
+    """Page id per path: the declared ``id``, else the file name, else the path.
+
+    A file name shared by several pages (case-insensitively) cannot be an id;
+    those pages get their path without ``.md``. A declared id used twice is
+    kept for the first page (by path) only.
+    """
+    stems: dict[str, int] = {}
+    for path, _ in pages:
+        key = page_stem(path).lower()
+        stems[key] = stems.get(key, 0) + 1
+    ids: dict[str, str] = {}
+    taken: set[str] = set()
+    for path, declared in sorted(pages):
+        if declared and declared.lower() not in taken:
+            ids[path] = declared
+        elif stems[page_stem(path).lower()] == 1:
+            ids[path] = page_stem(path)
+        else:
+            ids[path] = path[:-3]
+        taken.add(ids[path].lower())
+    return ids

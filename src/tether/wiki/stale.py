@@ -1,0 +1,74 @@
+"""The stale list: ``wiki/stale.json`` names pages whose content may be out of date.
+
+Accepted shapes (all read the same way)::
+
+    {"stale": [{"page": "concepts/x", "reason": "source changed", "since": "2026-01-02"}]}
+    [{"page": "x", "reason": "..."}]
+    ["x", "concepts/y"]
+    {"x": "reason", "concepts/y": "reason"}
+
+An entry names a page by id, by path (with or without ``.md``) or by any
+link text that resolves to it (``id`` and ``target`` are read like ``page``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tether.errors import UsageError
+
+
+@dataclass(frozen=True)
+class StaleEntry:
+    page: str  # as written in the file
+    reason: str
+    since: str | None = None
+
+
+def load_stale(path: Path) -> list[StaleEntry]:
+    """The entries of a stale file; none when it does not exist."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise UsageError(f"cannot read the stale list {path}: {exc.strerror}") from exc
+    if not text.strip():
+        return []
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"{path}:{exc.lineno}: the stale list is not valid JSON ({exc.msg}); fix the file."
+        ) from exc
+    return parse_stale(data, path)
+
+
+def parse_stale(data: Any, path: Path | None = None) -> list[StaleEntry]:
+    where = f"{path}: " if path is not None else ""
+    if isinstance(data, dict) and "stale" in data and isinstance(data["stale"], list):
+        data = data["stale"]
+    entries: list[StaleEntry] = []
+    if isinstance(data, dict):
+        for page, reason in data.items():
+            entries.append(StaleEntry(str(page), str(reason or "")))
+        return entries
+    if not isinstance(data, list):
+        raise UsageError(f"{where}the stale list must be a list or an object of pages")
+    for item in data:
+        if isinstance(item, str):
+            entries.append(StaleEntry(item, ""))
+        elif isinstance(item, dict):
+            page = item.get("page") or item.get("id") or item.get("target") or item.get("path")
+            if not page:
+                raise UsageError(f"{where}stale entry {item!r} names no page (`page`)")
+            since = item.get("since") or item.get("date")
+            entries.append(
+                StaleEntry(str(page), str(item.get("reason") or ""), str(since) if since else None)
+            )
+        else:
+            raise UsageError(f"{where}stale entry {item!r} is neither a page name nor an object")
+    return entries

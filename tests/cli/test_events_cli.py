@@ -263,22 +263,36 @@ def test_live_pipe_written_in_pieces() -> None:
     assert counted["session_id"] == "26b66eac-9098-4695-96b4-824ef9efcb07"
 
 
+# Runs argv as its child and writes the child's peak RSS and exit code to a file.
+# The test process cannot take ru_maxrss of its own child: on Linux that also
+# counts the RSS of the process it was forked from (carried over exec).
+RSS_LAUNCHER = """
+import os, subprocess, sys
+child = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(child.pid, 0)
+with open(sys.argv[1], "w") as report:
+    report.write(f"{usage.ru_maxrss} {os.waitstatus_to_exitcode(status)}")
+"""
+
+
 def _count_with_peak_rss(path: Path) -> tuple[dict[str, Any], int]:
-    """Run the counter on ``path``; its JSON and the child's own peak RSS in bytes."""
-    with path.open("rb") as stdin, (path.parent / "out.json").open("w+b") as out:
-        child = subprocess.Popen(
-            [TETHER, "events", "count", "--harness", "claude-code", "--json", "-"],
+    """Run the counter on ``path`` (as stdin); its JSON and its own peak RSS in bytes."""
+    report = path.parent / "rss-report"
+    count = [TETHER, "events", "count", "--harness", "claude-code", "--json", "-"]
+    with path.open("rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-c", RSS_LAUNCHER, str(report), *count],
             stdin=stdin,
-            stdout=out,
-            stderr=subprocess.DEVNULL,
+            capture_output=True,
             env=_env(),
+            timeout=120,
+            check=False,
         )
-        _, status, usage = os.wait4(child.pid, 0)
-        child.returncode = os.waitstatus_to_exitcode(status)
-        assert child.returncode == 0
-        out.seek(0)
-        counted: dict[str, Any] = json.loads(out.read())
-    return counted, usage.ru_maxrss * 1024  # kB on Linux
+    assert done.returncode == 0, done.stderr
+    maxrss_kib, returncode = map(int, report.read_text().split())
+    assert returncode == 0, done.stderr
+    counted: dict[str, Any] = json.loads(done.stdout)
+    return counted, maxrss_kib * 1024
 
 
 def _write_repeated(path: Path, block: bytes, size: int) -> int:

@@ -118,6 +118,7 @@ class Agent:
             todo=opts.todo and opts.format in TODO_FORMATS,
             fail=opts.fail,
             id_prefix=r.id_prefix,
+            commands=opts.commands,
         )
         for step in script:
             if opts.max_turns is not None and step.number > opts.max_turns:

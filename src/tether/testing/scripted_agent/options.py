@@ -34,6 +34,7 @@ class Options:
     model: str = "scripted-model"
     prompt_log: Path | None = None
     settings: Path | None = None
+    commands: tuple[str, ...] | None = None  # --commands-file: one shell command per tool step
 
 
 def _positive(text: str) -> int:
@@ -65,6 +66,12 @@ def parser() -> argparse.ArgumentParser:
     source.add_argument("--steps", type=_positive, metavar="N", help="N model steps (default 5)")
     source.add_argument("--forever", action="store_true", help="tool steps without end")
     source.add_argument("--replay", type=Path, metavar="FILE", help="print a recorded stream")
+    source.add_argument(
+        "--commands-file",
+        type=Path,
+        metavar="FILE",
+        help="one command per line (run as argv, no shell), one per tool step, then a final step",
+    )
     p.add_argument("--calls-per-step", type=_positive, default=1, metavar="K")
     p.add_argument("--exec-log", type=Path, metavar="FILE")
     p.add_argument("--step-delay", type=_seconds, default=0.0, metavar="SECONDS")
@@ -85,10 +92,23 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _read_commands(p: argparse.ArgumentParser, path: Path) -> tuple[str, ...]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        p.error(f"cannot read --commands-file {path}: {exc.strerror}")
+    lines = [line.strip() for line in text.splitlines()]
+    return tuple(line for line in lines if line and not line.startswith("#"))
+
+
 def parse(argv: Sequence[str]) -> Options:
-    ns = parser().parse_args(list(argv))
+    p = parser()
+    ns = p.parse_args(list(argv))
+    commands = None if ns.commands_file is None else _read_commands(p, ns.commands_file)
     if ns.forever or ns.replay is not None:
         steps = None
+    elif commands is not None:
+        steps = len(commands) + 1
     else:
         steps = ns.steps if ns.steps is not None else DEFAULT_STEPS
     return Options(
@@ -113,4 +133,5 @@ def parse(argv: Sequence[str]) -> Options:
         model=ns.model,
         prompt_log=ns.prompt_log,
         settings=ns.settings,
+        commands=commands,
     )

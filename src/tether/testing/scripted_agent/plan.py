@@ -8,7 +8,7 @@ update instead (Claude Code ``TodoWrite``, Codex ``update_plan``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -86,8 +86,13 @@ def steps(
     todo: bool,
     fail: bool,
     id_prefix: str,
+    commands: Sequence[str] | None = None,
 ) -> Iterator[Step]:
-    """The model's steps; ``total=None`` never ends (``--forever``)."""
+    """The model's steps; ``total=None`` never ends (``--forever``).
+
+    With ``commands`` (``--commands-file``) tool step S runs ``commands[S-1]`` as its
+    one call instead of ``echo step S``.
+    """
     number = 0
     while True:
         number += 1
@@ -98,8 +103,12 @@ def steps(
                 done = f"All {total} steps done."
                 yield Step(number, "final", text=done)
             return
-        if todo and number == 1:
-            calls: tuple[Call, ...] = (Call(1, 1, call_id(id_prefix, 1, 1), "todo"),)
+        if commands is not None and number <= len(commands):
+            calls: tuple[Call, ...] = (
+                Call(number, 1, call_id(id_prefix, number, 1), "shell", commands[number - 1]),
+            )
+        elif todo and number == 1:
+            calls = (Call(1, 1, call_id(id_prefix, 1, 1), "todo"),)
         else:
             calls = tuple(
                 Call(

@@ -61,6 +61,7 @@ def test_never_stopping_agent_is_stopped_at_the_iteration_limit(
     record = json.loads(done.stdout)
     assert record["status"] == "iteration_limit", why
     # the model was asked at most limit times, plus at most one call in flight at the stop
+    print(f"\n{harness}: model calls {server.model_calls}, iterations {record['iterations']}, tool calls {record['tool_calls']}, stop {record['stop_reason']}")
     assert server.model_calls <= 4, why
     assert record["iterations"] >= 3, why
     report = record["report"]

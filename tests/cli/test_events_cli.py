@@ -125,7 +125,9 @@ def test_codex_without_session_file_says_the_count_is_a_bound() -> None:
     table = _tether("events", "count", "--harness", "codex", stream)
     assert table.returncode == 0, table.stderr
     assert "(bound)" in table.stdout
-    assert "note: iterations is a bound" in table.stdout
+    assert "note: iterations is an upper bound" in table.stdout
+    # 5 command items + 1 agent message: at least the 5 real model calls
+    assert counted["iterations"] == 6
 
 
 def test_session_file_for_a_stream_harness_is_not_read() -> None:

@@ -106,3 +106,39 @@ def test_todo_list_becomes_open_points(project: Project) -> None:
     report = record["report"]
     assert report["open_points_source"] == "agent plan"
     assert len(report["open_points"]) == 2
+
+
+def test_codex_format_counts_from_its_rollout_and_stops_at_the_limit(
+    project: Project, tmp_path: Path
+) -> None:
+    codex_home = tmp_path / "codex-home"
+    project.write_config(["--steps", "50", "--step-delay", "0.05"])
+    toml = (project.root / "tether.toml").read_text().replace(
+        '"claude-code"', '"codex"', 1
+    ).replace("default = true\n", f'default = true\nenv = {{ CODEX_HOME = "{codex_home}" }}\n', 1)
+    (project.root / "tether.toml").write_text(toml)
+    code, record = project.run_json("--prompt", "go", "--iterations", "5")
+    assert code == 20
+    ledger_steps = _steps(project.executed())
+    # Codex shows a step only once its response is recorded: at most one step more
+    # than the limit becomes visible, and its tool call may race the stop.
+    assert ledger_steps[:5] == [1, 2, 3, 4, 5]
+    assert len(ledger_steps) <= 6
+    assert record["iterations"] == 6
+    assert record["report"]["iterations_exact"] is True
+    assert list(codex_home.glob("sessions/*/*/*/rollout-*.jsonl"))
+
+
+def test_limit_check_falls_back_to_the_stream_bound() -> None:
+    from tether.events.accounting import Ledger, apply
+    from tether.events.model import AssistantText, ToolCallStarted
+    from tether.runs.budget import Budget, LimitCheck, StopReason
+
+    check = LimitCheck(Budget(iterations=2, tool_calls=None, timeout_seconds=60), "codex")
+    ledger = Ledger()
+    events = [ToolCallStarted(call_id="a", name="x"), ToolCallStarted(call_id="b", name="x"),
+              AssistantText(text="done")]
+    verdicts = [check.after(e, apply(ledger, e)) for e in events]
+    assert verdicts == [None, None, None], "exact count (0 from the session file) governs"
+    check.use_stream_bound = True
+    assert check.after(events[-1], ledger) is StopReason.ITERATION_LIMIT

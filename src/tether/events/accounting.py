@@ -65,6 +65,7 @@ class Ledger:
     permission_requests: int = 0
     permission_denials: int = 0
     last_assistant_text: str | None = None
+    assistant_texts: int = 0
     plan: tuple[TodoItem, ...] = ()
     events: int = 0
     # how ``iterations`` was obtained: "stream" (exact), "session_file" (exact,
@@ -134,6 +135,7 @@ def _step_ended(ledger: Ledger, event: StepEnded) -> None:
 
 def _assistant_text(ledger: Ledger, event: AssistantText) -> None:
     if event.text:
+        ledger.assistant_texts += 1
         ledger.last_assistant_text = event.text
 
 
@@ -232,6 +234,15 @@ def _add_usage(ledger: Ledger, event: Usage) -> None:
     u.cache_write_tokens += event.cache_write_tokens
     if event.cost_usd is not None:
         u.cost_usd = (u.cost_usd or 0.0) + event.cost_usd
+
+
+def stream_upper_bound(ledger: Ledger) -> int:
+    """At most this many model steps happened, judged from tool calls and texts alone.
+
+    Each model step produces at least one tool call or one assistant text, so
+    for a stream without a per-step event (Codex) their sum bounds the steps.
+    """
+    return ledger.tool_calls + ledger.assistant_texts
 
 
 def count(events: Iterable[Event], ledger: Ledger | None = None) -> Ledger:

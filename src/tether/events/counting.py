@@ -15,13 +15,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import BinaryIO
 
-from tether.events.accounting import Ledger, apply
+from tether.events.accounting import Ledger, apply, stream_upper_bound
 from tether.events.model import AnyEvent
 from tether.harnesses.base import Harness, iter_lines
 
 BOUND_NOTE = (
-    "iterations is a bound: this harness's stream has no event per model step. "
-    "Pass its session file (--session) for the exact count."
+    "iterations is an upper bound (tool calls + assistant messages): this harness's "
+    "stream has no event per model step. Pass its session file (--session) for the "
+    "exact count."
 )
 
 
@@ -54,6 +55,7 @@ def count_stream(
         return ledger
     if session_stream is None:
         ledger.iteration_source = "bound"
+        ledger.iterations = stream_upper_bound(ledger)
         return ledger
 
     session = fold_lines(Ledger(), harness.parse_session_line, session_stream)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from tether.errors import BudgetError
-from tether.events.accounting import Ledger
+from tether.events.accounting import Ledger, stream_upper_bound
 from tether.events.model import Event, ToolResult
 from tether.exit_codes import ExitCode
 
@@ -85,9 +85,14 @@ class LimitCheck:
         self._iterations = budget.iterations
         self._calls = budget.tool_calls if budget.tool_calls is not None else sys.maxsize
         self._closes_on_results = stream_format in ANNOUNCE_CALLS_FIRST
+        # Set while a harness's exact step count (its session file) cannot be read:
+        # then the stream's upper bound decides, so the stop may come early, never late.
+        self.use_stream_bound = False
 
     def after(self, event: Event, ledger: Ledger) -> StopReason | None:
         if ledger.iterations > self._iterations:
+            return StopReason.ITERATION_LIMIT
+        if self.use_stream_bound and stream_upper_bound(ledger) > self._iterations:
             return StopReason.ITERATION_LIMIT
         if ledger.tool_calls > self._calls:
             return StopReason.TOOL_CALL_LIMIT

@@ -22,6 +22,9 @@ from tether.runs.stream import LineBuffer, SessionTail
 SESSION_POLL_SECONDS = 0.02
 PROGRESS_EVERY_SECONDS = 0.5
 READ_SIZE = 1 << 20
+# How long a harness's session file may take to appear before the stream's
+# upper bound is used for the limit instead.
+SESSION_FILE_GRACE = 2.0
 _F_SETPIPE_SZ = 1031  # Linux fcntl: resize a pipe's buffer
 
 
@@ -81,6 +84,7 @@ class LiveRun:
         out_fd = self.events_out.fileno()
         self.events_out.flush()
         next_tail_poll = 0.0
+        started = time.monotonic()
         try:
             while True:
                 now = time.monotonic()
@@ -119,6 +123,10 @@ class LiveRun:
                     found = self._take(self.tail.poll(self.ledger.session_id))
                     if found is not None and verdict is None:
                         verdict = found
+                    lost = self.tail.path is None and now - started > SESSION_FILE_GRACE
+                    if lost and not self.check.use_stream_bound:
+                        self.check.use_stream_bound = True
+                        self.ledger.iteration_source = "bound"
                 if verdict is not None:
                     return LiveResult(verdict, time.monotonic(), False)
                 if eof:

@@ -23,7 +23,7 @@ from typing import Any
 
 from tether.config import Config, Profile, load_config
 from tether.errors import UsageError
-from tether.events.accounting import Ledger, count
+from tether.events.accounting import Ledger, count, stream_upper_bound
 from tether.exit_codes import ExitCode
 from tether.fs import atomic_write_json, atomic_write_text
 from tether.harnesses import get_harness
@@ -42,8 +42,9 @@ from tether.runs.stream import SessionTail
 from tether.store import db
 from tether.store.runs import RunRow, get_run, insert_run, update_run
 
-# Harnesses that load a per-run settings file with hooks (Claude Code --settings).
-SETTINGS_HOOKS = frozenset({"claude-code", "scripted"})
+# Stream formats whose harness loads a per-run settings file with hooks (Claude
+# Code --settings; the scripted harness mimics it when it speaks that format).
+SETTINGS_HOOKS = frozenset({"claude-code"})
 
 
 @dataclass(frozen=True)
@@ -209,7 +210,8 @@ def _execute(
     paths.root.mkdir(parents=True, exist_ok=True)
     atomic_write_text(paths.prompt, prompt)
     settings: Path | None = None
-    if profile.harness in SETTINGS_HOOKS:
+    adapter = _bind(harness, RunSpec(prompt=prompt, extra_args=tuple(profile.args)))
+    if stream_format(adapter) in SETTINGS_HOOKS:
         settings = _write_hook_settings(config, paths, session_id, budget, run_id)
     spec = RunSpec(
         prompt=prompt,
@@ -220,7 +222,6 @@ def _execute(
         settings_path=settings,
         cwd=cwd,
     )
-    adapter = _bind(harness, spec)
     argv = harness.build_command(spec)
     env = _agent_env(config, profile, run_id, session_id, base_env)
     before = worktree.snapshot(cwd, exclude=config.home)
@@ -377,6 +378,8 @@ def _watch(
             stop = StopReason.TIMEOUT
     if tail is not None:
         count(tail.drain(ledger.session_id), ledger)
+        if ledger.iteration_source == "bound":
+            ledger.iterations = max(ledger.iterations, stream_upper_bound(ledger))
     return stop, how
 
 

@@ -8,11 +8,14 @@ rest is the ``cut`` list. With two pages or fewer the answer is "read them
 directly": no room.
 
 Priorities: a match scores its bm25 relative to the best match (1.0 for the
-best). A seed episode scores 0.9. A neighbour that is not itself a match scores
-half of the best match it neighbours, times 1.0 for a typed relation (front
-matter ``relations:`` or ``- type [[Target]]``) and 0.6 for a plain link, plus
-0.05 for every further match it is linked with (at most 0.15), the whole
-scaled down for hubs: times ``min(1, 2 / log2(2 + pages linking to it))``.
+best). A seed episode (one of the two best-matching episode pages, if it
+matches at least as well as a match must) scores 0.9 times its relative score.
+A neighbour that is not itself a match scores half of the best match it
+neighbours, times 1.0 for a typed relation (front matter ``relations:`` or
+``- type [[Target]]``) and 0.6 for a plain link, plus 0.05 for every further
+match it is linked with (at most 0.15), the whole scaled down for hubs: times
+``min(1, 2 / log2(2 + pages linking to it))``. The index page is never a
+neighbour (it links to everything).
 """
 
 from __future__ import annotations
@@ -127,7 +130,7 @@ def make_brief(index: Index, question: str, budget: int = DEFAULT_BUDGET) -> Bri
     for hit in matches:
         candidates[hit.page.path] = _page(index, hit.page, MATCH, hit.score / best, stale,
                                           hit.score)
-    _add_episodes(index, question, candidates, stale)
+    _add_episodes(index, question, best, candidates, stale)
     _add_neighbours(index, matches, best, candidates, stale)
     ranked = sorted(candidates.values(), key=lambda p: (-p.priority, p.id.lower()))
     chosen = ranked[:budget]
@@ -135,16 +138,21 @@ def make_brief(index: Index, question: str, budget: int = DEFAULT_BUDGET) -> Bri
     return Brief(question, budget, query_terms(question), chosen, rest[:CUT_SHOWN], len(rest))
 
 
-def _add_episodes(index: Index, question: str, candidates: dict[str, BriefPage],
-                  stale: dict[str, str]) -> None:
+def _add_episodes(index: Index, question: str, best: float,
+                  candidates: dict[str, BriefPage], stale: dict[str, str]) -> None:
+    """Seed episodes: the best-matching episode pages, if they match well enough."""
+    if best <= 0:
+        return
     episodes: list[Hit] = index.search(question, limit=EPISODES, kind="episode")
     for hit in episodes:
+        if hit.score < MATCH_CUTOFF * best:
+            continue
+        priority = EPISODE_PRIORITY * min(1.0, hit.score / best)
         known = candidates.get(hit.page.path)
         if known is not None:
-            known.priority = max(known.priority, EPISODE_PRIORITY)
+            known.priority = max(known.priority, priority)
             continue
-        candidates[hit.page.path] = _page(index, hit.page, EPISODE, EPISODE_PRIORITY, stale,
-                                          hit.score)
+        candidates[hit.page.path] = _page(index, hit.page, EPISODE, priority, stale, hit.score)
 
 
 def _add_neighbours(index: Index, matches: list[Hit], best: float,
@@ -165,8 +173,8 @@ def _add_neighbours(index: Index, matches: list[Hit], best: float,
     inbound = index.inbound_counts(links)
     for path, found in links.items():
         row = rows.get(path)
-        if row is None:
-            continue  # an attachment, not a page
+        if row is None or path == index.wiki.index_page:
+            continue  # an attachment, or the table of contents (it links to everything)
         scores = sorted(
             (NEIGHBOUR_SHARE * strength[parent] * (1.0 if typed else PLAIN_LINK_WEIGHT)
              for parent, _, typed in found), reverse=True,

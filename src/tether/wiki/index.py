@@ -29,6 +29,7 @@ from tether.wiki.page import EMBED, Page, parse_page
 SCHEMA_VERSION = "1"
 # bm25 column weights: title, aliases, description, headings, body
 WEIGHTS = (10.0, 8.0, 4.0, 3.0, 1.0)
+TITLE_FLOOR = 2.0
 ProgressFn = Callable[[int, int], None]
 
 _SCHEMA = """
@@ -320,24 +321,54 @@ class Index:
         return _row(r) if r else None
 
     def search(self, question: str, limit: int = 20, kind: str | None = None) -> list[Hit]:
+        """Pages for ``question``, best first: bm25, lifted by question words in the title.
+
+        bm25 gives a word that most pages contain almost no weight, so a page
+        titled with the question's words ("Create a vault" for "create a new
+        vault") could drown among pages that mention rarer words once. Each
+        page's score is therefore ``bm25 * (1 + c) + 2 * c``, with ``c`` the share
+        of the question's words found in its title or aliases, and pages with
+        ``c >= 0.5`` are candidates even when bm25 alone would not rank them.
+        """
         terms = query_terms(question)
         if not terms:
             return []
-        sql = (
-            f"SELECT {_COLS_P}, bm25(fts, {', '.join(map(str, WEIGHTS))}) AS rank"  # noqa: S608
+        where = ""
+        args: list[Any] = []
+        if kind is not None:
+            where = " AND (p.kind = ? OR p.path LIKE ?)"
+            args = [kind, f"{kind}s/%"]
+        select = (
+            f"SELECT {_COLS_P}, p.rowid, bm25(fts, {', '.join(map(str, WEIGHTS))}) AS rank"  # noqa: S608
             " FROM fts JOIN pages p ON p.rowid = fts.rowid WHERE fts MATCH ?"
         )
-        args: list[Any] = [_fts_query(terms)]
-        if kind is not None:
-            sql += " AND (p.kind = ? OR p.path LIKE ?)"
-            args += [kind, f"{kind}s/%"]
-        sql += " ORDER BY rank LIMIT ?"
-        args.append(limit)
         try:
-            rows = self.conn.execute(sql, args).fetchall()
+            rows = self.conn.execute(
+                select + where + " ORDER BY rank LIMIT ?", [_fts_query(terms), *args, limit]
+            ).fetchall()
+            cover: dict[int, int] = {}
+            for term in terms:
+                for (rowid,) in self.conn.execute(
+                    "SELECT rowid FROM fts WHERE fts MATCH ? LIMIT 500",
+                    ["{title aliases} : " + _fts_query([term])],
+                ):
+                    cover[rowid] = cover.get(rowid, 0) + 1
+            have = {r[-2] for r in rows}
+            extra = [rid for rid, n in cover.items() if rid not in have and 2 * n >= len(terms)]
+            if extra:
+                marks = ",".join("?" * len(extra))
+                rows += self.conn.execute(
+                    select + where + f" AND p.rowid IN ({marks})",
+                    [_fts_query(terms), *args, *extra],
+                ).fetchall()
         except sqlite3.OperationalError as exc:
             raise UsageError(f"cannot search for {question!r}: {exc}") from exc
-        return [Hit(_row(r[:-1]), -float(r[-1])) for r in rows]
+        hits = []
+        for r in rows:
+            share = cover.get(r[-2], 0) / len(terms)
+            hits.append(Hit(_row(r[:-2]), -float(r[-1]) * (1 + share) + TITLE_FLOOR * share))
+        hits.sort(key=lambda h: (-h.score, h.page.path))
+        return hits[:limit]
 
     def edges_from(self, paths: Iterable[str]) -> list[Edge]:
         return self._edges("src", paths)

@@ -23,6 +23,8 @@ INCOMING_DIR = "incoming"
 QUARANTINE_DIR = "quarantine"
 STALE_FILE = "stale.json"
 INDEX_PAGE = "index.md"
+# Folders of the queue and the sources: never pages, even in a wiki without wiki/.
+RESERVED = frozenset({RAW_DIR, INCOMING_DIR, QUARANTINE_DIR})
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,7 @@ class Wiki:
         return resolve_inside(self.pages_dir, page_path)
 
     def walk(self, escaped: list[str] | None = None) -> Iterator[FileEntry]:
-        """Every file under the page folder, hidden folders and files skipped.
+        """Every file under the page folder; hidden ones and raw/, incoming/, quarantine/ skipped.
 
         Symlinked folders are not entered. A symlinked file is taken only when it
         resolves inside the page folder; others are listed in ``escaped``.
@@ -103,7 +105,8 @@ class Wiki:
                     continue
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
+                        if folder != base or entry.name not in RESERVED:
+                            stack.append(entry.path)
                         continue
                     link = entry.is_symlink()
                     if link and not _inside(entry.path, self.pages_dir):

@@ -1,0 +1,222 @@
+"""``tether ingest``: one source per run, with a hard end and a fixed next-step line."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tether.cli.wiki import root_option
+from tether.errors import UsageError
+
+
+def _queue(root: str | None) -> Any:
+    from tether.ingest.queue import Queue
+    from tether.wiki.context import load_context
+
+    ctx = load_context(root)
+    return ctx, Queue(ctx.wiki)
+
+
+def _owner() -> str:
+    from tether.gate.session_id import resolve
+
+    return resolve(None, None).key
+
+
+def _refuse_inside_agent(action: str) -> None:
+    from tether.gate.newsession import agent_ancestry
+    from tether.ingest.queue import IngestRefusedError
+
+    inside = agent_ancestry()
+    if inside is not None:
+        raise IngestRefusedError(
+            f"refused: `tether ingest {action}` is a human action and runs inside an agent's "
+            f"process tree ({inside}). Run it yourself in a terminal, outside the agent."
+        )
+
+
+def _print(data: Any) -> None:
+    from tether.cli.render import print_json
+
+    print_json(data)
+
+
+@click.group()
+def ingest() -> None:
+    """The ingest queue: quarantine → incoming → one entry per run."""
+
+
+@ingest.command("collect")
+@root_option
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--capture", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.json",
+              help="Capture manifest (fidelity, authority, dialog) for these entries.")
+@click.option("--json", "as_json", is_flag=True)
+def collect_cmd(root: str | None, paths: tuple[Path, ...], capture: Path | None,
+                as_json: bool) -> None:
+    """Copy new files (or folders: bundles) into quarantine/ with a manifest."""
+    from tether.ingest.manifest import load_capture
+
+    _, queue = _queue(root)
+    fields = load_capture(capture)
+    results = [queue.collect(p, capture=fields) for p in paths]
+    if as_json:
+        _print(results)
+        return
+    for r in results:
+        if r["status"] == "duplicate":
+            click.echo(f"{r['id']}: already collected ({r['of']})")
+        else:
+            click.echo(f"{r['id']}: collected into quarantine/ ({r['kind']}, {r['size']} bytes)")
+    click.echo("Nothing in quarantine/ is shown to an agent; `tether ingest release ID` "
+               "moves an entry to incoming/.")
+
+
+@ingest.command("release")
+@root_option
+@click.argument("ids", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True)
+def release_cmd(root: str | None, ids: tuple[str, ...], as_json: bool) -> None:
+    """Human action: move entries from quarantine/ to incoming/ (never overwrites)."""
+    _refuse_inside_agent("release")
+    _, queue = _queue(root)
+    results = queue.release(list(ids))
+    if as_json:
+        _print(results)
+        return
+    for r in results:
+        click.echo(f"{r['id']}: released to incoming/")
+
+
+@ingest.command("status")
+@root_option
+@click.option("--json", "as_json", is_flag=True)
+def status_cmd(root: str | None, as_json: bool) -> None:
+    """Entries in quarantine, waiting in incoming, and claimed by runs."""
+    _, queue = _queue(root)
+    quarantine = [e.id for e in queue.quarantined()]
+    waiting = [e.id for e in queue.waiting()]
+    claimed = [{"id": e.id, **e.claim()} for e in queue.claims()]
+    done = len(queue.finished())
+    if as_json:
+        _print({"quarantine": quarantine, "waiting": waiting, "claimed": claimed, "done": done})
+        return
+    click.echo(f"quarantine ({len(quarantine)}): {', '.join(quarantine) or '-'}")
+    click.echo(f"waiting    ({len(waiting)}): {', '.join(waiting) or '-'}")
+    for c in claimed:
+        click.echo(f"claimed    {c['id']} by {c.get('owner', '?')} since {c.get('claimed_at')}")
+    click.echo(f"done       {done}")
+
+
+@ingest.command("next")
+@root_option
+@click.option("--json", "as_json", is_flag=True)
+def next_cmd(root: str | None, as_json: bool) -> None:
+    """Claim exactly one entry (oldest first) and print it with the ingest instructions."""
+    from tether.ingest.instructions import entry_summary, ingest_instructions
+
+    ctx, queue = _queue(root)
+    found = queue.next(_owner())
+    if found is None:
+        if as_json:
+            _print(None)
+        else:
+            click.echo("nothing waits in incoming/")
+        return
+    entry, resumed = found
+    text = ingest_instructions(entry, ctx.wiki)
+    if as_json:
+        _print({**entry_summary(entry, ctx.wiki), "resumed": resumed, "instructions": text})
+        return
+    if resumed:
+        click.echo(f"(this session's open claim, taken up again: {entry.id})")
+    click.echo(text, nl=False)
+
+
+@ingest.command("end")
+@root_option
+@click.option("--entry", "entry_id", metavar="ID", help="The claimed entry (default: this "
+              "session's claim).")
+def end_cmd(root: str | None, entry_id: str | None) -> None:
+    """Mark the claimed entry done; prints one fixed line when more wait, nothing otherwise."""
+    from tether.ingest.lines import BUNDLES, ENTRIES, end_line
+
+    ctx, queue = _queue(root)
+    entry = queue.end(_owner(), entry_id)
+    kind = BUNDLES if entry.kind == "bundle" else ENTRIES
+    waiting = len(queue.waiting("bundle" if kind == BUNDLES else "source"))
+    template = ctx.settings.bundles_line if kind == BUNDLES else ctx.settings.entries_line
+    line = end_line(kind, waiting, language=ctx.settings.language, template=template)
+    if line is not None:
+        click.echo(line)
+
+
+@ingest.command("continue-here")
+def continue_here_cmd() -> None:
+    """The user's explicit request to go on in this context: say why not, then a new session id."""
+    from tether.cli.session import SessionRefusedError
+    from tether.gate.home import resolve_home
+    from tether.gate.newsession import REASON_USER, NewSessionRefusedError, new_session
+    from tether.ingest.instructions import RECOMMENDATION
+
+    click.echo(RECOMMENDATION)
+    try:
+        record = new_session(resolve_home(), reason=REASON_USER)
+    except NewSessionRefusedError as exc:
+        raise SessionRefusedError(str(exc)) from None
+    click.echo(f"Going on in this context, as asked: the next run counts under the new session "
+               f"id {record['session_id']} (follows {record['previous_session_id']}).")
+
+
+@ingest.command("requeue")
+@root_option
+@click.argument("entry_id", metavar="ID")
+def requeue_cmd(root: str | None, entry_id: str) -> None:
+    """Human action: give a claimed entry (of a crashed run) back to incoming/."""
+    _refuse_inside_agent("requeue")
+    _, queue = _queue(root)
+    entry = queue.requeue(entry_id)
+    click.echo(f"{entry.id}: back in incoming/")
+
+
+@ingest.command("run")
+@root_option
+@click.option("--profile", metavar="NAME", help="Profile for each run.")
+@click.option("--limit", type=click.IntRange(min=1), help="At most N runs.")
+@click.option("--timeout", type=float, metavar="SECONDS", help="Wall-clock cap per run.")
+@click.option("--board", "board_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="The ticket board for entries that need the user (default: ./tickets).")
+@click.option("--json", "as_json", is_flag=True)
+def run_cmd(root: str | None, profile: str | None, limit: int | None, timeout: float | None,
+            board_dir: Path | None, as_json: bool) -> None:
+    """Unattended: one fresh run per entry, one after another; holds go to the board."""
+    from tether.ingest.unattended import run_unattended
+
+    ctx, _ = _queue(root)
+    board_root = board_dir or ctx.config.project_root / "tickets"
+
+    def report(result: dict[str, Any]) -> None:
+        if as_json:
+            return
+        if result["status"] == "user":
+            click.echo(f"{result['id']}: needs the user -> ticket {result['ticket']} "
+                       f"({'; '.join(result['reasons'])})")
+        else:
+            click.echo(f"{result['id']}: {result['status']} (run {result['run_id']}, session "
+                       f"{result['session_id']})")
+
+    results = run_unattended(
+        ctx.wiki, board_root=board_root, profile=profile or ctx.settings.ingest_profile,
+        env=os.environ, timeout=timeout, limit=limit, report=report,
+    )
+    if as_json:
+        _print(results)
+    elif not results:
+        click.echo("nothing waits in incoming/")
+    failed = [r for r in results if r["status"] not in ("done", "user")]
+    if failed:
+        raise UsageError(f"{len(failed)} runs did not complete: "
+                         f"{', '.join(r['id'] for r in failed)}")

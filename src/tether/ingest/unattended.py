@@ -1,0 +1,142 @@
+"""``ingest run``: entries without a human hold, one atomic run each, one after another.
+
+Never in parallel: an exclusive lock on ``incoming/.run.lock`` refuses a second
+``ingest run`` while one works, and the entries go one by one, each in a fresh
+session (``supervise`` starts a new session id per run). An entry whose
+manifest needs a dialog (key points, fidelity/authority, a name collision in
+``raw/``, a publish/sync that exited 42) never reaches a run: it becomes a
+``USER/decision`` ticket on the board with the reasons, once.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from tether.ingest.instructions import ingest_instructions
+from tether.ingest.manifest import NEEDS_HUMAN_EXIT, dialog_reasons
+from tether.ingest.queue import Entry, IngestRefusedError, Queue
+from tether.wiki.layout import Wiki
+
+RUN_LOCK = ".run.lock"
+Report = Callable[[dict[str, Any]], None]
+
+
+@contextmanager
+def run_lock(queue: Queue) -> Iterator[None]:
+    queue.incoming.mkdir(parents=True, exist_ok=True)
+    with (queue.incoming / RUN_LOCK).open("a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise IngestRefusedError(
+                "refused: another `tether ingest run` is working on this queue; entries are "
+                "ingested one after another, never in parallel."
+            ) from None
+        yield
+
+
+def ticket_for(board_root: Path, entry: Entry, reasons: list[str]) -> str:
+    """File a USER/decision ticket for an entry that needs the user; its id."""
+    from tether.board import Board, State
+
+    board = Board(board_root)
+    board.ensure()
+    body = "\n".join([
+        f"The ingest entry `{entry.id}` ({entry.kind}) needs the user before it can be "
+        "ingested; an unattended run would have to guess.",
+        "",
+        *[f"- {reason}" for reason in reasons],
+        "",
+        "Ingest it interactively (`tether ingest next` in a fresh context), or complete its "
+        "capture manifest.",
+    ])
+    ticket = board.add(
+        f"Ingest {entry.id}: needs the user", state=State.USER, reason="decision", body=body,
+        front={"ingest_entry": entry.id},
+    )
+    return ticket.id
+
+
+def _stages_exit(outcome: Any) -> int | None:
+    """The exit status of a failed post-run stage (publish/sync), if any."""
+    import json
+
+    paths = outcome.paths
+    if paths is None or not paths.stages.exists():
+        return None
+    for stage in json.loads(paths.stages.read_text("utf-8")):
+        if stage.get("status") == "failed":
+            code = stage.get("exit_code")
+            return int(code) if code is not None else None
+    return None
+
+
+def run_unattended(
+    wiki: Wiki, *, board_root: Path, profile: str | None, env: Mapping[str, str],
+    timeout: float | None = None, limit: int | None = None, report: Report | None = None,
+) -> list[dict[str, Any]]:
+    from tether.runs.budget import StopReason
+    from tether.runs.supervisor import RunRequest, supervise
+
+    queue = Queue(wiki)
+    results: list[dict[str, Any]] = []
+    done_runs = 0
+    seen: set[str] = set()
+    with run_lock(queue):
+        while limit is None or done_runs < limit:
+            pending = [e for e in queue.waiting() if e.id not in seen]
+            if not pending:
+                break
+            entry = pending[0]
+            seen.add(entry.id)
+            reasons = dialog_reasons(entry.manifest, queue.raw)
+            if reasons:
+                result = _hold(queue, board_root, entry, reasons)
+            else:
+                owner = f"ingest-run:{os.getpid()}:{entry.id}"
+                claimed = queue.claim(entry, owner)
+                if claimed is None:
+                    continue
+                outcome = supervise(
+                    RunRequest(prompt=ingest_instructions(claimed, wiki, unattended=True),
+                               profile=profile, unit=f"ingest:{entry.id}", timeout=timeout,
+                               cwd=wiki.root),
+                    env=env,
+                )
+                done_runs += 1
+                record = outcome.record
+                result = {
+                    "id": entry.id, "status": outcome.stop.value, "run_id": outcome.run_id,
+                    "session_id": record.get("session_id"),
+                    "started_at": record.get("started_at"), "ended_at": record.get("ended_at"),
+                    "exit_code": int(outcome.exit_code),
+                }
+                stage_exit = _stages_exit(outcome)
+                if outcome.stop is StopReason.COMPLETED and stage_exit == NEEDS_HUMAN_EXIT:
+                    back = queue.requeue(claimed.id)
+                    back = queue.update_manifest(back, sync_exit=NEEDS_HUMAN_EXIT)
+                    hold = _hold(queue, board_root, back, dialog_reasons(back.manifest, queue.raw))
+                    result.update(status="user", reasons=hold["reasons"], ticket=hold["ticket"])
+                elif outcome.stop is StopReason.COMPLETED:
+                    queue.end(owner, claimed.id)
+                    result["status"] = "done"
+                else:
+                    result["note"] = (f"left claimed; see `tether report {outcome.run_id}`, then "
+                                      f"`tether ingest requeue {entry.id}`")
+            results.append(result)
+            if report is not None:
+                report(result)
+    return results
+
+
+def _hold(queue: Queue, board_root: Path, entry: Entry, reasons: list[str]) -> dict[str, Any]:
+    ticket = entry.manifest.get("ticket")
+    if not ticket:
+        ticket = ticket_for(board_root, entry, reasons)
+        queue.update_manifest(entry, ticket=ticket)
+    return {"id": entry.id, "status": "user", "reasons": reasons, "ticket": ticket}

@@ -9,7 +9,7 @@ prompts, which a counter has no business doing.
 
 from __future__ import annotations
 
-import json
+from tether.gate import wire
 
 # typing costs ~3 ms of imports on every tool call; annotations need it only for mypy.
 TYPE_CHECKING = False
@@ -124,7 +124,7 @@ def parse(harness: str, payload: object, event_override: str | None = None) -> H
 
 
 def _dump(answer: dict[str, Any]) -> str:
-    return json.dumps(answer, ensure_ascii=False)
+    return wire.dumps(answer)
 
 
 def deny(harness: str, message: str) -> str:

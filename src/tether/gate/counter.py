@@ -10,7 +10,6 @@ answer again and are not counted twice.
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
 
 from tether.gate import db
@@ -20,6 +19,7 @@ from tether.gate.home import default_call_budget
 # annotations need them only for mypy.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import sqlite3
     from pathlib import Path
     from typing import Any
 

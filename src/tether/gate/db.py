@@ -9,8 +9,21 @@ under the write lock so concurrent first calls cannot race.
 from __future__ import annotations
 
 import os
-import sqlite3
-from collections.abc import Callable
+
+try:
+    # ``import sqlite3`` runs sqlite3.dbapi2, which imports datetime and registers
+    # adapters: ~3 ms on every tool call. The C module has the same connect()
+    # and the very same classes (sqlite3.Error is _sqlite3.Error).
+    import _sqlite3 as sqlite
+except ImportError:  # pragma: no cover - CPython builds with sqlite3 have it
+    import sqlite3 as sqlite  # type: ignore[no-redef]
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from sqlite3 import Connection
+
+Error = sqlite.Error
 
 DB_NAME = "gate.db"
 BUSY_TIMEOUT_MS = 10_000
@@ -24,7 +37,7 @@ def db_file(home: str) -> str:
     return os.path.join(home, DB_NAME)
 
 
-def m001_initial(conn: sqlite3.Connection) -> None:
+def m001_initial(conn: Connection) -> None:
     conn.execute(
         """
         CREATE TABLE sessions (
@@ -96,11 +109,11 @@ def m001_initial(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX session_ids_by_unit ON session_ids (plan, unit)")
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (m001_initial,)
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_initial,)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-def _migrate(conn: sqlite3.Connection) -> None:
+def _migrate(conn: Connection) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
@@ -118,16 +131,16 @@ def _migrate(conn: sqlite3.Connection) -> None:
         raise
 
 
-def connect(home: str) -> sqlite3.Connection:
+def connect(home: str) -> Connection:
     """Open (creating and migrating when needed) the gate database under ``home``."""
     path = db_file(home)
     try:
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    except sqlite3.OperationalError:
+        conn = sqlite.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    except sqlite.OperationalError:
         try:
             os.makedirs(home, exist_ok=True)
-            conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        except (OSError, sqlite3.Error) as exc:
+            conn = sqlite.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        except (OSError, sqlite.Error) as exc:
             raise GateDatabaseError(f"cannot open {path}: {exc}") from exc
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -137,7 +150,7 @@ def connect(home: str) -> sqlite3.Connection:
             if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 conn.execute("PRAGMA journal_mode = WAL")
             _migrate(conn)
-    except sqlite3.Error as exc:
+    except sqlite.Error as exc:
         conn.close()
         raise GateDatabaseError(f"cannot prepare {path}: {exc}") from exc
     except GateDatabaseError:

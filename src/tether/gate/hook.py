@@ -18,14 +18,15 @@ tool-call limit from the event stream stays as the second belt.
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import sqlite3
 import sys
 
-from tether.gate import contracts, counter, db, messages, session_id
+from tether.gate import contracts, counter, db, messages, session_id, wire
 from tether.gate.home import resolve_home
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from sqlite3 import Connection
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -36,7 +37,7 @@ EXIT_REFUSED = 30
 # one. Larger payloads are drained unread and treated as malformed.
 MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
 _SALVAGE_BYTES = 64 * 1024
-_SALVAGE_RE = re.compile(rb'"(?:session_id|sessionId)"\s*:\s*"([^"\\]{1,200})"')
+_SALVAGE_PATTERN = rb'"(?:session_id|sessionId)"\s*:\s*"([^"\\]{1,200})"'
 
 USAGE = """\
 usage: tether-gate hook --harness {claude-code,codex,copilot,pi} [--event NAME]
@@ -118,7 +119,10 @@ def _read_payload() -> tuple[bytes, bool]:
 
 
 def _salvage_session(raw: bytes) -> str | None:
-    match = _SALVAGE_RE.search(raw[:_SALVAGE_BYTES])
+    """The session id near the head of a damaged payload (re is imported only here)."""
+    import re
+
+    match = re.search(_SALVAGE_PATTERN, raw[:_SALVAGE_BYTES])
     return match.group(1).decode("utf-8", "replace") if match else None
 
 
@@ -132,7 +136,7 @@ def _malformed(harness: str, raw: bytes, reason: str) -> int:
             state = counter.lock_state(conn, resolved.key)
         finally:
             conn.close()
-    except (db.GateDatabaseError, sqlite3.Error) as exc:
+    except (db.GateDatabaseError, db.Error) as exc:
         _err(f"tether-gate: warning: {messages.broken(str(exc))}")
         state = None
     if state is not None and state[1]:
@@ -156,7 +160,7 @@ def run_hook(args: list[str]) -> int:
     if oversized:
         return _malformed(harness, raw, f"larger than {MAX_PAYLOAD_BYTES} bytes")
     try:
-        payload = json.loads(raw)
+        payload = wire.loads(raw)
     except ValueError as exc:
         what = "empty input" if not raw.strip() else f"not JSON: {exc}"
         return _malformed(harness, raw, what)
@@ -229,13 +233,13 @@ def run_hook(args: list[str]) -> int:
             return EXIT_OK
         finally:
             conn.close()
-    except (db.GateDatabaseError, sqlite3.Error, OSError) as exc:
+    except (db.GateDatabaseError, db.Error, OSError) as exc:
         _err(f"tether-gate: warning: {messages.broken(str(exc))}")
         _emit(contracts.warning(harness, messages.broken(str(exc))))
         return EXIT_OK
 
 
-def _bind_run_session(conn: sqlite3.Connection, resolved: session_id.Resolved) -> None:
+def _bind_run_session(conn: Connection, resolved: session_id.Resolved) -> None:
     """Under ``tether run``, the harness's own session id counts under the run's id.
 
     The supervisor sets TETHER_SESSION_ID and TETHER_RUN_ID for the agent. A
@@ -282,7 +286,7 @@ def run_tick(args: list[str]) -> int:
             )
         finally:
             conn.close()
-    except (db.GateDatabaseError, sqlite3.Error, OSError) as exc:
+    except (db.GateDatabaseError, db.Error, OSError) as exc:
         _err(f"tether-gate: warning: {messages.broken(str(exc))}")
         return EXIT_OK
     if outcome.allowed:
@@ -325,12 +329,14 @@ def run_status(args: list[str]) -> int:
             status = counter.status_row(conn, resolved.key, follow_context=True)
         finally:
             conn.close()
-    except (db.GateDatabaseError, sqlite3.Error, OSError) as exc:
+    except (db.GateDatabaseError, db.Error, OSError) as exc:
         _err(f"tether-gate: error: {exc}")
         return EXIT_INTERNAL
     status["context_key"] = resolved.key
     status["id_source"] = resolved.source
     if "json" in options:
+        import json
+
         _emit(json.dumps(status, indent=2, sort_keys=True))
     else:
         _emit(_describe(status))

@@ -10,9 +10,12 @@ with a per-call id the counter never accumulates.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 
 from tether.gate import proc
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 # The harnesses' own session variables. Claude Code 2.1 exports
 # CLAUDE_CODE_SESSION_ID to hooks and tools; Codex 0.171 knows CODEX_THREAD_ID;

@@ -1,0 +1,430 @@
+"""``tether watch`` (the orchestrator watchdog) and ``tether subagents`` (its polling call)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from tether.cli.render import print_json
+from tether.errors import UsageError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _tuning(func: F) -> F:
+    """The daemon's timing flags (they override ``[watch]`` in tether.toml)."""
+    func = click.option("--wake-min-interval", type=float, metavar="S",
+                        help="At most one wake per S seconds (default 60).")(func)
+    func = click.option("--idle-threshold", type=float, metavar="S",
+                        help="Idle = no orchestrator activity for S seconds (default 45).")(func)
+    func = click.option("--interval", type=float, metavar="S",
+                        help="Seconds between checks (default 30).")(func)
+    return func
+
+
+def _settings(interval: float | None = None, idle: float | None = None,
+              wake_min: float | None = None) -> tuple[Any, Path]:
+    from tether.config import load_config
+    from tether.config.schema import WatchSettings
+
+    config = load_config(overrides={
+        "watch.interval": interval,
+        "watch.idle_threshold": idle,
+        "watch.wake_min_interval": wake_min,
+    })
+    return config.section("watch", WatchSettings), config.home
+
+
+def _connect(home: Path) -> sqlite3.Connection:
+    from tether.store import db
+
+    return db.connect(home)
+
+
+def _tether_argv() -> list[str]:
+    beside = Path(sys.executable).parent / "tether"
+    if os.access(beside, os.X_OK):
+        return [str(beside)]
+    found = shutil.which("tether")
+    return [str(Path(found).resolve())] if found else [sys.executable, "-m", "tether.cli.main"]
+
+
+def _stamp(line: str) -> None:
+    from datetime import datetime
+
+    click.echo(f"{datetime.now().strftime('%H:%M:%S')} {line}")
+
+
+# --- tether watch ----------------------------------------------------------------
+
+
+@click.group(invoke_without_command=True)
+@_tuning
+@click.option("--detach", is_flag=True, help="Run in the background (needs --pid-file).")
+@click.option("--pid-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the daemon's pid here; removed when it ends.")
+@click.option("--forever", is_flag=True, help="Do not end when no subagent runs.")
+@click.pass_context
+def watch(ctx: click.Context, interval: float | None, idle_threshold: float | None,
+          wake_min_interval: float | None, detach: bool, pid_file: Path | None,
+          forever: bool) -> None:
+    """Wake the orchestrator when it sits idle while a subagent runs.
+
+    Without a sub-command: the daemon, in the foreground (SIGTERM ends it
+    cleanly). It ends by itself one interval after the last subagent ended.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if detach:
+        _detach(pid_file, ctx.params)
+        return
+    settings, home = _settings(interval, idle_threshold, wake_min_interval)
+    from tether.fs import atomic_write_text
+    from tether.watch.daemon import Watchdog
+
+    conn = _connect(home)
+    dog = Watchdog(settings, home, conn, log=_stamp)
+
+    def _stop(signum: int, _frame: object) -> None:
+        dog.stop_event.set()
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    if pid_file is not None:
+        atomic_write_text(pid_file, f"{os.getpid()}\n")
+    _stamp(
+        f"tether watch: watching (interval {settings.interval:g} s, idle threshold "
+        f"{settings.idle_threshold:g} s, at most one wake per {settings.wake_min_interval:g} s)"
+    )
+    try:
+        final = dog.run(forever=forever)
+    finally:
+        dog.close()
+        conn.close()
+        if pid_file is not None:
+            with contextlib.suppress(OSError):
+                if pid_file.read_text().strip() == str(os.getpid()):
+                    pid_file.unlink()
+    _stamp(final)
+
+
+def _detach(pid_file: Path | None, params: dict[str, Any]) -> None:
+    if pid_file is None:
+        raise UsageError("--detach needs --pid-file FILE (where the daemon's pid goes).")
+    from tether.fs import atomic_write_text
+    from tether.watch.endpoints import watch_dir
+
+    _, home = _settings(params["interval"], params["idle_threshold"],
+                        params["wake_min_interval"])
+    argv = [*_tether_argv(), "watch", "--pid-file", str(pid_file.resolve())]
+    for name in ("interval", "idle_threshold", "wake_min_interval"):
+        if params[name] is not None:
+            argv += [f"--{name.replace('_', '-')}", str(params[name])]
+    if params["forever"]:
+        argv.append("--forever")
+    log_path = watch_dir(home) / "watch.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("ab") as log:
+        child = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True, close_fds=True,
+        )
+    atomic_write_text(pid_file, f"{child.pid}\n")
+    click.echo(f"tether watch: running as pid {child.pid} (log: {log_path}, pid file: {pid_file})")
+
+
+@watch.command("once")
+@_tuning
+@click.option("--json", "as_json", is_flag=True)
+def once(interval: float | None, idle_threshold: float | None,
+         wake_min_interval: float | None, as_json: bool) -> None:
+    """Run one check cycle (for tests and cron): detect, wake if due, report."""
+    from tether.watch.daemon import Watchdog
+
+    settings, home = _settings(interval, idle_threshold, wake_min_interval)
+    conn = _connect(home)
+    dog = Watchdog(settings, home, conn)
+    try:
+        report = dog.check()
+    finally:
+        dog.close()
+    if as_json:
+        print_json(report.as_dict())
+        return
+    click.echo(f"{report.running} subagent(s) running")
+    for view in report.survey.subagents:
+        click.echo(f"  {view.state:<24} {view.subagent.label}" + _wait_text(view, report))
+    for decision in report.decisions:
+        idle = "" if decision.idle_seconds is None else f", idle {decision.idle_seconds:.0f} s"
+        click.echo(f"orchestrator {decision.name}: {decision.action}{idle}")
+    for wake in report.wakes:
+        click.echo(f"wake #{wake.id}: {wake.message}")
+
+
+def _wait_text(view: Any, report: Any) -> str:
+    if view.wait is None or not view.subagent.running:
+        return ""
+    return f" — {view.wait.describe(report.survey.now)}"
+
+
+@watch.command("add-orchestrator")
+@click.option("--tmux-pane", metavar="%N", help="The orchestrator's tmux pane (e.g. %3).")
+@click.option("--tmux-socket", metavar="NAME|PATH",
+              help="The pane's tmux server: -L NAME or -S PATH (default: [watch] tmux_socket).")
+@click.option("--pid", type=int, help="The orchestrator's process id.")
+@click.option("--log", "log_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="A log or transcript file the orchestrator appends to (activity).")
+@click.option("--run", "run_id", metavar="RUN_ID", help="An orchestrator started by tether run.")
+@click.option("--session", "sessions", multiple=True, metavar="ID",
+              help="A session id whose hook events are the orchestrator's (repeatable).")
+@click.option("--harness", help="The orchestrator's agent CLI (claude-code, pi, ...).")
+@click.option("--name", help="A name to show in logs.")
+@click.option("--json", "as_json", is_flag=True)
+def add_orchestrator(tmux_pane: str | None, tmux_socket: str | None, pid: int | None,
+                     log_file: Path | None, run_id: str | None, sessions: tuple[str, ...],
+                     harness: str | None, name: str | None, as_json: bool) -> None:
+    """Register the orchestrator to keep awake: --tmux-pane %3 | --pid N [--log FILE] | --run ID."""
+    import psutil
+
+    from tether.watch.registry import add_orchestrator as add
+    from tether.watch.tmux import Tmux
+
+    if sum(x is not None for x in (tmux_pane, pid, run_id)) != 1:
+        raise UsageError("give exactly one of --tmux-pane %N, --pid N or --run RUN_ID.")
+    settings, home = _settings()
+    conn = _connect(home)
+    socket = tmux_socket or settings.tmux_socket
+    start_time = None
+    log_path = str(log_file.resolve()) if log_file is not None else None
+    if run_id is not None:
+        from tether.store.runs import get_run
+
+        row = get_run(conn, run_id)
+        if row.status != "running" or row.agent_pgid is None:
+            raise UsageError(f"run {row.id} is {row.status}; only a running run can be registered.")
+        pid, run_id = row.agent_pgid, row.id
+        log_path = str(Path(row.run_dir) / "events.jsonl")
+        sessions += tuple(s for s in (row.session_id, row.harness_session_id) if s)
+        harness = harness or row.harness
+    if tmux_pane is not None and Tmux(socket).pane(tmux_pane) is None:
+        where = f" on tmux server {socket}" if socket else ""
+        raise UsageError(f"no tmux pane {tmux_pane}{where}; `tmux list-panes -a` shows them.")
+    if pid is not None:
+        try:
+            start_time = psutil.Process(pid).create_time()
+        except psutil.Error:
+            raise UsageError(f"no process {pid}.") from None
+    orch = add(conn, name=name, tmux_pane=tmux_pane, tmux_socket=socket if tmux_pane else None,
+               pid=pid, pid_start_time=start_time, log_path=log_path, run_id=run_id,
+               harness=harness, sessions=sessions)
+    if as_json:
+        print_json(orch.as_dict())
+    else:
+        click.echo(f"orchestrator {orch.id} ({orch.name}) registered")
+
+
+@watch.command("remove-orchestrator")
+@click.argument("orchestrator_id", type=int)
+def remove_orchestrator(orchestrator_id: int) -> None:
+    """Stop keeping an orchestrator awake."""
+    from tether.watch.registry import remove_orchestrator as remove
+
+    _, home = _settings()
+    if not remove(_connect(home), orchestrator_id):
+        raise UsageError(f"no active orchestrator {orchestrator_id}.")
+    click.echo(f"orchestrator {orchestrator_id} removed")
+
+
+@watch.command("orchestrators")
+@click.option("--json", "as_json", is_flag=True)
+def orchestrators(as_json: bool) -> None:
+    """List the registered orchestrators and the sessions bound to them."""
+    from tether.watch.registry import list_orchestrators
+
+    _, home = _settings()
+    found = list_orchestrators(_connect(home))
+    if as_json:
+        print_json([o.as_dict() for o in found])
+        return
+    for o in found:
+        where = o.tmux_pane or f"pid {o.pid}"
+        click.echo(f"{o.id}: {o.name} ({where}) sessions: {', '.join(o.sessions) or '-'}")
+
+
+@watch.command("log")
+@click.option("--limit", type=int, default=50, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def log(limit: int, as_json: bool) -> None:
+    """Every wake: time, reason, subagent, pending tool, channels, message."""
+    from tether.watch.endpoints import read_ack
+    from tether.watch.registry import list_wakes
+
+    _, home = _settings()
+    wakes = list_wakes(_connect(home), limit=limit)
+    rows = []
+    for wake in wakes:
+        data = wake.as_dict()
+        for channel in data["channels"]:
+            if channel.get("request_id"):
+                ack = read_ack(home, channel["request_id"])
+                channel["acknowledged_at"] = None if ack is None else ack.get("delivered_at")
+        rows.append(data)
+    if as_json:
+        print_json(rows)
+        return
+    for row in rows:
+        via = ", ".join(c["channel"] for c in row["channels"] if c["ok"]) or "nothing"
+        tool = f" tool {row['pending_tool']}" if row["pending_tool"] else ""
+        click.echo(f"{row['at']} #{row['id']} {row['reason']}: {row['subagent']}{tool} via {via}")
+
+
+@watch.command("rewake", hidden=False)
+@click.option("--max-wait", type=float, default=6 * 3600.0, show_default=True,
+              help="Give up after this many seconds.")
+def rewake(max_wait: float) -> None:
+    """Claude Code Stop hook (asyncRewake): wait for a wake, then exit 2 with the message."""
+    from tether.watch.rewake import read_payload, wait_for_wake
+
+    _, home = _settings()
+    sys.exit(wait_for_wake(home, read_payload(sys.stdin), max_wait=max_wait))
+
+
+_scope = click.option("--scope", type=click.Choice(["project", "user"]), default="project",
+                      show_default=True)
+_project = click.option("--project-dir", type=click.Path(file_okay=False, path_type=Path),
+                        help="Project root (default: nearest parent with tether.toml or .git).")
+
+
+@watch.command("pi-extension")
+@click.option("--install", is_flag=True, help="Write it where Pi loads extensions.")
+@_scope
+@_project
+def pi_extension(install: bool, scope: str, project_dir: Path | None) -> None:
+    """Print (or --install) the Pi extension through which the watchdog wakes Pi."""
+    from tether.fs import atomic_write_text
+    from tether.gate.install import project_root
+    from tether.watch.pi_extension import MARKER, install_path, render
+
+    text = render()
+    if not install:
+        click.echo(text, nl=False)
+        return
+    root = project_dir or Path(project_root())
+    path = install_path(scope, root, os.environ.get("HOME"), os.environ.get("PI_CODING_AGENT_DIR"))
+    if path.exists() and MARKER not in path.read_text("utf-8", errors="replace"):
+        raise UsageError(f"{path} exists and was not written by tether; move it away first.")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, text)
+    click.echo(f"wrote {path}")
+    click.echo("note: Pi loads it at its next start (or /reload in a running Pi).")
+
+
+@watch.command("claude-hook")
+@click.option("--install", is_flag=True, help="Merge it into the Claude Code settings file.")
+@click.option("--uninstall", is_flag=True, help="Take it out again.")
+@_scope
+@_project
+def claude_hook(install: bool, uninstall: bool, scope: str, project_dir: Path | None) -> None:
+    """Print (or --install) the Claude Code Stop hook that lets the watchdog wake Claude."""
+    from tether.fs import atomic_write_text
+    from tether.gate.install import config_path, project_root
+    from tether.watch.rewake import merge_settings
+
+    if not (install or uninstall):
+        print_json(merge_settings({}, _tether_argv()))
+        return
+    root = str(project_dir or project_root())
+    path = Path(config_path("claude-code", scope, root))
+    try:
+        current = json.loads(path.read_text("utf-8")) if path.exists() else {}
+    except ValueError as exc:
+        raise UsageError(f"{path} is not valid JSON ({exc}); fix it first.") from None
+    if not isinstance(current, dict):
+        raise UsageError(f"{path} does not hold a JSON object.")
+    merged = merge_settings(current, None if uninstall else _tether_argv())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(merged, indent=2, ensure_ascii=False) + "\n")
+    click.echo(f"{'updated' if install else 'cleaned'} {path}")
+    if install:
+        click.echo("note: Claude Code reads hooks at session start; restart running sessions.")
+
+
+# --- tether subagents ------------------------------------------------------------
+
+
+@click.group()
+def subagents() -> None:
+    """The subagents the watchdog sees, and the orchestrator's polling call."""
+
+
+def _subagent_lines(survey: Any) -> list[str]:
+    lines = []
+    for view in survey.subagents:
+        extra = ""
+        if view.wait is not None and view.subagent.running:
+            extra = f" — {view.wait.describe(survey.now)}"
+        lines.append(f"  {view.state:<24} {view.subagent.label}{extra}")
+    return lines
+
+
+@subagents.command("list")
+@click.option("--json", "as_json", is_flag=True)
+def list_(as_json: bool) -> None:
+    """Every subagent and its state (running, waits for confirmation, ended)."""
+    import time
+
+    from tether.watch.daemon import subagent_dict
+    from tether.watch.survey import Surveyor
+
+    settings, home = _settings()
+    surveyor = Surveyor(settings, home)
+    survey = surveyor.look(_connect(home), time.time())
+    if as_json:
+        print_json([subagent_dict(v) for v in survey.subagents])
+        return
+    click.echo(f"{len(survey.running)} of {len(survey.subagents)} subagent(s) running")
+    for line in _subagent_lines(survey):
+        click.echo(line)
+
+
+@subagents.command("wait")
+@click.option("--timeout", type=float, default=30.0, show_default=True,
+              help="Return after this many seconds when nothing changed.")
+@click.option("--json", "as_json", is_flag=True)
+def wait(timeout: float, as_json: bool) -> None:
+    """Block until a subagent starts, waits for confirmation or ends; print all states."""
+    from tether.watch.daemon import subagent_dict
+    from tether.watch.polling import wait_for_change
+    from tether.watch.survey import Surveyor
+
+    if timeout < 0:
+        raise UsageError("--timeout must be 0 or more seconds.")
+    settings, home = _settings()
+    outcome = wait_for_change(Surveyor(settings, home), _connect(home), timeout=timeout)
+    survey = outcome.survey
+    if as_json:
+        print_json({
+            "changed": outcome.changed,
+            "timed_out": outcome.timed_out,
+            "changes": outcome.changes,
+            "running": len(survey.running),
+            "orchestrator": None if outcome.orchestrator is None else outcome.orchestrator.id,
+            "subagents": [subagent_dict(v) for v in survey.subagents],
+        })
+        return
+    what = "; ".join(f"{c['key']}: {c['from'] or 'new'} -> {c['to']}" for c in outcome.changes)
+    head = f"changed: {what}" if outcome.changed else f"no change in {timeout:g} s"
+    click.echo(f"{len(survey.running)} subagent(s) running ({head})")
+    for line in _subagent_lines(survey):
+        click.echo(line)

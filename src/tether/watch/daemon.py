@@ -1,0 +1,318 @@
+"""The watchdog: while a subagent runs, the orchestrator is not idle.
+
+Each cycle (every ``interval`` seconds) looks at the subagents and the
+registered orchestrators (``survey``) and, for every orchestrator that is
+alive, has shown no activity for ``idle_threshold`` seconds, has no fresh busy
+signal and was not woken in the last ``wake_min_interval`` seconds, while at
+least one subagent runs: wakes it (``wake``) and records the wake. With no
+orchestrator registered, the human is told instead, at the same rate.
+
+It ends by itself: one interval after it noticed that no subagent runs any more
+(or, when it never saw one, after ``startup_grace``), unless told to run on.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from tether.clock import Clock, SystemClock, from_iso, to_iso
+from tether.config.schema import WatchSettings
+from tether.watch.activity import orchestrator_activity
+from tether.watch.registry import WakeRecord, bind_session, last_wake_at, record_wake
+from tether.watch.survey import OrchestratorView, Survey, Surveyor
+from tether.watch.tmux import Tmux
+from tether.watch.wake import Delivery, SubagentView, Waker, compose
+
+
+@dataclass
+class Decision:
+    orchestrator_id: int | None
+    name: str
+    action: str  # "woken", "human-only", or why not: "active", "busy", "rate-limited", …
+    idle_seconds: float | None = None
+    activity_source: str | None = None
+    wake_id: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "orchestrator_id": self.orchestrator_id,
+            "name": self.name,
+            "action": self.action,
+            "idle_seconds": None if self.idle_seconds is None else round(self.idle_seconds, 1),
+            "activity_source": self.activity_source,
+            "wake_id": self.wake_id,
+        }
+
+
+@dataclass
+class CycleReport:
+    at: str
+    survey: Survey
+    decisions: list[Decision] = field(default_factory=list)
+    wakes: list[WakeRecord] = field(default_factory=list)
+
+    @property
+    def running(self) -> int:
+        return len(self.survey.running)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "at": self.at,
+            "running": self.running,
+            "subagents": [subagent_dict(v) for v in self.survey.subagents],
+            "orchestrators": [d.as_dict() for d in self.decisions],
+            "wakes": [w.as_dict() for w in self.wakes],
+        }
+
+
+def subagent_dict(view: SubagentView) -> dict[str, Any]:
+    sub, wait = view.subagent, view.wait
+    return {
+        "key": sub.key,
+        "kind": sub.kind,
+        "label": sub.label,
+        "state": view.state,
+        "running": sub.running,
+        "agent": None if sub.agent is None else {"pid": sub.agent.pid, "name": sub.agent.name},
+        "pane": None if sub.pane is None else sub.pane.pane_id,
+        "pane_command": None if sub.pane is None else sub.pane.current_command,
+        "run_id": sub.run_id,
+        "cwd": sub.cwd,
+        "log": None if sub.log is None else str(sub.log),
+        "wait": None
+        if wait is None
+        else {
+            "kind": wait.kind,
+            "tool": wait.tool,
+            "input": wait.input,
+            "call_id": wait.call_id,
+            "since": wait.since,
+            "signal": wait.signal,
+        },
+    }
+
+
+class Watchdog:
+    def __init__(
+        self,
+        settings: WatchSettings,
+        home: Path,
+        conn: sqlite3.Connection,
+        *,
+        clock: Clock | None = None,
+        tmux: Tmux | None = None,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.home = Path(home)
+        self.conn = conn
+        self.clock = clock or SystemClock()
+        self.log = log or (lambda line: None)
+        self.surveyor = Surveyor(settings, self.home, tmux)
+        self.waker = Waker(
+            self.home,
+            prefer=settings.wake_prefer,
+            command=settings.wake_command,
+            notify=settings.notify,
+            log=lambda line: self.log(f"wake: {line}"),
+        )
+        self.stop_event = threading.Event()
+
+    def close(self) -> None:
+        self.surveyor.close()
+
+    # --- one cycle ---------------------------------------------------------
+
+    def check(self) -> CycleReport:
+        moment = self.clock.now()
+        now = moment.timestamp()
+        survey = self.surveyor.look(self.conn, now)
+        report = CycleReport(to_iso(moment), survey)
+        running = survey.running
+        for view in survey.orchestrators:
+            report.decisions.append(self._decide(view, running, now, report))
+        if running and not survey.orchestrators:
+            report.decisions.append(self._human_only(running, now, report))
+        return report
+
+    def _decide(
+        self, view: OrchestratorView, running: list[SubagentView], now: float, report: CycleReport
+    ) -> Decision:
+        orch = view.orchestrator
+        decision = Decision(orch.id, orch.name, "no-subagent")
+        for endpoint in view.endpoints:
+            if endpoint.session_id:
+                bind_session(
+                    self.conn, endpoint.session_id, orch.id, harness=endpoint.kind,
+                    source="endpoint", clock=self.clock,
+                )
+        activity = orchestrator_activity(
+            orch,
+            gate=self.surveyor.gate,
+            sessions=view.sessions,
+            endpoints=view.endpoints,
+            added_at=from_iso(orch.added_at).timestamp(),
+            now=now,
+            busy_veto_max=self.settings.busy_veto_max,
+        )
+        decision.idle_seconds = max(0.0, now - activity.last)
+        decision.activity_source = activity.source
+        if not running:
+            return decision
+        if not view.alive:
+            decision.action = "orchestrator-gone"
+            return decision
+        if decision.idle_seconds < self.settings.idle_threshold:
+            decision.action = "active"
+            return decision
+        if activity.busy is not None:
+            decision.action = f"busy ({activity.busy})"
+            return decision
+        last = last_wake_at(self.conn, orch.id)
+        if last is not None and now - last < self.settings.wake_min_interval:
+            decision.action = "rate-limited"
+            return decision
+        wake = self._wake(view, running, now, decision.idle_seconds, activity.own_permission)
+        report.wakes.append(wake)
+        decision.action = "woken" if not activity.own_permission else "human-only"
+        decision.wake_id = wake.id
+        return decision
+
+    def _wake(
+        self,
+        view: OrchestratorView,
+        running: list[SubagentView],
+        now: float,
+        idle_seconds: float,
+        own_permission: bool,
+    ) -> WakeRecord:
+        message = compose(running, idle_seconds, now, self.settings.message_max_chars)
+        first = _first_waiting(running) or running[0]
+        wait = first.wait
+        reason = "idle"
+        if wait is not None and wait.kind in ("confirmation", "input"):
+            reason = wait.kind
+        if own_permission:
+            reason = "own-permission"
+        values = {
+            "reason": reason,
+            "subagent": first.subagent.label,
+            "tool": (wait.tool or "") if wait else "",
+            "orchestrator": view.orchestrator.name,
+        }
+        delivery, request_id = self.waker.deliver(
+            message,
+            tmux=view.tmux,
+            pane=view.pane,
+            endpoints=view.endpoints,
+            values=values,
+            at=now,
+            starts_turn=not own_permission,
+        )
+        return self._record(view.orchestrator.id, reason, first, idle_seconds, message,
+                            delivery, request_id)
+
+    def _human_only(self, running: list[SubagentView], now: float, report: CycleReport) -> Decision:
+        decision = Decision(None, "(none registered)", "rate-limited")
+        last = last_wake_at(self.conn, None)
+        if last is not None and now - last < self.settings.wake_min_interval:
+            return decision
+        message = compose(running, 0.0, now, self.settings.message_max_chars).replace(
+            "You have been idle for 0 s while", "No orchestrator is registered while"
+        )
+        delivery, _ = self.waker.deliver(
+            message, tmux=None, pane=None, endpoints=(), values={}, at=now, starts_turn=False
+        )
+        first = _first_waiting(running) or running[0]
+        wake = self._record(None, "no-orchestrator", first, None, message, delivery, None)
+        report.wakes.append(wake)
+        decision.action, decision.wake_id = "human-only", wake.id
+        return decision
+
+    def _record(
+        self,
+        orchestrator_id: int | None,
+        reason: str,
+        first: SubagentView,
+        idle_seconds: float | None,
+        message: str,
+        delivery: Delivery,
+        request_id: str | None,
+    ) -> WakeRecord:
+        channels = []
+        for result in delivery.channels:
+            entry = result.as_dict()
+            if result.channel == "harness" and result.ok and request_id:
+                entry["request_id"] = request_id
+            channels.append(entry)
+        wait = first.wait
+        record = WakeRecord(
+            at=to_iso(self.clock.now()),
+            orchestrator_id=orchestrator_id,
+            reason=reason,
+            subagent=first.subagent.label,
+            pending_tool=wait.tool if wait else None,
+            pending_call_id=wait.call_id if wait else None,
+            idle_seconds=None if idle_seconds is None else round(idle_seconds, 1),
+            message=message,
+            channels=tuple(channels),
+            delivered=delivery.delivered,
+        )
+        wake_id = record_wake(self.conn, record)
+        return replace(record, id=wake_id)
+
+    # --- the loop ----------------------------------------------------------
+
+    def run(self, wait: Callable[[float], bool] | None = None, forever: bool = False) -> str:
+        """Cycle until no subagent runs any more (or stopped); returns the final line."""
+        pause = wait or self.stop_event.wait
+        interval = self.settings.interval
+        started = self.clock.monotonic()
+        seen_any = False
+        none_since: float | None = None
+        previous: dict[str, str] = {}
+        while True:
+            report = self.check()
+            previous = self._log_changes(report, previous)
+            now = self.clock.monotonic()
+            if report.running:
+                seen_any, none_since = True, None
+            elif not forever:
+                if seen_any:
+                    none_since = now if none_since is None else none_since
+                    if now - none_since >= interval:
+                        return (
+                            f"tether watch: no subagent has run for {round(now - none_since)} s "
+                            f"since the last one ended; watching ends."
+                        )
+                elif now - started >= self.settings.startup_grace:
+                    return (
+                        f"tether watch: no subagent appeared within {round(now - started)} s; "
+                        f"watching ends."
+                    )
+            if pause(interval):
+                return "tether watch: stopped by signal; watching ends."
+
+    def _log_changes(self, report: CycleReport, previous: dict[str, str]) -> dict[str, str]:
+        states = {v.subagent.key: v.state for v in report.survey.subagents}
+        for key, state in states.items():
+            if previous.get(key) != state:
+                label = next(v.subagent.label for v in report.survey.subagents
+                             if v.subagent.key == key)
+                self.log(f"subagent {label}: {state}")
+        for key in previous.keys() - states.keys():
+            self.log(f"subagent {key}: gone")
+        return states
+
+
+def _first_waiting(running: list[SubagentView]) -> SubagentView | None:
+    for kind in ("confirmation", "input"):
+        for view in running:
+            if view.wait is not None and view.wait.kind == kind:
+                return view
+    return None

@@ -1,0 +1,101 @@
+"""Reading the gate's hook-event log (``$TETHER_HOME/gate.db``), read-only.
+
+The gate records every hook event it sees: time (epoch seconds), session,
+harness, the hook event's own name, tool name and tool-use id. The watchdog
+reads it for two things: when an orchestrator last did something, and whether
+a subagent's harness said it waits for a permission answer.
+
+Queries go by ``session_id`` only (indexed together with the time); the gate
+stores the session a context was re-pointed to there, and a process-derived
+context key is its own session id. The file may not exist yet (no hook has run):
+then there are simply no events.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+
+GATE_DB = "gate.db"
+_MAX_SESSIONS_PER_QUERY = 400
+
+
+@dataclass(frozen=True)
+class GateEvent:
+    at: float  # epoch seconds
+    session_id: str
+    harness: str
+    event: str
+    tool_name: str | None
+    tool_use_id: str | None
+
+
+class GateReader:
+    """A read-only view of gate.db that reconnects when the file appears."""
+
+    def __init__(self, home: Path) -> None:
+        self.path = Path(home) / GATE_DB
+        self._conn: sqlite3.Connection | None = None
+
+    def _connection(self) -> sqlite3.Connection | None:
+        if self._conn is not None:
+            return self._conn
+        if not self.path.exists():
+            return None
+        try:
+            conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=2.0)
+            conn.execute("PRAGMA busy_timeout = 2000")
+            conn.execute("SELECT 1 FROM events LIMIT 1")
+        except sqlite3.Error:
+            return None  # not migrated yet, or being created: try again next cycle
+        self._conn = conn
+        return conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def recent(self, sessions: Collection[str], limit: int = 50) -> list[GateEvent]:
+        """The latest events of these sessions, newest first."""
+        wanted = [s for s in dict.fromkeys(sessions) if s]
+        if not wanted:
+            return []
+        conn = self._connection()
+        if conn is None:
+            return []
+        found: list[GateEvent] = []
+        for start in range(0, len(wanted), _MAX_SESSIONS_PER_QUERY):
+            chunk = wanted[start : start + _MAX_SESSIONS_PER_QUERY]
+            marks = ", ".join("?" for _ in chunk)
+            sql = (
+                "SELECT at, session_id, harness, event, tool_name, tool_use_id FROM events "  # noqa: S608
+                f"WHERE session_id IN ({marks}) ORDER BY at DESC, id DESC LIMIT ?"
+            )
+            try:
+                rows = conn.execute(sql, [*chunk, limit]).fetchall()
+            except sqlite3.Error:
+                self.close()
+                return []
+            found.extend(
+                GateEvent(float(r[0]), str(r[1]), str(r[2]), str(r[3]), r[4], r[5]) for r in rows
+            )
+        found.sort(key=lambda e: e.at, reverse=True)
+        return found[:limit]
+
+    def sessions_since(self, since: float) -> dict[str, float]:
+        """Every session with an event after ``since`` and its latest event time."""
+        conn = self._connection()
+        if conn is None:
+            return {}
+        try:
+            rows = conn.execute(
+                "SELECT session_id, MAX(at) FROM events WHERE at > ? GROUP BY session_id",
+                (since,),
+            ).fetchall()
+        except sqlite3.Error:
+            self.close()
+            return {}
+        return {str(r[0]): float(r[1]) for r in rows}

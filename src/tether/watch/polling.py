@@ -1,0 +1,110 @@
+"""``tether subagents wait``: the orchestrator's own polling call.
+
+It blocks until a subagent changes state — starts, begins to wait for a
+confirmation or for input, or ends — or until the timeout passes, then returns
+every subagent's state. The call counts as activity of the orchestrator it is
+made from (before and after the wait), and binds the harness's session
+variable, when the call inherited one, to that orchestrator, so the gate's
+hook events of that session count as its activity from then on.
+
+The daemon stays the safety net for the moment the orchestrator forgets to call
+it again.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from tether.clock import Clock, SystemClock
+from tether.gate.session_id import HARNESS_VARS
+from tether.watch.registry import Orchestrator, bind_session, list_orchestrators, touch
+from tether.watch.survey import Survey, Surveyor, find_caller
+
+SOURCE = "subagents wait"
+
+
+@dataclass
+class WaitOutcome:
+    changed: bool
+    timed_out: bool
+    survey: Survey
+    orchestrator: Orchestrator | None
+    changes: list[dict[str, str | None]] = field(default_factory=list)
+
+
+def _states(survey: Survey) -> dict[str, str]:
+    return {v.subagent.key: v.state for v in survey.subagents}
+
+
+def _diff(before: dict[str, str], after: dict[str, str]) -> list[dict[str, str | None]]:
+    changes: list[dict[str, str | None]] = []
+    for key in sorted(before.keys() | after.keys()):
+        old, new = before.get(key), after.get(key)
+        if old == new:
+            continue
+        if new is None and old == "ended":
+            continue  # an ended pane that closed is no news
+        changes.append({"key": key, "from": old, "to": new or "gone"})
+    return changes
+
+
+def identify(
+    surveyor: Surveyor,
+    conn: sqlite3.Connection,
+    survey: Survey,
+    env: Mapping[str, str],
+    pid: int,
+    clock: Clock,
+) -> Orchestrator | None:
+    """Find the calling orchestrator, touch it, and bind its session variable."""
+    caller = find_caller(
+        list_orchestrators(conn), survey.table, survey.panes,
+        pid=pid, tmux_pane=env.get("TMUX_PANE"),
+    )
+    if caller is None:
+        return None
+    touch(conn, caller.id, clock.now().timestamp(), SOURCE)
+    for harness, names in HARNESS_VARS.items():
+        for name in names:
+            value = env.get(name)
+            if value:
+                bind_session(conn, value, caller.id, harness=harness, source=f"env:{name}",
+                             clock=clock)
+    return caller
+
+
+def wait_for_change(
+    surveyor: Surveyor,
+    conn: sqlite3.Connection,
+    *,
+    timeout: float,
+    poll: float = 0.5,
+    clock: Clock | None = None,
+    env: Mapping[str, str] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> WaitOutcome:
+    clock = clock or SystemClock()
+    env = os.environ if env is None else env
+    start = clock.monotonic()
+    survey = surveyor.look(conn, clock.now().timestamp())
+    caller = identify(surveyor, conn, survey, env, os.getpid(), clock)
+    before = _states(survey)
+    changes: list[dict[str, str | None]] = []
+    timed_out = False
+    while True:
+        remaining = timeout - (clock.monotonic() - start)
+        if remaining <= 0:
+            timed_out = True
+            break
+        sleep(min(poll, remaining))
+        survey = surveyor.look(conn, clock.now().timestamp())
+        changes = _diff(before, _states(survey))
+        if changes:
+            break
+    if caller is not None:
+        touch(conn, caller.id, clock.now().timestamp(), SOURCE)
+    return WaitOutcome(bool(changes), timed_out, survey, caller, changes)

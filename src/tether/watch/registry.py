@@ -1,0 +1,275 @@
+"""The watch tables: registered orchestrators, the sessions bound to them, the wake log.
+
+Orchestrators are registered explicitly (``tether watch add-orchestrator``) by a
+tmux pane, a process (with an optional log file), or a ``tether run``. Their
+sessions — the ids under which the gate records their hook events — are bound
+explicitly (``--session``) or learned: from the harness's session variable when
+the orchestrator calls ``tether subagents wait``, and from the wake endpoints
+(the Pi extension, the Claude Code rewake hook) that run inside it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+from tether.clock import Clock, SystemClock, from_iso, to_iso
+from tether.errors import UsageError
+from tether.store.db import transaction
+
+
+@dataclass(frozen=True)
+class Orchestrator:
+    id: int
+    name: str
+    tmux_pane: str | None
+    tmux_socket: str | None
+    pid: int | None
+    pid_start_time: float | None
+    log_path: str | None
+    run_id: str | None
+    harness: str | None
+    added_at: str
+    removed_at: str | None
+    last_activity: float | None  # epoch seconds of an explicit activity (subagents wait)
+    last_activity_source: str | None
+    sessions: tuple[str, ...] = field(default=())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "tmux_pane": self.tmux_pane,
+            "tmux_socket": self.tmux_socket,
+            "pid": self.pid,
+            "log_path": self.log_path,
+            "run_id": self.run_id,
+            "harness": self.harness,
+            "added_at": self.added_at,
+            "removed_at": self.removed_at,
+            "last_activity": self.last_activity,
+            "last_activity_source": self.last_activity_source,
+            "sessions": list(self.sessions),
+        }
+
+
+_ORCH_COLUMNS = (
+    "id, name, tmux_pane, tmux_socket, pid, pid_start_time, log_path, run_id, harness, "
+    "added_at, removed_at, last_activity, last_activity_source"
+)
+
+
+def _orchestrator(row: tuple[Any, ...], sessions: tuple[str, ...]) -> Orchestrator:
+    names = [c.strip() for c in _ORCH_COLUMNS.split(",")]
+    return Orchestrator(**dict(zip(names, row, strict=True)), sessions=sessions)
+
+
+def add_orchestrator(
+    conn: sqlite3.Connection,
+    *,
+    name: str | None = None,
+    tmux_pane: str | None = None,
+    tmux_socket: str | None = None,
+    pid: int | None = None,
+    pid_start_time: float | None = None,
+    log_path: str | None = None,
+    run_id: str | None = None,
+    harness: str | None = None,
+    sessions: tuple[str, ...] = (),
+    clock: Clock | None = None,
+) -> Orchestrator:
+    """Register an orchestrator (an active one with the same pane or pid is replaced)."""
+    if tmux_pane is None and pid is None:
+        raise UsageError("an orchestrator needs a tmux pane or a process id.")
+    now = to_iso((clock or SystemClock()).now())
+    label = name or (tmux_pane and f"pane {tmux_pane}") or f"pid {pid}"
+    with transaction(conn):
+        conn.execute(
+            "UPDATE watch_orchestrators SET removed_at = ? WHERE removed_at IS NULL AND "
+            "((tmux_pane IS NOT NULL AND tmux_pane = ? AND COALESCE(tmux_socket, '') = ?) "
+            "OR (pid IS NOT NULL AND pid = ?))",
+            (now, tmux_pane, tmux_socket or "", pid),
+        )
+        cursor = conn.execute(
+            "INSERT INTO watch_orchestrators (name, tmux_pane, tmux_socket, pid, pid_start_time, "
+            "log_path, run_id, harness, added_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (label, tmux_pane, tmux_socket, pid, pid_start_time, log_path, run_id, harness, now),
+        )
+        new_id = int(cursor.lastrowid or 0)
+        for session in sessions:
+            bind_session(conn, session, new_id, harness=harness, source="flag", clock=clock)
+    return get_orchestrator(conn, new_id)
+
+
+def get_orchestrator(conn: sqlite3.Connection, orchestrator_id: int) -> Orchestrator:
+    row = conn.execute(
+        f"SELECT {_ORCH_COLUMNS} FROM watch_orchestrators WHERE id = ?",  # noqa: S608
+        (orchestrator_id,),
+    ).fetchone()
+    if row is None:
+        raise UsageError(
+            f"no orchestrator {orchestrator_id}; `tether watch orchestrators` lists them."
+        )
+    return _orchestrator(row, sessions_of(conn, orchestrator_id))
+
+
+def list_orchestrators(conn: sqlite3.Connection, active_only: bool = True) -> list[Orchestrator]:
+    where = " WHERE removed_at IS NULL" if active_only else ""
+    rows = conn.execute(
+        f"SELECT {_ORCH_COLUMNS} FROM watch_orchestrators{where} ORDER BY id"  # noqa: S608
+    ).fetchall()
+    bound: dict[int, list[str]] = {}
+    for session, orchestrator_id in conn.execute(
+        "SELECT session_id, orchestrator_id FROM watch_sessions ORDER BY bound_at"
+    ):
+        bound.setdefault(int(orchestrator_id), []).append(str(session))
+    return [_orchestrator(row, tuple(bound.get(int(row[0]), ()))) for row in rows]
+
+
+def remove_orchestrator(
+    conn: sqlite3.Connection, orchestrator_id: int, clock: Clock | None = None
+) -> bool:
+    now = to_iso((clock or SystemClock()).now())
+    with transaction(conn):
+        cursor = conn.execute(
+            "UPDATE watch_orchestrators SET removed_at = ? WHERE id = ? AND removed_at IS NULL",
+            (now, orchestrator_id),
+        )
+    return bool(cursor.rowcount)
+
+
+def touch(
+    conn: sqlite3.Connection, orchestrator_id: int, at: float, source: str
+) -> None:
+    """Record an explicit activity of the orchestrator (never moves time backwards)."""
+    with transaction(conn):
+        conn.execute(
+            "UPDATE watch_orchestrators SET last_activity = ?, last_activity_source = ? "
+            "WHERE id = ? AND (last_activity IS NULL OR last_activity <= ?)",
+            (at, source, orchestrator_id, at),
+        )
+
+
+def bind_session(
+    conn: sqlite3.Connection,
+    session_id: str,
+    orchestrator_id: int,
+    *,
+    harness: str | None = None,
+    source: str,
+    clock: Clock | None = None,
+) -> bool:
+    """Count ``session_id``'s hook events as this orchestrator's; True when new."""
+    if not session_id:
+        return False
+    now = to_iso((clock or SystemClock()).now())
+    with transaction(conn):
+        row = conn.execute(
+            "SELECT orchestrator_id FROM watch_sessions WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        if row is not None and int(row[0]) == orchestrator_id:
+            return False
+        conn.execute(
+            "INSERT OR REPLACE INTO watch_sessions (session_id, orchestrator_id, harness, source, "
+            "bound_at) VALUES (?, ?, ?, ?, ?)",
+            (session_id, orchestrator_id, harness, source, now),
+        )
+    return True
+
+
+def sessions_of(conn: sqlite3.Connection, orchestrator_id: int) -> tuple[str, ...]:
+    return tuple(
+        str(r[0])
+        for r in conn.execute(
+            "SELECT session_id FROM watch_sessions WHERE orchestrator_id = ? ORDER BY bound_at",
+            (orchestrator_id,),
+        )
+    )
+
+
+# --- the wake log -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WakeRecord:
+    at: str  # ISO 8601 UTC
+    orchestrator_id: int | None
+    reason: str  # "idle" | "confirmation" | "input" | "no-orchestrator" | "own-permission"
+    subagent: str | None
+    pending_tool: str | None
+    pending_call_id: str | None
+    idle_seconds: float | None
+    message: str
+    channels: tuple[dict[str, Any], ...]  # {"channel", "ok", "detail"}
+    delivered: bool
+    id: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "at": self.at,
+            "orchestrator_id": self.orchestrator_id,
+            "reason": self.reason,
+            "subagent": self.subagent,
+            "pending_tool": self.pending_tool,
+            "pending_call_id": self.pending_call_id,
+            "idle_seconds": self.idle_seconds,
+            "message": self.message,
+            "channels": list(self.channels),
+            "delivered": self.delivered,
+        }
+
+
+def record_wake(conn: sqlite3.Connection, wake: WakeRecord) -> int:
+    with transaction(conn):
+        cursor = conn.execute(
+            "INSERT INTO watch_wakes (at, orchestrator_id, reason, subagent, pending_tool, "
+            "pending_call_id, idle_seconds, message, channels, delivered) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                wake.at, wake.orchestrator_id, wake.reason, wake.subagent, wake.pending_tool,
+                wake.pending_call_id, wake.idle_seconds, wake.message,
+                json.dumps(list(wake.channels), ensure_ascii=False), int(wake.delivered),
+            ),
+        )
+    return int(cursor.lastrowid or 0)
+
+
+def last_wake_at(conn: sqlite3.Connection, orchestrator_id: int | None) -> float | None:
+    """Epoch seconds of the latest wake of this orchestrator (None: the human-only log)."""
+    if orchestrator_id is None:
+        row = conn.execute(
+            "SELECT MAX(at) FROM watch_wakes WHERE orchestrator_id IS NULL"
+        ).fetchone()
+    else:
+        row = conn.execute(
+            "SELECT MAX(at) FROM watch_wakes WHERE orchestrator_id = ?", (orchestrator_id,)
+        ).fetchone()
+    if row is None or row[0] is None:
+        return None
+    return from_iso(str(row[0])).timestamp()
+
+
+def list_wakes(conn: sqlite3.Connection, limit: int | None = 50) -> list[WakeRecord]:
+    """Wakes, oldest first (the newest ``limit`` of them)."""
+    query = (
+        "SELECT id, at, orchestrator_id, reason, subagent, pending_tool, pending_call_id, "
+        "idle_seconds, message, channels, delivered FROM watch_wakes ORDER BY id DESC"
+    )
+    params: list[Any] = []
+    if limit is not None:
+        query += " LIMIT ?"
+        params.append(limit)
+    rows = conn.execute(query, params).fetchall()
+    wakes = [
+        WakeRecord(
+            at=str(r[1]), orchestrator_id=r[2], reason=str(r[3]), subagent=r[4],
+            pending_tool=r[5], pending_call_id=r[6], idle_seconds=r[7], message=str(r[8]),
+            channels=tuple(json.loads(r[9])), delivered=bool(r[10]), id=int(r[0]),
+        )
+        for r in rows
+    ]
+    wakes.reverse()
+    return wakes

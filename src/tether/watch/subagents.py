@@ -1,0 +1,208 @@
+"""Finding the subagents: tmux panes under the subagents folders, and ``tether run`` runs.
+
+A pane is a subagent's when its current path lies under one of the configured
+``subagents_folders``; it *runs* while a live agent process sits below the
+pane's shell (``proctree``). A run started by ``tether run`` is a subagent while
+its record says ``running`` and its agent's process group is alive.
+
+Each subagent comes with the log to read for an open tool call: a run's
+``events.jsonl``; for a pane, the file the agent's stdout goes to when it is a
+regular file, else the harness's own session file for the agent's working
+directory (Claude Code: ``~/.claude/projects/<cwd>/``, Pi:
+``~/.pi/agent/sessions/--<cwd>--/``, newest file).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import psutil
+
+from tether.store.runs import running_runs
+from tether.watch.proctree import AgentProcess, ProcessTable, group_alive
+from tether.watch.tmux import Pane
+
+SubagentKind = Literal["pane", "run"]
+
+
+@dataclass(frozen=True)
+class Subagent:
+    key: str  # "pane:%4" or "run:r-…"
+    kind: SubagentKind
+    label: str
+    running: bool
+    agent: AgentProcess | None = None
+    cwd: str | None = None
+    pane: Pane | None = None
+    run_id: str | None = None
+    log: Path | None = None
+    sessions: tuple[str, ...] = field(default=())
+
+
+def _real(path: str) -> str:
+    return str(Path(path).expanduser().resolve())
+
+
+def under(path: str, folders: Iterable[str]) -> str | None:
+    """``path`` relative to the first folder it lies in ("." for the folder itself)."""
+    real = _real(path)
+    for folder in folders:
+        root = _real(folder)
+        if real == root:
+            return "."
+        if real.startswith(root.rstrip("/") + "/"):
+            return real[len(root.rstrip("/")) + 1 :]
+    return None
+
+
+class LogFinder:
+    """Where a pane's agent writes its log; cached per process."""
+
+    def __init__(self) -> None:
+        self._stdout: dict[tuple[int, float], Path | None] = {}
+        self._env: dict[tuple[int, float], dict[str, str]] = {}
+
+    def find(self, agent: AgentProcess, cwd: str | None) -> Path | None:
+        key = (agent.pid, agent.create_time)
+        if key not in self._stdout:
+            self._stdout[key] = _stdout_file(agent.pid)
+        found = self._stdout[key]
+        if found is not None:
+            return found
+        if cwd is None:
+            return None
+        folder = self._session_folder(agent, cwd)
+        return None if folder is None else _newest_jsonl(folder)
+
+    def _environ(self, agent: AgentProcess) -> dict[str, str]:
+        key = (agent.pid, agent.create_time)
+        if key not in self._env:
+            try:
+                self._env[key] = dict(psutil.Process(agent.pid).environ())
+            except (psutil.Error, OSError):
+                self._env[key] = {}
+        return self._env[key]
+
+    def _session_folder(self, agent: AgentProcess, cwd: str) -> Path | None:
+        env = self._environ(agent)
+        home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+        if agent.name == "claude":
+            config = env.get("CLAUDE_CONFIG_DIR")
+            base = Path(config) if config else home / ".claude"
+            return base / "projects" / re.sub(r"[^A-Za-z0-9]", "-", cwd)
+        if agent.name == "pi":
+            base = (
+                Path(env["PI_CODING_AGENT_DIR"])
+                if env.get("PI_CODING_AGENT_DIR")
+                else home / ".pi" / "agent"
+            )
+            safe = "--" + re.sub(r"[/\\:]", "-", re.sub(r"^[/\\]", "", cwd)) + "--"
+            return base / "sessions" / safe
+        return None
+
+    def forget(self, live: set[tuple[int, float]]) -> None:
+        self._stdout = {k: v for k, v in self._stdout.items() if k in live}
+        self._env = {k: v for k, v in self._env.items() if k in live}
+
+
+def _stdout_file(pid: int) -> Path | None:
+    try:
+        fd = Path(f"/proc/{pid}/fd/1")
+        target = str(fd.readlink())
+        if not target.startswith("/"):
+            return None
+        if stat.S_ISREG(fd.stat().st_mode):
+            return Path(target)
+    except OSError:
+        return None
+    return None
+
+
+def _newest_jsonl(folder: Path) -> Path | None:
+    try:
+        files = [(p.stat().st_mtime, p) for p in folder.glob("*.jsonl")]
+    except OSError:
+        return None
+    return max(files)[1] if files else None
+
+
+def _agent_cwd(agent: AgentProcess | None, fallback: str) -> str:
+    if agent is None:
+        return fallback
+    try:
+        return psutil.Process(agent.pid).cwd()
+    except (psutil.Error, OSError):
+        return fallback
+
+
+def pane_subagents(
+    panes: Iterable[Pane],
+    table: ProcessTable,
+    folders: Iterable[str],
+    finder: LogFinder,
+    skip_panes: frozenset[str] = frozenset(),
+    skip_pids: frozenset[int] = frozenset(),
+) -> list[Subagent]:
+    folders = list(folders)
+    if not folders:
+        return []
+    found: list[Subagent] = []
+    for pane in panes:
+        where = None if pane.pane_id in skip_panes else under(pane.current_path, folders)
+        if where is None:
+            continue
+        agent = None if pane.dead else table.find_agent(pane.pane_pid)
+        if agent is not None and agent.pid in skip_pids:
+            continue
+        cwd = _agent_cwd(agent, pane.current_path)
+        log = finder.find(agent, cwd) if agent is not None else None
+        found.append(
+            Subagent(
+                key=f"pane:{pane.pane_id}",
+                kind="pane",
+                label=f"{where} (pane {pane.pane_id})",
+                running=agent is not None,
+                agent=agent,
+                cwd=cwd,
+                pane=pane,
+                log=log,
+            )
+        )
+    return found
+
+
+def run_subagents(
+    conn: sqlite3.Connection,
+    table: ProcessTable,
+    skip_runs: frozenset[str] = frozenset(),
+) -> list[Subagent]:
+    found: list[Subagent] = []
+    for row in running_runs(conn):
+        if row.id in skip_runs:
+            continue
+        alive = row.agent_pgid is not None and group_alive(row.agent_pgid)
+        agent = None
+        if alive and row.agent_pgid is not None:
+            agent = table.agent(row.agent_pgid) or table.agent_in_group(row.agent_pgid)
+        label = f"run {row.id}" + (f" ({row.unit})" if row.unit else "")
+        sessions = tuple(s for s in (row.session_id, row.harness_session_id) if s)
+        found.append(
+            Subagent(
+                key=f"run:{row.id}",
+                kind="run",
+                label=label,
+                running=alive,
+                agent=agent,
+                cwd=row.cwd,
+                run_id=row.id,
+                log=Path(row.run_dir) / "events.jsonl",
+                sessions=sessions,
+            )
+        )
+    return found

@@ -1,0 +1,201 @@
+"""One look at the world: which subagents run, what they wait on, where the orchestrators are.
+
+A :class:`Surveyor` keeps the caches that make a look cheap (process command
+lines, log tails by size and mtime, the gate connection) and is asked once per
+cycle by the daemon, and in a loop by ``tether subagents wait``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tether.config.schema import WatchSettings
+from tether.watch.activity import gate_process_key
+from tether.watch.confirm import wait_state
+from tether.watch.endpoints import Endpoint, live_endpoints
+from tether.watch.gatedb import GateReader
+from tether.watch.proctree import AgentMatcher, AgentProcess, ProcessInspector, ProcessTable
+from tether.watch.registry import Orchestrator, list_orchestrators
+from tether.watch.subagents import LogFinder, Subagent, pane_subagents, run_subagents
+from tether.watch.tmux import Pane, Tmux
+from tether.watch.transcript import TranscriptReader
+from tether.watch.wake import SubagentView
+
+
+@dataclass(frozen=True)
+class OrchestratorView:
+    orchestrator: Orchestrator
+    alive: bool
+    pane: str | None  # the pane to type into (registered, or found above its pid)
+    tmux: Tmux | None
+    agent: AgentProcess | None
+    endpoints: tuple[Endpoint, ...]
+    sessions: tuple[str, ...]
+
+
+@dataclass
+class Survey:
+    now: float
+    subagents: list[SubagentView]
+    orchestrators: list[OrchestratorView]
+    table: ProcessTable
+    panes: list[Pane] = field(default_factory=list)
+
+    @property
+    def running(self) -> list[SubagentView]:
+        return [v for v in self.subagents if v.subagent.running]
+
+
+class Surveyor:
+    def __init__(self, settings: WatchSettings, home: Path, tmux: Tmux | None = None) -> None:
+        self.settings = settings
+        self.home = Path(home)
+        self.tmux = tmux if tmux is not None else Tmux(settings.tmux_socket)
+        self._tmuxes: dict[str | None, Tmux] = {self.tmux.socket: self.tmux}
+        self.inspector = ProcessInspector(AgentMatcher(settings.agent_names))
+        self.gate = GateReader(self.home)
+        self.logs = TranscriptReader()
+        self.finder = LogFinder()
+
+    def close(self) -> None:
+        self.gate.close()
+
+    def tmux_for(self, socket: str | None) -> Tmux:
+        if socket not in self._tmuxes:
+            self._tmuxes[socket] = Tmux(socket, binary=self.tmux.binary)
+        return self._tmuxes[socket]
+
+    def look(self, conn: sqlite3.Connection, now: float) -> Survey:
+        table = self.inspector.snapshot()
+        panes = self.tmux.list_panes()
+        endpoints = live_endpoints(self.home)
+        orchestrators = [
+            self._orchestrator(o, table, panes, endpoints) for o in list_orchestrators(conn)
+        ]
+        skip_panes = frozenset(v.pane for v in orchestrators if v.pane)
+        skip_pids = frozenset(
+            pid
+            for v in orchestrators
+            for pid in (v.orchestrator.pid, v.agent.pid if v.agent else None)
+            if pid is not None
+        )
+        skip_runs = frozenset(v.orchestrator.run_id for v in orchestrators if v.orchestrator.run_id)
+        found = pane_subagents(
+            panes, table, self.settings.subagents_folders, self.finder, skip_panes, skip_pids
+        )
+        found += run_subagents(conn, table, skip_runs)
+        views = [self._view(s, now) for s in found]
+        live_logs = {s.log for s in found if s.log is not None}
+        self.logs.forget(live_logs)
+        self.finder.forget(
+            {(s.agent.pid, s.agent.create_time) for s in found if s.agent is not None}
+        )
+        return Survey(now, views, orchestrators, table, panes)
+
+    def _view(self, sub: Subagent, now: float) -> SubagentView:
+        if not sub.running:
+            return SubagentView(sub, None)
+        state = self.logs.read(sub.log) if sub.log is not None else None
+        sessions = list(sub.sessions)
+        if state is not None:
+            sessions += state.session_ids
+        if sub.agent is not None:
+            key = gate_process_key(sub.agent.pid)
+            if key is not None:
+                sessions.append(key)
+        events = self.gate.recent(sessions, limit=20)
+        open_call = state.open_call if state is not None else None
+        wait = wait_state(open_call, events, now, self.settings.confirm_after)
+        return SubagentView(sub, wait)
+
+    def _orchestrator(
+        self,
+        orch: Orchestrator,
+        table: ProcessTable,
+        panes: Sequence[Pane],
+        endpoints: Sequence[Endpoint],
+    ) -> OrchestratorView:
+        tmux: Tmux | None = None
+        pane_id: str | None = None
+        agent: AgentProcess | None = None
+        alive = False
+        if orch.tmux_pane is not None:
+            tmux = self.tmux_for(orch.tmux_socket)
+            own = panes if tmux is self.tmux else tmux.list_panes()
+            pane = next((p for p in own if p.pane_id == orch.tmux_pane), None)
+            if pane is not None and not pane.dead:
+                alive, pane_id = True, pane.pane_id
+                agent = table.find_agent(pane.pane_pid)
+        if orch.pid is not None and table.alive(orch.pid):
+            created = table.created.get(orch.pid, 0.0)
+            if orch.pid_start_time is None or abs(created - orch.pid_start_time) < 1.0:
+                alive = True
+                agent = agent or table.agent(orch.pid) or table.find_agent(orch.pid)
+                if pane_id is None:
+                    above = set(table.ancestors(orch.pid)) | {orch.pid}
+                    pane = next((p for p in panes if p.pane_pid in above), None)
+                    if pane is not None:
+                        tmux, pane_id = self.tmux, pane.pane_id
+        mine = tuple(e for e in endpoints if _belongs(e, orch, pane_id, panes, table))
+        sessions = list(orch.sessions)
+        sessions += [e.session_id for e in mine if e.session_id]
+        for pid in (orch.pid, agent.pid if agent else None):
+            if pid is not None:
+                key = gate_process_key(pid)
+                if key is not None:
+                    sessions.append(key)
+        return OrchestratorView(
+            orch, alive, pane_id, tmux, agent, mine, tuple(dict.fromkeys(sessions))
+        )
+
+
+def _belongs(
+    endpoint: Endpoint,
+    orch: Orchestrator,
+    pane_id: str | None,
+    panes: Sequence[Pane],
+    table: ProcessTable,
+) -> bool:
+    if endpoint.session_id is not None and endpoint.session_id in orch.sessions:
+        return True
+    target = endpoint.agent_pid or endpoint.pid
+    if orch.pid is not None and table.is_below(target, orch.pid):
+        return True
+    if pane_id is not None:
+        if endpoint.tmux_pane == pane_id and orch.tmux_socket is None:
+            return True
+        pane = next((p for p in panes if p.pane_id == pane_id), None)
+        if pane is not None and table.is_below(target, pane.pane_pid):
+            return True
+    return False
+
+
+def find_caller(
+    orchestrators: Sequence[Orchestrator],
+    table: ProcessTable,
+    panes: Sequence[Pane],
+    *,
+    pid: int,
+    tmux_pane: str | None,
+) -> Orchestrator | None:
+    """The orchestrator a command was called from: by its pane, its process tree, or the only one.
+
+    ``tether subagents wait`` runs as a tool call of the orchestrator's agent,
+    so it inherits ``TMUX_PANE`` and sits below the orchestrator's process.
+    """
+    if tmux_pane is not None:
+        for orch in orchestrators:
+            if orch.tmux_pane == tmux_pane:
+                return orch
+    above = set(table.ancestors(pid)) | {pid}
+    for orch in orchestrators:
+        if orch.pid is not None and orch.pid in above:
+            return orch
+        if orch.tmux_pane is not None:
+            pane = next((p for p in panes if p.pane_id == orch.tmux_pane), None)
+            if pane is not None and pane.pane_pid in above:
+                return orch
+    return orchestrators[0] if len(orchestrators) == 1 else None

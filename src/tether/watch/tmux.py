@@ -1,0 +1,112 @@
+"""The tmux command line, spoken through argv lists (never a shell).
+
+``Tmux(socket)`` addresses one tmux server: ``None`` is the default server,
+a plain name is ``-L NAME``, a path is ``-S PATH``. Typing into a pane is two
+calls: the text with ``send-keys -l`` (literal: no key names are looked up) and
+then ``Enter`` as a key of its own, so the text is submitted exactly as written.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from tether.errors import TetherError
+
+_FIELDS = (
+    "#{pane_id}",
+    "#{pane_pid}",
+    "#{pane_current_path}",
+    "#{pane_current_command}",
+    "#{session_name}",
+    "#{window_index}",
+    "#{pane_dead}",
+)
+_SEP = "\t"
+TIMEOUT_S = 5.0
+
+
+class TmuxError(TetherError):
+    """A tmux command failed (the server is gone, the pane does not exist, ...)."""
+
+
+@dataclass(frozen=True)
+class Pane:
+    pane_id: str  # "%3"
+    pane_pid: int  # the pane's first process (its shell)
+    current_path: str
+    current_command: str  # what tmux shows; never used to decide "running"
+    session: str
+    window: int
+    dead: bool
+
+    @property
+    def label(self) -> str:
+        return f"{self.session}:{self.window} {self.pane_id}"
+
+
+class Tmux:
+    def __init__(self, socket: str | None = None, binary: str | None = None) -> None:
+        self.socket = socket
+        self.binary = binary or shutil.which("tmux") or "tmux"
+
+    def argv(self, *args: str) -> list[str]:
+        base = [self.binary]
+        if self.socket:
+            base += ["-S", self.socket] if "/" in self.socket else ["-L", self.socket]
+        return [*base, *args]
+
+    def _run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        try:
+            done = subprocess.run(
+                self.argv(*args),
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT_S,
+                stdin=subprocess.DEVNULL,
+                check=False,
+            )
+        except FileNotFoundError as exc:
+            raise TmuxError(f"tmux is not installed ({self.binary} not found)") from exc
+        except subprocess.TimeoutExpired as exc:
+            raise TmuxError(f"tmux {' '.join(args[:2])} did not answer in {TIMEOUT_S} s") from exc
+        if check and done.returncode != 0:
+            raise TmuxError(f"tmux {' '.join(args[:3])}: {done.stderr.strip() or 'failed'}")
+        return done
+
+    def available(self) -> bool:
+        return shutil.which(self.binary) is not None or "/" in self.binary
+
+    def list_panes(self) -> list[Pane]:
+        """Every pane of the server; none when no server runs."""
+        if not self.available():
+            return []
+        done = self._run("list-panes", "-a", "-F", _SEP.join(_FIELDS), check=False)
+        if done.returncode != 0:
+            return []  # "no server running on ..." or "error connecting to ..."
+        panes: list[Pane] = []
+        for line in done.stdout.splitlines():
+            parts = line.split(_SEP)
+            if len(parts) != len(_FIELDS):
+                continue
+            pane_id, pid, path, command, session, window, dead = parts
+            try:
+                panes.append(
+                    Pane(pane_id, int(pid), path, command, session, int(window), dead == "1")
+                )
+            except ValueError:
+                continue
+        return panes
+
+    def pane(self, pane_id: str) -> Pane | None:
+        return next((p for p in self.list_panes() if p.pane_id == pane_id), None)
+
+    def send_text(self, pane_id: str, text: str) -> None:
+        """Type ``text`` into the pane and press Enter (two calls: literal text, then the key)."""
+        self._run("send-keys", "-t", pane_id, "-l", "--", text)
+        self._run("send-keys", "-t", pane_id, "Enter")
+
+    def display_message(self, pane_id: str, text: str) -> None:
+        """Show ``text`` in the status line of the client that shows the pane."""
+        self._run("display-message", "-t", pane_id, "-d", "8000", text, check=False)

@@ -1,0 +1,210 @@
+"""Waking an orchestrator: the message, the channels that start a turn, the human.
+
+Channels, one of which starts the orchestrator's turn:
+
+- ``harness``: a wake endpoint inside the orchestrator's harness (the Pi
+  extension calls ``pi.sendUserMessage``; the Claude Code rewake hook exits 2,
+  which ``asyncRewake`` turns into a new turn). Asked through a request file.
+- ``tmux``: the message typed into the orchestrator's pane with ``send-keys -l``,
+  then ``Enter``.
+
+``wake_prefer`` decides which comes first when both exist. A configured
+``wake_command`` (an argv; ``{message}``, ``{reason}``, ``{subagent}``,
+``{tool}``, ``{orchestrator}`` are filled in, and the same values are in the
+environment as ``TETHER_WAKE_*``) runs in addition. The human is told every
+time: a log line, the terminal bell when the watchdog has a terminal, a tmux
+status-line message on the orchestrator's pane, and ``notify-send`` when it is
+installed.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tether.watch.confirm import Wait
+from tether.watch.endpoints import Endpoint, write_request
+from tether.watch.subagents import Subagent
+from tether.watch.tmux import Tmux, TmuxError
+
+COMMAND_TIMEOUT_S = 10.0
+PREFIX = "[tether watch]"
+
+
+@dataclass(frozen=True)
+class SubagentView:
+    """A subagent as the wake message and ``subagents wait`` show it."""
+
+    subagent: Subagent
+    wait: Wait | None
+
+    @property
+    def state(self) -> str:
+        if not self.subagent.running:
+            return "ended"
+        if self.wait is None or self.wait.kind == "tool":
+            return "working"
+        return "waits-for-" + self.wait.kind
+
+
+@dataclass(frozen=True)
+class ChannelResult:
+    channel: str
+    ok: bool
+    detail: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"channel": self.channel, "ok": self.ok, "detail": self.detail}
+
+
+@dataclass
+class Delivery:
+    channels: list[ChannelResult] = field(default_factory=list)
+
+    @property
+    def delivered(self) -> bool:
+        return any(c.ok for c in self.channels if c.channel in ("tmux", "harness"))
+
+
+def compose(
+    running: Sequence[SubagentView], idle_seconds: float, now: float, max_chars: int
+) -> str:
+    """One line (Enter would submit a newline early): what runs, who waits, what to do."""
+    waiting = [v for v in running if v.wait is not None and v.wait.kind != "tool"]
+    count = len(running)
+    noun = "subagent" if count == 1 else "subagents"
+    head = (
+        f"{PREFIX} You have been idle for {round(idle_seconds)} s while {count} {noun} "
+        f"{'runs' if count == 1 else 'run'}."
+    )
+    parts = [head]
+    for view in waiting:
+        assert view.wait is not None
+        parts.append(f"Subagent {view.subagent.label} {view.wait.describe(now)}.")
+    working = [v for v in running if v not in waiting]
+    if working:
+        names = ", ".join(v.subagent.label for v in working[:3])
+        more = f" and {len(working) - 3} more" if len(working) > 3 else ""
+        parts.append(f"Still working: {names}{more}.")
+    tail = (
+        "Check on them now (tether subagents wait --json) and keep watching until they finish."
+    )
+    text = " ".join(parts)
+    room = max_chars - len(tail) - 1
+    if len(text) > room:
+        text = text[: max(room - 1, 0)].rstrip() + "…"
+    return f"{text} {tail}"
+
+
+def _fill(argv: Sequence[str], values: dict[str, str]) -> list[str]:
+    out = []
+    for arg in argv:
+        for key, value in values.items():
+            arg = arg.replace("{" + key + "}", value)
+        out.append(arg)
+    return out
+
+
+class Waker:
+    """Delivers one wake through the channels an orchestrator has."""
+
+    def __init__(
+        self,
+        home: Path,
+        *,
+        prefer: str = "harness",
+        command: Sequence[str] = (),
+        notify: bool = True,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        self.home = home
+        self.prefer = prefer
+        self.command = list(command)
+        self.notify = notify
+        self.log = log or (lambda line: None)
+
+    def deliver(
+        self,
+        message: str,
+        *,
+        tmux: Tmux | None,
+        pane: str | None,
+        endpoints: Sequence[Endpoint],
+        values: dict[str, str],
+        at: float,
+        starts_turn: bool = True,
+    ) -> tuple[Delivery, str | None]:
+        """Deliver; returns the outcome and the id of a harness request (if one was made)."""
+        delivery = Delivery()
+        request_id: str | None = None
+        if starts_turn:
+            order = ["harness", "tmux"] if self.prefer == "harness" else ["tmux", "harness"]
+            for channel in order:
+                if channel == "harness" and endpoints:
+                    endpoint = max(endpoints, key=lambda e: e.registered)
+                    request_id = f"w-{int(at)}-{secrets.token_hex(4)}"
+                    try:
+                        write_request(self.home, endpoint.key, request_id, message, at)
+                        detail = f"request {request_id} to {endpoint.key}"
+                        delivery.channels.append(ChannelResult("harness", True, detail))
+                        break
+                    except OSError as exc:
+                        request_id = None
+                        delivery.channels.append(ChannelResult("harness", False, str(exc)))
+                if channel == "tmux" and tmux is not None and pane is not None:
+                    try:
+                        tmux.send_text(pane, message)
+                        delivery.channels.append(ChannelResult("tmux", True, f"send-keys {pane}"))
+                        break
+                    except TmuxError as exc:
+                        delivery.channels.append(ChannelResult("tmux", False, str(exc)))
+        if self.command:
+            delivery.channels.append(self._run_command(message, values))
+        if self.notify:
+            delivery.channels.extend(self._tell_human(message, tmux, pane))
+        return delivery, request_id
+
+    def _run_command(self, message: str, values: dict[str, str]) -> ChannelResult:
+        filled = {"message": message, **values}
+        argv = _fill(self.command, filled)
+        env = dict(os.environ)
+        env.update({f"TETHER_WAKE_{k.upper()}": v for k, v in filled.items()})
+        try:
+            done = subprocess.run(
+                argv, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                timeout=COMMAND_TIMEOUT_S, check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return ChannelResult("command", False, f"{argv[0]}: {exc}")
+        detail = f"{argv[0]} exited {done.returncode}"
+        return ChannelResult("command", done.returncode == 0, detail)
+
+    def _tell_human(self, message: str, tmux: Tmux | None, pane: str | None) -> list[ChannelResult]:
+        results = [ChannelResult("log", True)]
+        self.log(message)
+        if sys.stderr.isatty():
+            sys.stderr.write("\a")
+            sys.stderr.flush()
+            results.append(ChannelResult("bell", True))
+        if tmux is not None and pane is not None:
+            tmux.display_message(pane, message[:200])
+            results.append(ChannelResult("tmux-status", True, pane))
+        notifier = shutil.which("notify-send")
+        graphical = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+        if notifier is not None and graphical:
+            try:
+                subprocess.run(
+                    [notifier, "tether watch", message[:300]],
+                    stdin=subprocess.DEVNULL, capture_output=True, timeout=5, check=False,
+                )
+                results.append(ChannelResult("desktop", True))
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                results.append(ChannelResult("desktop", False, str(exc)))
+        return results

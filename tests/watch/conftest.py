@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from watch_support import TmuxLab
+
+from tether.store import connect
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[TmuxLab]:
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    lab = TmuxLab(tmp_path / "lab")
+    lab.root.mkdir(parents=True)
+    try:
+        yield lab
+    finally:
+        lab.kill()
+
+
+@pytest.fixture
+def subagents_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "subagents"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def conn(tether_home: Path) -> Iterator[sqlite3.Connection]:
+    connection = connect(tether_home)
+    try:
+        yield connection
+    finally:
+        connection.close()

@@ -1,0 +1,144 @@
+"""The decision of each cycle, driven cycle by cycle (injected clock where time matters).
+
+Real tmux, real subagent processes, real gate hook calls; only time is injected
+where the test needs minutes to pass.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+from watch_support import PYTHON, TmuxLab, gate_event, wait_until
+
+from tether.clock import FakeClock, SystemClock
+from tether.config.schema import WatchSettings
+from tether.watch.daemon import Watchdog
+from tether.watch.registry import add_orchestrator, list_wakes
+
+
+def _settings(lab: TmuxLab, subagents: Path, **values: object) -> WatchSettings:
+    base: dict[str, object] = {"subagents_folders": [str(subagents)], "tmux_socket": lab.socket}
+    base.update(values)
+    return WatchSettings(**base)  # type: ignore[arg-type]
+
+
+def _running_subagent(lab: TmuxLab, subagents: Path) -> str:
+    pane = lab.subagent(subagents / "a", ["--format", "claude-code", "--silent"])
+    return pane
+
+
+def test_an_orchestrator_that_never_resumes_is_woken_at_most_once_per_min_interval(
+    lab: TmuxLab, subagents_dir: Path, tether_home: Path, conn: sqlite3.Connection
+) -> None:
+    """Five minutes with the default settings (45 s idle, 60 s between wakes), no sleeping."""
+    pane, recording = lab.orchestrator()
+    _running_subagent(lab, subagents_dir)
+    clock = FakeClock(start=datetime.now(UTC))
+    add_orchestrator(conn, tmux_pane=pane, tmux_socket=lab.socket, clock=clock)
+    settings = _settings(lab, subagents_dir)
+    assert (settings.idle_threshold, settings.wake_min_interval) == (45.0, 60.0)
+    dog = Watchdog(settings, tether_home, conn, clock=clock)
+    wait_until(lambda: dog.check().running == 1, what="the subagent to run")
+    actions = []
+    for _ in range(60):  # 300 s in steps of 5 s
+        clock.advance(5)
+        report = dog.check()
+        actions.append(report.decisions[0].action)
+    dog.close()
+    wakes = list_wakes(conn)
+    times = [datetime.fromisoformat(w.at).timestamp() for w in wakes]
+    assert [round(b - a) for a, b in itertools.pairwise(times)] == [60, 60, 60, 60]
+    assert len(wakes) == 5  # at 45, 105, 165, 225, 285 s
+    assert actions.count("woken") == 5 and "rate-limited" in actions
+    assert actions[:8] == ["active"] * 8  # 5 … 40 s: not idle yet
+    lines = wait_until(lambda: len(recording.lines()) == 5 and recording.lines(),
+                       what="five wake lines in the orchestrator")
+    assert all(line["line"].startswith("[tether watch] You have been idle") for line in lines)
+    assert all(w.reason == "idle" and w.subagent == "a (pane %1)" for w in wakes)
+
+
+def test_busy_and_own_permission_veto_typing_but_not_the_human(
+    lab: TmuxLab, subagents_dir: Path, tether_home: Path, conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    pane, recording = lab.orchestrator()
+    _running_subagent(lab, subagents_dir)
+    orch = add_orchestrator(conn, tmux_pane=pane, tmux_socket=lab.socket, sessions=("orch-1",))
+    settings = _settings(lab, subagents_dir, idle_threshold=0.2, wake_min_interval=0)
+    dog = Watchdog(settings, tether_home, conn, clock=SystemClock())
+    wait_until(lambda: dog.check().running == 1, what="the subagent to run")
+
+    # a turn the gate saw start and not stop: busy, no wake however long the quiet lasts
+    gate_event("orch-1", "UserPromptSubmit", tmp_path, prompt="start the subagents")
+    busy = wait_until(
+        lambda: (d := dog.check().decisions[0]).idle_seconds >= 0.2 and d,  # type: ignore[operator]
+        what="the orchestrator to be quiet past the threshold",
+    )
+    assert busy.action == "busy (turn open since UserPromptSubmit)"
+    assert busy.activity_source == "hook UserPromptSubmit"
+
+    # its own permission dialog: only the human is told, nothing is typed
+    gate_event("orch-1", "PermissionRequest", tmp_path, tool_name="Bash")
+    decision = wait_until(
+        lambda: (d := dog.check().decisions[0]).action != "active" and d, what="a decision"
+    )
+    assert decision.action == "human-only"
+    (wake,) = list_wakes(conn)
+    assert wake.reason == "own-permission" and wake.orchestrator_id == orch.id
+    assert {c["channel"] for c in wake.channels} == {"log", "tmux-status"}
+    assert not wake.delivered
+
+    # the turn ends: now it is woken
+    gate_event("orch-1", "Stop", tmp_path)
+    decision = wait_until(lambda: (d := dog.check().decisions[0]).action == "woken" and d,
+                          what="a wake")
+    assert decision.activity_source == "hook Stop"
+    assert wait_until(recording.lines)[0]["line"].startswith("[tether watch]")
+    dog.close()
+
+
+def test_wake_command_runs_with_the_wake_filled_in(
+    lab: TmuxLab, subagents_dir: Path, tether_home: Path, conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    pane, _ = lab.orchestrator()
+    _running_subagent(lab, subagents_dir)
+    out = tmp_path / "command.json"
+    script = "import json, os, sys; json.dump([sys.argv[1:], os.environ['TETHER_WAKE_REASON']], " \
+             f"open({str(out)!r}, 'w'))"
+    clock = FakeClock(start=datetime.now(UTC))
+    add_orchestrator(conn, tmux_pane=pane, tmux_socket=lab.socket, name="boss", clock=clock)
+    settings = _settings(lab, subagents_dir, notify=False,
+                         wake_command=[PYTHON, "-c", script, "{reason}", "{orchestrator}"])
+    dog = Watchdog(settings, tether_home, conn, clock=clock)
+    wait_until(lambda: dog.check().running == 1, what="the subagent to run")
+    clock.advance(46)
+    report = dog.check()
+    assert report.decisions[0].action == "woken"
+    (wake,) = report.wakes
+    assert [c["channel"] for c in wake.channels] == ["tmux", "command"]
+    assert json.loads(out.read_text()) == [["idle", "boss"], "idle"]
+    dog.close()
+
+
+def test_without_an_orchestrator_the_human_is_told_at_the_same_rate(
+    lab: TmuxLab, subagents_dir: Path, tether_home: Path, conn: sqlite3.Connection
+) -> None:
+    _running_subagent(lab, subagents_dir)
+    clock = FakeClock(start=datetime.now(UTC))
+    lines: list[str] = []
+    dog = Watchdog(_settings(lab, subagents_dir), tether_home, conn, clock=clock,
+                   log=lines.append)
+    report = wait_until(lambda: (r := dog.check()).running == 1 and r, what="the subagent")
+    assert [d.action for d in report.decisions] == ["human-only"]
+    clock.advance(30)
+    assert [d.action for d in dog.check().decisions] == ["rate-limited"]
+    clock.advance(30)
+    assert [d.action for d in dog.check().decisions] == ["human-only"]
+    wakes = list_wakes(conn)
+    assert [w.reason for w in wakes] == ["no-orchestrator", "no-orchestrator"]
+    assert wakes[0].message.startswith("[tether watch] No orchestrator is registered while 1")
+    assert any(line.startswith("wake: [tether watch] No orchestrator") for line in lines)
+    dog.close()

@@ -1,0 +1,229 @@
+"""The daemon as a real process, against a real tmux server, with scaled-down intervals.
+
+The orchestrator is a pane running a small program that records every line
+typed into its terminal with the time; subagents are scripted agents in panes
+under a subagents folder. The intervals are the defaults divided by 60
+(interval 0.5 s, idle threshold 0.75 s) so each test takes seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+from watch_support import TETHER, TmuxLab, gate_event, wait_until, write_project
+
+from tether.watch.transcript import TranscriptReader
+
+INTERVAL = 0.5
+IDLE = 0.75
+
+
+def _project(tmp_path: Path, lab: TmuxLab, subagents: Path, **watch: Any) -> Path:
+    values: dict[str, Any] = {"interval": INTERVAL, "idle_threshold": IDLE,
+                              "wake_min_interval": 30, "confirm_after": 1.0}
+    values.update(watch)
+    return write_project(tmp_path / "project", lab, subagents, **values)
+
+
+def _tether(project: Path, *args: str, env: dict[str, str] | None = None) -> Any:
+    import os
+
+    done = subprocess.run([TETHER, *args], cwd=project, capture_output=True, text=True,
+                          timeout=60, check=False, env={**os.environ, **(env or {})})
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout) if "--json" in args else done.stdout
+
+
+def _daemon(project: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([TETHER, "watch", *args], cwd=project, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _stop(daemon: subprocess.Popen[str]) -> str:
+    if daemon.poll() is None:
+        daemon.send_signal(signal.SIGTERM)
+    out, err = daemon.communicate(timeout=20)
+    assert daemon.returncode == 0, err
+    return out
+
+
+def test_an_idle_orchestrator_is_woken_within_interval_plus_one_second(
+    lab: TmuxLab, subagents_dir: Path, tmp_path: Path
+) -> None:
+    pane, recording = lab.orchestrator()
+    lab.subagent(subagents_dir / "writer", ["--format", "claude-code", "--forever",
+                                            "--step-delay", "0.2"])
+    project = _project(tmp_path, lab, subagents_dir)
+    orch = _tether(project, "watch", "add-orchestrator", "--tmux-pane", pane, "--json")
+    registered = time.time()
+    daemon = _daemon(project)
+    try:
+        (line,) = wait_until(recording.lines, timeout=15, what="the wake in the orchestrator")
+    finally:
+        out = _stop(daemon)
+    idle_from = registered + IDLE
+    assert line["t"] >= idle_from - 0.05  # not before it was idle
+    assert line["t"] - idle_from <= INTERVAL + 1.0
+    assert re.match(r"\[tether watch\] You have been idle for \d+ s while 1 subagent runs\.",
+                    line["line"])
+    assert "writer (pane %1)" in line["line"]
+    assert "stopped by signal; watching ends." in out
+    (wake,) = _tether(project, "watch", "log", "--json")
+    assert (wake["orchestrator_id"], wake["reason"]) == (orch["id"], "idle")
+    assert wake["channels"][0] == {"channel": "tmux", "ok": True, "detail": f"send-keys {pane}"}
+
+
+def test_an_orchestrator_with_hook_events_every_little_while_is_never_woken(
+    lab: TmuxLab, subagents_dir: Path, tmp_path: Path
+) -> None:
+    """Hook events at 0.4 × the idle threshold (20 s against 45 s, scaled): no wake ever."""
+    pane, recording = lab.orchestrator()
+    lab.subagent(subagents_dir / "a", ["--format", "claude-code", "--silent"])
+    project = _project(tmp_path, lab, subagents_dir, idle_threshold=1.5)
+    _tether(project, "watch", "add-orchestrator", "--tmux-pane", pane, "--session", "orch-1")
+    daemon = _daemon(project)
+    try:
+        events = ["PreToolUse", "PostToolUse"]
+        deadline = time.monotonic() + 6.0  # twelve cycles
+        n = 0
+        while time.monotonic() < deadline:
+            started = time.monotonic()
+            gate_event("orch-1", events[n % 2], tmp_path, tool_name="Bash",
+                       tool_use_id=f"u{n // 2}")
+            n += 1
+            assert recording.lines() == []
+            time.sleep(max(0.0, 0.6 - (time.monotonic() - started)))
+        assert recording.lines() == []
+        # the orchestrator ends its turn and goes quiet: now it is woken
+        gate_event("orch-1", "Stop", tmp_path)
+        stopped = time.time()
+        (line,) = wait_until(recording.lines, timeout=15, what="the wake after the quiet")
+        assert line["t"] - (stopped + 1.5) <= INTERVAL + 1.0
+    finally:
+        _stop(daemon)
+
+
+def test_a_hanging_tool_call_is_named_in_the_wake(
+    lab: TmuxLab, subagents_dir: Path, tmp_path: Path
+) -> None:
+    pane, recording = lab.orchestrator()
+    folder = subagents_dir / "deployer"
+    lab.subagent(folder, ["--format", "claude-code", "--steps", "10", "--step-delay", "0.1",
+                          "--hang-before-result", "2"])
+    reader = TranscriptReader()
+    call = wait_until(lambda: (s := reader.read(folder / "agent.jsonl")) and s.open_call,
+                      what="the subagent to hang on a tool call")
+    assert call.tool == "Bash" and "echo step 2" in call.input
+    project = _project(tmp_path, lab, subagents_dir)
+    _tether(project, "watch", "add-orchestrator", "--tmux-pane", pane)
+    daemon = _daemon(project)
+    try:
+        (line,) = wait_until(recording.lines, timeout=15, what="the wake")
+    finally:
+        _stop(daemon)
+    text = line["line"]
+    assert "Subagent deployer (pane %1) waits for confirmation: Bash" in text
+    assert '"command": "echo step 2"' in text and "has had no result for" in text
+    (wake,) = _tether(project, "watch", "log", "--json")
+    assert (wake["reason"], wake["pending_tool"]) == ("confirmation", "Bash")
+    assert wake["pending_call_id"] == call.call_id
+
+
+def test_watching_ends_by_itself_one_interval_after_the_last_subagent_ended(
+    lab: TmuxLab, subagents_dir: Path, tmp_path: Path
+) -> None:
+    pane, _ = lab.orchestrator()
+    folder = subagents_dir / "short"
+    lab.subagent(folder, ["--format", "pi", "--steps", "8", "--step-delay", "0.25"])
+    project = _project(tmp_path, lab, subagents_dir, idle_threshold=30)
+    _tether(project, "watch", "add-orchestrator", "--tmux-pane", pane)
+    daemon = _daemon(project)
+    agent = wait_until(lambda: next((p for p in psutil.process_iter(["cmdline"])
+                                     if "tether.harnesses.scripted" in (p.info["cmdline"] or [])
+                                     and p.cwd() == str(folder)), None),
+                       what="the subagent process")
+    try:
+        agent.wait(timeout=20)
+        ended = time.monotonic()
+        out, err = daemon.communicate(timeout=20)
+        finished = time.monotonic()
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+    assert daemon.returncode == 0, err
+    assert out.rstrip().endswith("since the last one ended; watching ends.")
+    assert "subagent short (pane %1): working" in out and "subagent short (pane %1): ended" in out
+    # noticed at the next cycle, ended one interval later
+    assert INTERVAL <= finished - ended <= 2 * INTERVAL + 1.0
+
+
+def test_a_bash_pane_with_a_live_agent_child_runs_and_bash_on_read_does_not(
+    lab: TmuxLab, subagents_dir: Path, tmp_path: Path
+) -> None:
+    live = lab.subagent(subagents_dir / "live", ["--format", "pi", "--silent"])
+    done = lab.window(subagents_dir / "done", ["bash", "-c", "read -r line"])
+    lab.window(tmp_path / "elsewhere", ["bash", "-c", "read -r line"])  # not a subagent folder
+    project = _project(tmp_path, lab, subagents_dir)
+
+    def listed() -> dict[str, Any] | None:
+        found = {s["pane"]: s for s in _tether(project, "subagents", "list", "--json")}
+        return found if found.get(live, {}).get("running") else None
+
+    found = wait_until(listed, what="the live subagent")
+    assert set(found) == {live, done}
+    assert found[live]["pane_command"] == found[done]["pane_command"] == "bash"
+    assert found[live]["state"] == "working"
+    assert found[live]["agent"]["name"] == "tether.harnesses.scripted"
+    assert (found[done]["state"], found[done]["agent"]) == ("ended", None)
+    text = _tether(project, "subagents", "list")
+    assert text.startswith("1 of 2 subagent(s) running")
+
+
+def test_detached_daemon_writes_its_pid_and_ends_cleanly_on_sigterm(
+    lab: TmuxLab, subagents_dir: Path, tmp_path: Path, tether_home: Path
+) -> None:
+    project = _project(tmp_path, lab, subagents_dir)
+    pid_file = tmp_path / "watch.pid"
+    out = _tether(project, "watch", "--detach", "--pid-file", str(pid_file), "--forever")
+    assert out.startswith("tether watch: running as pid ")
+    pid = int(pid_file.read_text())
+    proc = psutil.Process(pid)
+    log = tether_home / "watch" / "watch.log"
+    wait_until(lambda: log.exists() and "watching (interval 0.5 s" in log.read_text(),
+               what="the daemon to start")
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=20)
+    assert "stopped by signal; watching ends." in log.read_text()
+    assert not pid_file.exists()
+
+
+def test_detach_needs_a_pid_file(lab: TmuxLab, subagents_dir: Path, tmp_path: Path) -> None:
+    project = _project(tmp_path, lab, subagents_dir)
+    done = subprocess.run([TETHER, "watch", "--detach"], cwd=project, capture_output=True,
+                          text=True, timeout=30, check=False)
+    assert done.returncode == 2
+    assert "--detach needs --pid-file" in done.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--tmux-pane", "%99"], "no tmux pane %99"),
+    (["--pid", "999999999"], "no process 999999999"),
+    ([], "give exactly one of --tmux-pane"),
+])
+def test_add_orchestrator_refuses_what_is_not_there(
+    lab: TmuxLab, subagents_dir: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
+    lab.orchestrator()
+    project = _project(tmp_path, lab, subagents_dir)
+    done = subprocess.run([TETHER, "watch", "add-orchestrator", *args], cwd=project,
+                          capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr

@@ -189,7 +189,7 @@ def test_a_bad_budget_setting_warns_and_falls_back(
 ) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    (project / "tether.toml").write_text("[gate]\nbudget = 4\n")
+    (project / "tether.toml").write_text("gate_budget = 4\n")
     done = run_gate(
         gate_exe, ["tick", "--session", "b"], env_for(TETHER_GATE_BUDGET="many"), cwd=project
     )

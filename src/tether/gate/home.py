@@ -1,8 +1,11 @@
 """Where the gate keeps its state and which budget applies, found cheaply.
 
-Both answers come from the environment and at most a handful of ``stat`` calls;
-``tether.toml`` is parsed (with ``tomllib``) only when a session is counted for
-the first time and no ``TETHER_GATE_BUDGET`` is set.
+Both answers come from the environment and the project's ``tether.toml`` (the
+nearest one at or above the working folder). The file is parsed (``tomllib``)
+only when it mentions the key asked for, so most tool calls cost a few
+``stat`` calls and at most one small read. The keys are the ones
+``tether.config`` validates: top-level ``home`` and ``gate_budget`` (a
+``[gate]`` table's ``budget`` is read too).
 """
 
 from __future__ import annotations
@@ -10,16 +13,18 @@ from __future__ import annotations
 import os
 import sys
 
-# collections.abc pulls in collections (~2 ms); annotations need it only for mypy.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Any
 
 DEFAULT_CALL_BUDGET = 60
 CONFIG_FILE = "tether.toml"
 HOME_DIR = ".tether"
 # Walking further up than this is never a project layout; it is a loop guard.
 _MAX_PARENTS = 64
+# Parsed files by content, so a process that reads it twice parses once.
+_parsed: dict[bytes, dict[str, Any] | None] = {}
 
 
 def find_project_root(start: str) -> str | None:
@@ -35,53 +40,80 @@ def find_project_root(start: str) -> str | None:
     return None
 
 
-def resolve_home(environ: Mapping[str, str] | None = None, cwd: str | None = None) -> str:
-    """``$TETHER_HOME``, else ``.tether`` in the project root (or the cwd)."""
-    env = os.environ if environ is None else environ
-    explicit = env.get("TETHER_HOME")
-    if explicit:
-        return os.path.abspath(explicit)
-    start = cwd if cwd is not None else os.getcwd()
-    root = find_project_root(start) or os.path.abspath(start)
-    return os.path.join(root, HOME_DIR)
-
-
 def _warn(message: str) -> None:
     sys.stderr.write(f"tether-gate: warning: {message}\n")
 
 
+def _config(root: str, key: bytes) -> dict[str, Any] | None:
+    """The project's tether.toml as a dict, when it mentions ``key`` (else None)."""
+    path = os.path.join(root, CONFIG_FILE)
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError as exc:
+        _warn(f"cannot read {path} ({exc}); ignoring it")
+        return None
+    if key not in raw:
+        return None
+    if raw not in _parsed:
+        try:
+            import tomllib
+
+            _parsed[raw] = tomllib.loads(raw.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            _warn(f"cannot read {path} ({exc}); ignoring it")
+            _parsed[raw] = None
+    return _parsed[raw]
+
+
+def resolve_home(environ: Mapping[str, str] | None = None, cwd: str | None = None) -> str:
+    """``$TETHER_HOME``; else ``home`` in the project's tether.toml; else ``.tether`` there.
+
+    Without a project (no tether.toml above the working folder) it is
+    ``.tether`` in the working folder.
+    """
+    env = os.environ if environ is None else environ
+    explicit = env.get("TETHER_HOME")
+    start = cwd if cwd is not None else os.getcwd()
+    if explicit:
+        return os.path.abspath(os.path.join(start, os.path.expanduser(explicit)))
+    root = find_project_root(start)
+    if root is None:
+        return os.path.join(os.path.abspath(start), HOME_DIR)
+    config = _config(root, b"home")
+    configured = config.get("home") if config else None
+    if isinstance(configured, str) and configured:
+        return os.path.abspath(os.path.join(root, os.path.expanduser(configured)))
+    return os.path.join(root, HOME_DIR)
+
+
 def _parse_budget(raw: object, where: str) -> int | None:
     if isinstance(raw, bool) or not isinstance(raw, int | str):
-        _warn(f"{where} must be a whole number >= 0, not {raw!r}; using the next source")
+        _warn(f"{where} must be a whole number >= 1, not {raw!r}; using the next source")
         return None
     try:
         value = int(raw)
     except ValueError:
-        _warn(f"{where} must be a whole number >= 0, not {raw!r}; using the next source")
+        _warn(f"{where} must be a whole number >= 1, not {raw!r}; using the next source")
         return None
-    if value < 0:
-        _warn(f"{where} must be >= 0, not {value}; using the next source")
+    if value < 1:
+        _warn(f"{where} must be >= 1, not {value}; using the next source")
         return None
     return value
 
 
 def budget_from_config(project_root: str) -> int | None:
-    """``[gate] budget`` from ``tether.toml``, or None when absent or unreadable."""
+    """``gate_budget`` (or ``[gate] budget``) from tether.toml, None when absent or bad."""
+    config = _config(project_root, b"budget")
+    if not config:
+        return None
     path = os.path.join(project_root, CONFIG_FILE)
-    try:
-        import tomllib
-
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        _warn(f"cannot read {path} ({exc}); ignoring its [gate] budget")
-        return None
-    section = data.get("gate")
-    if not isinstance(section, dict) or "budget" not in section:
-        return None
-    return _parse_budget(section["budget"], f"[gate] budget in {path}")
+    if "gate_budget" in config:
+        return _parse_budget(config["gate_budget"], f"gate_budget in {path}")
+    section = config.get("gate")
+    if isinstance(section, dict) and "budget" in section:
+        return _parse_budget(section["budget"], f"[gate] budget in {path}")
+    return None
 
 
 def default_call_budget(

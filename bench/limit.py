@@ -50,9 +50,7 @@ def stop_delays(tmp: Path, fmt: str, runs: int, limit: int) -> list[float]:
     config = load_config(cwd=work)
     delays: list[float] = []
     for _ in range(runs):
-        outcome = supervise(
-            RunRequest(prompt="bench", iterations=limit, cwd=work), config=config
-        )
+        outcome = supervise(RunRequest(prompt="bench", iterations=limit, cwd=work), config=config)
         if outcome.stop_latency is not None:
             delays.append(outcome.stop_latency)
     return delays
@@ -89,7 +87,7 @@ def supervisor_cpu(tmp: Path, fmt: str, lines: int) -> tuple[float, float, int]:
 
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def main() -> None:

@@ -26,15 +26,18 @@ class Project:
         args = json.dumps(argv)
         (self.root / "tether.toml").write_text(
             "kill_grace_seconds = 0.5\nmax_iterations_cap = 100\n\n"
-            f"[profiles.cheap]\nharness = \"scripted\"\nargs = {args}\ndefault = true\n\n"
-            f"[profiles.strong]\nharness = \"scripted\"\nargs = {args}\nstrength = 3\n"
-            + extra,
+            f'[profiles.cheap]\nharness = "scripted"\nargs = {args}\ndefault = true\n\n'
+            f'[profiles.strong]\nharness = "scripted"\nargs = {args}\nstrength = 3\n' + extra,
             encoding="utf-8",
         )
 
     def tether(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [TETHER, *args], cwd=self.root, capture_output=True, text=True, timeout=timeout,
+            [TETHER, *args],
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
             check=False,
         )
 
@@ -55,8 +58,20 @@ def project(tmp_path: Path, tether_home: Path) -> Project:
     root.mkdir()
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     subprocess.run(
-        ["git", "-C", str(root), "-c", "user.email=t@example.invalid", "-c", "user.name=t",
-         "commit", "-q", "--allow-empty", "-m", "start"],
+        [
+            "git",
+            "-C",
+            str(root),
+            "-c",
+            "user.email=t@example.invalid",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "start",
+        ],
         check=True,
     )
     return Project(root=root, home=tether_home, exec_log=root / "exec.log")

@@ -20,8 +20,11 @@ def _frame(data: bytes, cuts: list[int], max_line: int = 1 << 20) -> list[bytes]
     return out + buf.flush()
 
 
-@given(st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=20),
-       st.lists(st.integers(min_value=0, max_value=10_000), max_size=30), st.booleans())
+@given(
+    st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=20),
+    st.lists(st.integers(min_value=0, max_value=10_000), max_size=30),
+    st.booleans(),
+)
 def test_any_chunking_gives_the_same_lines(
     lines: list[bytes], cuts: list[int], trailing_newline: bool
 ) -> None:

@@ -23,14 +23,24 @@ def test_kill_9_of_supervisor_takes_agent_group_down_and_run_is_abandoned(
 ) -> None:
     child_pid_file = project.root.parent / "child.pid"
     project.write_config(
-        ["--steps", "500", "--step-delay", "0.05", "--spawn-child",
-         "--child-pid-file", str(child_pid_file)]
+        [
+            "--steps",
+            "500",
+            "--step-delay",
+            "0.05",
+            "--spawn-child",
+            "--child-pid-file",
+            str(child_pid_file),
+        ]
     )
     supervisor = subprocess.Popen(
-        [TETHER, "run", "--prompt", "go", "--iterations", "90"], cwd=project.root,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [TETHER, "run", "--prompt", "go", "--iterations", "90"],
+        cwd=project.root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
+
         def events_flowing() -> bool:
             return len(project.executed()) >= 3 and child_pid_file.exists()
 
@@ -46,7 +56,10 @@ def test_kill_9_of_supervisor_takes_agent_group_down_and_run_is_abandoned(
         if supervisor.poll() is None:
             supervisor.kill()
     listed = subprocess.run(
-        [TETHER, "runs", "list", "--json"], cwd=project.root, capture_output=True, text=True,
+        [TETHER, "runs", "list", "--json"],
+        cwd=project.root,
+        capture_output=True,
+        text=True,
         check=True,
     )
     (run,) = json.loads(listed.stdout)

@@ -22,8 +22,9 @@ def _head(root: Path) -> str:
 def test_iteration_limit_stops_exactly_and_reports(project: Project) -> None:
     project.write_config(["--steps", "50"])
     head = _head(project.root)
-    code, record = project.run_json("--unit", "T-1", "--prompt", "Do the fifty steps.",
-                                    "--iterations", "20")
+    code, record = project.run_json(
+        "--unit", "T-1", "--prompt", "Do the fifty steps.", "--iterations", "20"
+    )
     assert code == 20
     assert record["status"] == "iteration_limit"
     assert record["iterations"] == 20
@@ -113,9 +114,14 @@ def test_codex_format_counts_from_its_rollout_and_stops_at_the_limit(
 ) -> None:
     codex_home = tmp_path / "codex-home"
     project.write_config(["--steps", "50", "--step-delay", "0.05"])
-    toml = (project.root / "tether.toml").read_text().replace(
-        '"claude-code"', '"codex"', 1
-    ).replace("default = true\n", f'default = true\nenv = {{ CODEX_HOME = "{codex_home}" }}\n', 1)
+    toml = (
+        (project.root / "tether.toml")
+        .read_text()
+        .replace('"claude-code"', '"codex"', 1)
+        .replace(
+            "default = true\n", f'default = true\nenv = {{ CODEX_HOME = "{codex_home}" }}\n', 1
+        )
+    )
     (project.root / "tether.toml").write_text(toml)
     code, record = project.run_json("--prompt", "go", "--iterations", "5")
     assert code == 20
@@ -136,9 +142,36 @@ def test_limit_check_falls_back_to_the_stream_bound() -> None:
 
     check = LimitCheck(Budget(iterations=2, tool_calls=None, timeout_seconds=60), "codex")
     ledger = Ledger()
-    events = [ToolCallStarted(call_id="a", name="x"), ToolCallStarted(call_id="b", name="x"),
-              AssistantText(text="done")]
+    events = [
+        ToolCallStarted(call_id="a", name="x"),
+        ToolCallStarted(call_id="b", name="x"),
+        AssistantText(text="done"),
+    ]
     verdicts = [check.after(e, apply(ledger, e)) for e in events]
     assert verdicts == [None, None, None], "exact count (0 from the session file) governs"
     check.use_stream_bound = True
     assert check.after(events[-1], ledger) is StopReason.ITERATION_LIMIT
+
+
+def test_sigterm_ignoring_agent_at_the_iteration_limit_is_killed(project: Project) -> None:
+    # Pi format: no hook ends it, so only signals can; it shrugs off SIGTERM.
+    project.write_config(["--steps", "50", "--ignore-sigterm", "--hang-before-result", "21"])
+    toml = (project.root / "tether.toml").read_text().replace('"claude-code"', '"pi"', 1)
+    (project.root / "tether.toml").write_text(toml)
+    code, record = project.run_json("--prompt", "go", "--iterations", "20")
+    assert code == 20
+    assert record["stop_reason"] == "iteration_limit (sigkill)"
+    assert record["report"]["stop_reason"] == "iteration_limit"
+    assert Path(record["run_dir"], "report.md").exists()
+    assert _steps(project.executed()) == list(range(1, 21))
+
+
+def test_sigterm_ignoring_agent_with_hooks_still_runs_exactly_the_budget(
+    project: Project,
+) -> None:
+    project.write_config(["--steps", "50", "--ignore-sigterm"])
+    code, record = project.run_json("--prompt", "go", "--iterations", "20")
+    assert code == 20
+    # the session is locked before the signals: its own hook refuses every later call
+    assert _steps(project.executed()) == list(range(1, 21))
+    assert record["report"]["iterations"] == {"used": 20, "limit": 20}

@@ -15,21 +15,39 @@ from tether.errors import UsageError
 @click.option("--profile", "profile", help="A configured profile (default: the default one).")
 @click.option("--unit", help="What this run works on (ticket id, source, question).")
 @click.option("--prompt", "prompt_text", help="The instruction for the agent.")
-@click.option("--prompt-file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Read the instruction from a file ('-' for stdin).")
+@click.option(
+    "--prompt-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Read the instruction from a file ('-' for stdin).",
+)
 @click.option("--iterations", type=int, help="Iteration limit (model steps) for this run.")
 @click.option("--tool-calls", type=int, help="Tool-call limit for this run.")
 @click.option("--timeout", type=float, help="Wall-clock limit in seconds.")
-@click.option("--follow-up", "follow_up", metavar="RUN_ID",
-              help="Continue a limit-stopped run: its report goes into the prompt.")
-@click.option("--budget-request", type=int, metavar="N",
-              help="A planner's iteration budget for this unit (needs --justification).")
+@click.option(
+    "--follow-up",
+    "follow_up",
+    metavar="RUN_ID",
+    help="Continue a limit-stopped run: its report goes into the prompt.",
+)
+@click.option(
+    "--budget-request",
+    type=int,
+    metavar="N",
+    help="A planner's iteration budget for this unit (needs --justification).",
+)
 @click.option("--justification", help="Why this unit needs a stronger profile or budget.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run record as JSON.")
 def run(
-    profile: str | None, unit: str | None, prompt_text: str | None, prompt_file: Path | None,
-    iterations: int | None, tool_calls: int | None, timeout: float | None,
-    follow_up: str | None, budget_request: int | None, justification: str | None,
+    profile: str | None,
+    unit: str | None,
+    prompt_text: str | None,
+    prompt_file: Path | None,
+    iterations: int | None,
+    tool_calls: int | None,
+    timeout: float | None,
+    follow_up: str | None,
+    budget_request: int | None,
+    justification: str | None,
     as_json: bool,
 ) -> None:
     """Run one agent session on one unit within hard budgets.
@@ -52,9 +70,15 @@ def run(
         raise UsageError("the prompt is empty.")
     outcome = supervise(
         RunRequest(
-            prompt=text, profile=profile, unit=unit, iterations=iterations,
-            tool_calls=tool_calls, timeout=timeout, follow_up=follow_up,
-            budget_request=budget_request, justification=justification,
+            prompt=text,
+            profile=profile,
+            unit=unit,
+            iterations=iterations,
+            tool_calls=tool_calls,
+            timeout=timeout,
+            follow_up=follow_up,
+            budget_request=budget_request,
+            justification=justification,
         )
     )
     if as_json:

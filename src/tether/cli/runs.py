@@ -45,8 +45,15 @@ def list_(limit: int, status: str | None, as_json: bool) -> None:
         None,
         ["run", "status", "unit", "profile", "iter", "calls", "started"],
         [
-            (r.id, r.status, r.unit, r.profile, f"{r.iterations}/{r.iteration_limit}",
-             r.tool_calls, r.started_at[:19])
+            (
+                r.id,
+                r.status,
+                r.unit,
+                r.profile,
+                f"{r.iterations}/{r.iteration_limit}",
+                r.tool_calls,
+                r.started_at[:19],
+            )
             for r in rows
         ],
     )

@@ -360,6 +360,10 @@ def _watch(
         )
         result = live.run()
     if result.limit is not None:
+        if hooked_session is not None:
+            # Lock the session first: an agent that shrugs off SIGTERM gets every
+            # further tool call refused by its own hook until SIGKILL lands.
+            _lock_session(env["TETHER_HOME"], hooked_session)
         how = agent.stop(grace)
         stop = result.limit
         if result.limit_at is not None:
@@ -390,6 +394,18 @@ def _natural_end(ledger: Ledger, returncode: int | None) -> StopReason:
     if ledger.final_status == "failure" or (returncode not in (0, None)):
         return StopReason.FAILED
     return StopReason.COMPLETED
+
+
+def _lock_session(home: str, session_id: str) -> None:
+    from tether.gate.counter import session_status, set_session_budget
+
+    status = session_status(Path(home), session_id)
+    set_session_budget(
+        Path(home),
+        session_id,
+        calls=int(status.get("calls_used", 0)),
+        iterations=int(status.get("batches", 0)),
+    )
 
 
 def _gate_verdict(home: str, session_id: str) -> StopReason | None:

@@ -22,9 +22,12 @@ from pathlib import Path
 
 SYLLABLES = ("ka", "zo", "ri", "mun", "tel", "vex", "dra", "pol", "quin", "sar", "bel", "tor",
              "nix", "gal", "fen", "lum", "ory", "pek", "wat", "zim")
-FILLER = ("the system keeps a record of each change and the team reviews it weekly while "
-          "operators watch the dashboard for errors and latency under load during releases "
-          "with careful notes about configuration backups storage network and access").split()
+_FILLER_TEXT = (
+    "the system keeps a record of each change and the team reviews it weekly while operators "
+    "watch the dashboard for errors and latency under load during releases with careful notes "
+    "about configuration backups storage network and access"
+)
+FILLER = _FILLER_TEXT.split()
 RELATIONS = ("depends_on", "part_of", "extends", "contrasts_with")
 HUB_RELATIONS = 16
 STALE_EVERY = 15
@@ -122,7 +125,7 @@ def _body(page: GenPage, pages: dict[str, GenPage], rng: random.Random) -> str:
 
 
 def _front(page: GenPage, day: int) -> str:
-    data = {
+    data: dict[str, object] = {
         "id": page.id, "title": f"{page.word.capitalize()} ({page.kind})",
         "description": f"What {page.word} is and how it behaves.",
         "sources": [page.source], "updated": f"2026-01-{day:02d}",

@@ -1,0 +1,69 @@
+"""The brief on a generated 300-page wiki: expected pages, never more than B, stale marked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tether.room.brief import make_brief
+from tether.wiki.index import Index
+from tether.wiki.layout import Wiki
+from wikigen import GenWiki, generate
+
+
+@pytest.fixture(scope="module")
+def gen(tmp_path_factory: pytest.TempPathFactory) -> GenWiki:
+    return generate(tmp_path_factory.mktemp("kb") / "kb", pages=300)
+
+
+@pytest.fixture
+def index(gen: GenWiki, tmp_path: Path) -> Index:
+    ix = Index.open(Wiki.open(gen.root), tmp_path)
+    ix.update()
+    return ix
+
+
+def _question(gen: GenWiki, page_id: str) -> str:
+    return f"What is {gen.word_of(page_id)} and what does it depend on?"
+
+
+@pytest.mark.parametrize("page_id", ["concept-00004", "concept-00100", "episode-00019",
+                                     "concept-00250", "concept-00033"])
+@pytest.mark.parametrize("budget", [12, 5])
+def test_brief_picks_the_page_and_its_typed_relation_within_b(
+    gen: GenWiki, index: Index, page_id: str, budget: int
+) -> None:
+    brief = make_brief(index, _question(gen, page_id), budget)
+    ids = [p.id for p in brief.pages]
+    assert len(ids) <= budget
+    assert ids[0] == page_id and brief.pages[0].why == "match"
+    relation_target = gen.pages[page_id].relations[0][1]
+    assert relation_target in ids  # the typed 1-hop neighbour
+    neighbour = next(p for p in brief.pages if p.id == relation_target)
+    assert neighbour.why in ("neighbour", "match")
+    stale = set(gen.stale)
+    assert {p.id for p in brief.pages if p.stale} == stale & set(ids)  # always marked
+    assert all(p.stale_reason == "source changed" for p in brief.pages if p.stale)
+
+
+def test_a_hub_overflows_b_and_the_rest_is_cut(gen: GenWiki, index: Index) -> None:
+    brief = make_brief(index, f"What is {gen.word_of('hub')}?", 12)
+    assert len(brief.pages) == 12 and not brief.read_directly
+    assert brief.pages[0].id == "hub"
+    targets = {t for _, t in gen.pages["hub"].relations}
+    assert {p.id for p in brief.pages[1:]} <= targets
+    assert brief.cut_total == len(targets) - 11
+    assert {p.id for p in brief.cut} == targets - {p.id for p in brief.pages}
+
+
+def test_two_pages_or_fewer_are_read_directly(gen: GenWiki, index: Index) -> None:
+    brief = make_brief(index, f"What is {gen.word_of('isolated-1')}?", 12)
+    assert brief.read_directly
+    assert [p.id for p in brief.pages] == ["isolated-1"]
+    assert brief.to_dict()["read_directly"] is True
+
+
+def test_no_match_means_nothing_to_read(index: Index) -> None:
+    brief = make_brief(index, "xylophonequartz", 12)
+    assert brief.pages == [] and brief.read_directly

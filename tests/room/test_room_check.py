@@ -1,0 +1,132 @@
+"""`tether room check`: each broken rule is rejected with a precise message."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import TETHER
+from tether.room.brief import make_brief
+from tether.room.room import room_data
+from tether.room.state import Room
+from tether.wiki.index import Index
+from tether.wiki.layout import Wiki
+from wikigen import GenWiki, generate
+
+
+@pytest.fixture(scope="module")
+def gen(tmp_path_factory: pytest.TempPathFactory) -> GenWiki:
+    return generate(tmp_path_factory.mktemp("kb") / "kb", pages=300)
+
+
+@pytest.fixture
+def room(gen: GenWiki, tether_home: Path) -> Room:
+    """A room about concept-00004 (stale) that read two pages of its list."""
+    wiki = Wiki.open(gen.root)
+    with Index.open(wiki, tether_home) as index:
+        index.update()
+        brief = make_brief(index, f"What is {gen.word_of('concept-00004')}?", 12)
+    room = Room.create(tether_home, "r1", room_data("r1", wiki, brief))
+    second = brief.pages[1].id
+    assert room.read_page("concept-00004").outcome == "read"
+    assert room.read_page(second).outcome == "read"
+    assert room.read_page(second).outcome == "reread"  # free
+    assert room.read_page("hub").outcome == "refused-list"
+    return room
+
+
+def _check(tmp_path: Path, text: str, room: str = "r1") -> subprocess.CompletedProcess[str]:
+    file = tmp_path / "conclusion.md"
+    file.write_text(text)
+    return subprocess.run([TETHER, "room", "check", str(file), "--room", room],
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+def _second(room: Room) -> str:
+    return str(room.pages[1]["id"])
+
+
+def test_a_good_conclusion_passes(room: Room, tmp_path: Path) -> None:
+    done = _check(tmp_path, f"# Answer\n\nIt is tracked [[concept-00004]] (stale).\n\n"
+                            f"- It relates to [[{_second(room)}]].\n")
+    assert done.returncode == 0, done.stdout
+    assert f"conclusion passes: 12 words, cites concept-00004, {_second(room)}" in done.stdout
+
+
+def test_520_words_are_rejected(room: Room, tmp_path: Path) -> None:
+    text = "word " * 516 + "[[concept-00004]] is stale here.\n"
+    assert len(text.split()) == 520
+    done = _check(tmp_path, text)
+    assert done.returncode == 40
+    assert f"{tmp_path / 'conclusion.md'}: the conclusion has 520 words; at most 500 are " \
+           "allowed" in done.stdout
+
+
+def test_an_uncited_claim_is_rejected(room: Room, tmp_path: Path) -> None:
+    done = _check(tmp_path, "Stale but cited [[concept-00004]].\n\n"
+                            "- The operators restart it every night.\n")
+    assert done.returncode == 40
+    assert (f"{tmp_path / 'conclusion.md'}:3: claim without a [[page]] citation: "
+            "'- The operators restart it every night.'") in done.stdout
+
+
+def test_citing_an_unread_page_is_rejected(room: Room, tmp_path: Path) -> None:
+    done = _check(tmp_path, "It is stale [[concept-00004]].\n\nThe hub explains it [[hub]].\n")
+    assert done.returncode == 40
+    assert (f"{tmp_path / 'conclusion.md'}:3: cites [[hub]], which this room did not read "
+            f"(read: concept-00004, {_second(room)})") in done.stdout
+
+
+def test_a_stale_page_must_be_flagged(room: Room, tmp_path: Path) -> None:
+    done = _check(tmp_path, "It is tracked by the operators [[concept-00004]].\n")
+    assert done.returncode == 40
+    assert "cites stale page [[concept-00004]] without flagging it" in done.stdout
+    flagged = _check(tmp_path, "It is tracked [[concept-00004]].\n\nstale: [[concept-00004]]\n")
+    assert flagged.returncode == 0, flagged.stdout
+
+
+def test_a_budget_line_without_a_budget_hit_is_rejected(room: Room, tmp_path: Path) -> None:
+    done = _check(tmp_path, "It is stale [[concept-00004]].\n\n"
+                            "budget reached, not read: hub\n")
+    assert done.returncode == 40
+    assert "says the budget was reached, but the room never hit it (2 of 12 pages read" \
+        in done.stdout
+
+
+def test_budget_hit_requires_the_line_naming_each_refused_page(
+    gen: GenWiki, tether_home: Path, tmp_path: Path
+) -> None:
+    wiki = Wiki.open(gen.root)
+    with Index.open(wiki, tether_home) as index:
+        index.update()
+        brief = make_brief(index, f"What is {gen.word_of('hub')}?", 12)
+    room = Room.create(tether_home, "r2", room_data("r2", wiki, brief))
+    for page in room.pages:
+        assert room.read_page(page["id"]).outcome == "read"
+    cut = room.cut[0]["id"]
+    assert room.read_page(cut).outcome == "refused-budget"
+    base = "The hub ties them together [[hub]].\n"
+    missing_line = _check(tmp_path, base, "r2")
+    assert missing_line.returncode == 40
+    assert (f"the room hit its budget of 12 pages (refused: {cut}) but the conclusion has no "
+            "`budget reached, not read: <list>` line") in missing_line.stdout
+    wrong = _check(tmp_path, base + "\nbudget reached, not read: something-else\n", "r2")
+    assert f"the budget line does not name every page the budget refused: {cut}" in wrong.stdout
+    right = _check(tmp_path, base + f"\nbudget reached, not read: [[{cut}]]\n", "r2")
+    assert right.returncode == 0, right.stdout
+    summary = json.loads(subprocess.run(
+        [TETHER, "room", "check", str(tmp_path / "conclusion.md"), "--room", "r2", "--json"],
+        capture_output=True, text=True, check=False).stdout)
+    assert summary["budget_hit"] is True and summary["ok"] is True
+
+
+def test_a_room_id_cannot_escape(tmp_path: Path) -> None:
+    file = tmp_path / "c.md"
+    file.write_text("x [[y]]\n")
+    done = subprocess.run([TETHER, "room", "check", str(file), "--room", "../../etc"],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 2
+    assert "resolves outside" in done.stderr

@@ -1,0 +1,148 @@
+"""Has a blocker gone? BLOCKED checks (run, not assumed) and WAITING dates and markers.
+
+A BLOCKED ticket's ``check`` is a command (argv, no shell, bounded by
+``check_timeout``; exit 0 proves the blocker gone) or a ticket id that must be
+DONE. A check that hangs is killed at its timeout and the ticket stays
+blocked. The evidence — command, exit code, output tail — is written on the
+ticket (front matter ``last_check``) unless the tick is a dry run.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+from tether.board import BoardView, State, Ticket
+from tether.clock import to_iso
+from tether.errors import TetherError
+from tether.fs import resolve_inside
+from tether.loop import records
+from tether.loop.commands import CommandResult, run_command
+
+if TYPE_CHECKING:
+    from tether.loop.context import Loop
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    ticket: str
+    passed: bool
+    evidence: dict[str, Any]
+    skipped: str | None = None  # why the check did not run this tick
+
+    def note(self) -> str:
+        e = self.evidence
+        if "ticket" in e:
+            return f"check: ticket {e['ticket']} is {e['state']}"
+        tail = e.get("output_tail") or ""
+        shown = f"; output: {tail[-200:]}" if tail else ""
+        return f"check `{shlex.join(e['command'])}` {e['verdict']}{shown}"
+
+
+def _verdict(result: CommandResult) -> str:
+    if result.missing:
+        return f"could not run: executable {result.argv[0]!r} not found"
+    if result.timed_out:
+        return f"was killed after {result.seconds:.1f}s (timeout); still blocked"
+    return f"exited {result.exit_code}" + ("" if result.ok else "; still blocked")
+
+
+def run_check(loop: Loop, view: BoardView, ticket: Ticket) -> CheckOutcome:
+    """Run one ticket's check now and say whether the blocker is gone."""
+    check = ticket.check
+    if isinstance(check, str):
+        other = view.get(check)
+        state = other.location if other is not None else "not on the board"
+        passed = other is not None and other.state is State.DONE
+        return CheckOutcome(ticket.id, passed, {"ticket": check, "state": state,
+                                                "passed": passed})
+    if not check:
+        return CheckOutcome(ticket.id, False, {"passed": False}, skipped="no check")
+    result = run_command(check, cwd=loop.project_root, timeout=loop.check_timeout, env=loop.env)
+    evidence = {**result.as_dict(), "passed": result.ok, "verdict": _verdict(result)}
+    return CheckOutcome(ticket.id, result.ok, evidence)
+
+
+def check_blocked(loop: Loop, view: BoardView, *, dry_run: bool) -> tuple[
+    Ticket | None, CheckOutcome | None, list[dict[str, Any]]
+]:
+    """The first BLOCKED ticket (priority order) whose check passes now, and all evidence."""
+    now = loop.clock.now()
+    evidence: list[dict[str, Any]] = []
+    blocked = sorted(view.in_state(State.BLOCKED), key=_order)
+    for ticket in blocked:
+        last = records.last_check(loop.conn, loop.scope, ticket.id)
+        if last is not None and loop.check_interval > 0 and (
+            now - last
+        ).total_seconds() < loop.check_interval:
+            evidence.append({"ticket": ticket.id, "skipped": "checked recently",
+                             "last_check": to_iso(last)})
+            continue
+        outcome = run_check(loop, view, ticket)
+        evidence.append({"ticket": ticket.id, **outcome.evidence})
+        if not dry_run:
+            records.record_check(loop.conn, loop.scope, ticket.id, now, outcome.passed,
+                                 outcome.evidence.get("exit_code"))
+            if not outcome.passed and _changed(ticket, outcome, now):
+                loop.board.update(ticket.id, front={"last_check": _front(outcome, now)})
+        if outcome.passed:
+            return ticket, outcome, evidence
+    return None, None, evidence
+
+
+def _changed(ticket: Ticket, outcome: CheckOutcome, now: Any) -> bool:
+    """Whether the evidence differs from what the ticket already shows (time aside)."""
+    before = ticket.front.get("last_check")
+    if not isinstance(before, dict):
+        return True
+    after = _front(outcome, now)
+    return {k: v for k, v in before.items() if k != "at"} != {
+        k: v for k, v in after.items() if k != "at"
+    }
+
+
+def _front(outcome: CheckOutcome, now: Any) -> dict[str, Any]:
+    e = outcome.evidence
+    front = {"at": to_iso(now), "passed": outcome.passed}
+    if "ticket" in e:
+        front.update(ticket=e["ticket"], state=e["state"])
+    else:
+        front.update(command=list(e["command"]), exit_code=e["exit_code"],
+                     timed_out=e["timed_out"], output_tail=(e["output_tail"] or "")[-300:])
+    return front
+
+
+def arrived(loop: Loop, ticket: Ticket, today: date) -> str | None:
+    """Why a WAITING ticket's wait is over (date reached, marker present), else None."""
+    if ticket.until is not None and ticket.until <= today:
+        return f"its date {ticket.until.isoformat()} has come (today is {today.isoformat()})"
+    if ticket.marker:
+        try:
+            path = resolve_inside(loop.project_root, ticket.marker)
+        except TetherError:
+            return None
+        if path.exists():
+            return f"its marker {ticket.marker} exists"
+    return None
+
+
+def check_waiting(loop: Loop, view: BoardView) -> tuple[Ticket | None, str | None, int]:
+    """The first WAITING ticket (priority order) whose date or marker has arrived."""
+    today = loop.clock.now().date()
+    waiting = sorted(view.in_state(State.WAITING), key=_order)
+    for ticket in waiting:
+        why = arrived(loop, ticket, today)
+        if why is not None:
+            return ticket, why, len(waiting)
+    return None, None, len(waiting)
+
+
+def _order(ticket: Ticket) -> tuple[str, float, str]:
+    return (ticket.priority, ticket.created.timestamp(), ticket.id)
+
+
+def evidence_front(outcome: CheckOutcome, now: Any) -> dict[str, Any]:
+    """The ``last_check`` front matter of a check that passed (written on the move)."""
+    return _front(outcome, now)

@@ -1,0 +1,121 @@
+"""Everything a tick needs, in one place: configuration, board, store, clock, sources.
+
+Tests build a ``Loop`` with a ``FakeClock`` and their own sources or
+dispatcher; the CLI builds it from the configuration of the working folder.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tether.board import Board
+from tether.clock import Clock, SystemClock
+from tether.config import Config, load_config
+from tether.config.loop import LoopSettings, parse_duration
+from tether.errors import TetherError
+from tether.exit_codes import ExitCode
+from tether.loop.sources import Source, build_sources
+from tether.store import db
+
+if TYPE_CHECKING:
+    from tether.runs.supervisor import RunOutcome, RunRequest
+
+Dispatcher = Callable[["RunRequest"], "RunOutcome"]
+
+
+class LoopError(TetherError):
+    """The loop cannot go on and cannot honestly stop either; a person must act."""
+
+    exit_code = ExitCode.USAGE
+
+
+@dataclass
+class Loop:
+    config: Config
+    settings: LoopSettings
+    project_root: Path
+    board: Board
+    conn: sqlite3.Connection
+    clock: Clock
+    env: Mapping[str, str]
+    sources: Sequence[Source]
+    dispatcher: Dispatcher
+    profile: str | None = None
+    justification: str | None = None
+    # seconds, parsed once
+    guard_interval: float = field(init=False)
+    check_timeout: float = field(init=False)
+    check_interval: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.guard_interval = parse_duration(self.settings.guard_interval)
+        self.check_timeout = parse_duration(self.settings.check_timeout)
+        self.check_interval = parse_duration(self.settings.check_interval)
+        self.profile = self.profile or self.settings.profile
+
+    @property
+    def scope(self) -> str:
+        """The key of this board's records in the store."""
+        return str(self.board.root)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def open_loop(
+    cwd: Path | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    clock: Clock | None = None,
+    config: Config | None = None,
+    sources: Sequence[Source] | None = None,
+    dispatcher: Dispatcher | None = None,
+    profile: str | None = None,
+    justification: str | None = None,
+) -> Loop:
+    """The loop of the project that ``cwd`` belongs to (its ``tether.toml``)."""
+    environ = dict(os.environ if env is None else env)
+    config = config or load_config(env=environ, cwd=cwd)
+    settings = config.section("loop", LoopSettings)
+    root = config.project_root
+    clock = clock or SystemClock()
+    board_root = Path(settings.board).expanduser()
+    board = Board(board_root if board_root.is_absolute() else root / board_root, root, clock=clock)
+    if sources is None:
+        sources = build_sources(settings, root, environ)
+    if dispatcher is None:
+        dispatcher = _supervisor(config, environ)
+    _check_choices(config, settings, profile or settings.profile, justification)
+    conn = db.connect(config.home)
+    return Loop(
+        config=config, settings=settings, project_root=root, board=board, conn=conn,
+        clock=clock, env=environ, sources=sources, dispatcher=dispatcher, profile=profile,
+        justification=justification,
+    )
+
+
+def _check_choices(
+    config: Config, settings: LoopSettings, profile: str | None, justification: str | None
+) -> None:
+    """A profile or budget every dispatched run would refuse fails now, before any tick."""
+    from tether.runs.budget import validate_iterations
+    from tether.runs.profiles import choose_profile
+
+    choose_profile(config, profile, justification)
+    if settings.follow_up_iterations is not None:
+        validate_iterations(settings.follow_up_iterations, config.max_iterations_cap,
+                            what="loop.follow_up_iterations")
+
+
+def _supervisor(config: Config, env: Mapping[str, str]) -> Dispatcher:
+    def run(request: RunRequest) -> RunOutcome:
+        from tether.runs.supervisor import supervise
+
+        return supervise(request, config=config, env=env)
+
+    return run

@@ -1,0 +1,269 @@
+"""Doing the one unit level 1 found: triage, a move, or one atomic run — and writing it back.
+
+A run is a fresh session through the run supervisor (the same path as ``tether
+run``): the unit's text is the prompt and, for a follow-up, the previous
+report goes in with it. The outcome is recorded where the unit lives: a ticket
+goes to DONE with the run id when the run completed, and stays ACTIONABLE with
+the report linked when a limit stopped it; a TODO item's box is ticked. A unit
+that ended unfinished ``max_attempts`` times in a row goes to the person.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tether.board import State, Ticket
+from tether.errors import BudgetError
+from tether.loop import blockers, followups, prompts, routines, todo
+from tether.loop.level1 import Work
+from tether.runs.budget import StopReason
+from tether.runs.report import REASON_TEXT
+
+if TYPE_CHECKING:
+    from tether.loop.context import Loop
+    from tether.runs.supervisor import RunOutcome, RunRequest
+
+
+@dataclass
+class Dispatched:
+    summary: str
+    run_id: str | None = None
+    stop: str | None = None
+    follow_up_of: str | None = None
+    report: str | None = None
+    moved: list[str] = field(default_factory=list)  # "T-… → DONE"
+    cancelled: bool = False
+    would: bool = False  # dry run: nothing was done
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"summary": self.summary, "run_id": self.run_id, "stop": self.stop,
+                "follow_up_of": self.follow_up_of, "report": self.report, "moved": self.moved,
+                "cancelled": self.cancelled, "dry_run": self.would}
+
+
+def dispatch(loop: Loop, work: Work, *, dry_run: bool) -> Dispatched:
+    if work.source == "intake":
+        return _triage(loop, work, dry_run)
+    if work.ticket is not None:
+        return _ticket(loop, work, work.ticket, dry_run)
+    if work.todo is not None:
+        return _todo(loop, work.todo, dry_run)
+    if work.routine is not None:
+        if dry_run:
+            return Dispatched(f"would run routine {work.routine.name}", would=True)
+        _, summary = routines.run_routine(loop, work.routine)
+        return Dispatched(summary)
+    assert work.follow_up is not None
+    return _manual_follow_up(loop, work.follow_up, dry_run)
+
+
+# --- triage --------------------------------------------------------------------
+
+
+def triage_target(front: Any) -> tuple[State, str | None]:
+    """Where an INBOX entry goes: by the keys its front matter already has."""
+    if not isinstance(front, dict):
+        return State.ACTIONABLE, None
+    if front.get("needs"):
+        return State.USER, "decision"
+    if front.get("blocked_by") and front.get("check"):
+        return State.BLOCKED, "dependency"
+    if front.get("until"):
+        return State.WAITING, "scheduled"
+    if front.get("marker"):
+        return State.WAITING, "marker"
+    return State.ACTIONABLE, None
+
+
+def _triage(loop: Loop, work: Work, dry_run: bool) -> Dispatched:
+    view = loop.board.load()
+    by_path = {t.path: t for t in view.in_state(State.INBOX)}
+    moved: list[str] = []
+    problems: list[str] = []
+    for path in work.triage:
+        ticket = by_path.get(path)
+        state, reason = triage_target(ticket.front if ticket else None)
+        where = f"{state.value}/{reason}" if reason else state.value
+        if dry_run:
+            moved.append(f"{path.name} → {where}")
+            continue
+        try:
+            made = loop.board.triage(path, state=state, reason=reason)
+        except Exception as exc:  # one bad note must not stop the others
+            problems.append(f"{path.name}: {exc}")
+            continue
+        moved.append(f'{path.name} → {made.id} {made.location} "{made.title}"')
+    verb = "would triage" if dry_run else "triaged"
+    summary = f"{verb} {len(moved)} INBOX entr{'y' if len(moved) == 1 else 'ies'}: " + "; ".join(
+        moved
+    )
+    if problems:
+        summary += f" (could not triage: {'; '.join(problems)})"
+    return Dispatched(summary, moved=moved, would=dry_run)
+
+
+# --- tickets -------------------------------------------------------------------
+
+
+def _ticket(loop: Loop, work: Work, ticket: Ticket, dry_run: bool) -> Dispatched:
+    moved: list[str] = []
+    streak = followups.unfinished_streak(loop.conn, ticket.runs)
+    previous = followups.followable(loop.conn, ticket.last_run)
+    if dry_run:
+        kind = f"a follow-up of {previous.id}" if previous else "a run"
+        return Dispatched(f"would start {kind} on {ticket.id} \"{ticket.title}\"",
+                          follow_up_of=previous.id if previous else None, would=True)
+    if work.source == "blocked" and work.check is not None:
+        ticket = loop.board.move(
+            ticket.id, State.ACTIONABLE, note=f"unblocked: {work.check.note()}",
+            front={"last_check": blockers.evidence_front(work.check, loop.clock.now())},
+        )
+        moved.append(f"{ticket.id} BLOCKED → ACTIONABLE")
+    elif work.source == "waiting":
+        ticket = loop.board.move(ticket.id, State.ACTIONABLE, note=f"due: {work.arrived}")
+        moved.append(f"{ticket.id} WAITING → ACTIONABLE")
+    if streak >= loop.settings.max_attempts:
+        return _give_up(loop, ticket, streak, moved)
+    try:
+        request = _ticket_request(loop, ticket, previous.id if previous else None)
+        outcome = loop.dispatcher(request)
+    except BudgetError as exc:  # the ticket's own budget is not acceptable
+        loop.board.move(ticket.id, State.USER, "decision", note=f"not started: {exc}",
+                        front={"needs": f"a decision: {exc}"})
+        moved.append(f"{ticket.id} → USER/decision")
+        return Dispatched(f"{ticket.id} could not start: {exc}; moved to USER/decision",
+                          moved=moved)
+    return _record_ticket(loop, ticket, outcome, previous.id if previous else None, moved)
+
+
+def _ticket_request(loop: Loop, ticket: Ticket, follow_up: str | None) -> RunRequest:
+    from tether.runs.supervisor import RunRequest
+
+    budget = ticket.front.get("budget")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)):
+        raise BudgetError(f"`budget` of {ticket.id} must be a whole number of iterations, "
+                          f"got {budget!r}", key="budget")
+    iterations: int | None = None
+    budget_request: int | None = None
+    justification = loop.justification
+    if follow_up and loop.settings.follow_up_iterations:
+        iterations = loop.settings.follow_up_iterations
+    elif budget is not None:
+        budget_request = budget
+        reason = ticket.front.get("budget_reason")
+        justification = str(reason) if isinstance(reason, str) and reason.strip() else (
+            f"budget of {budget} iterations proposed in the front matter of {ticket.id}"
+        )
+    return RunRequest(
+        prompt=prompts.ticket_prompt(ticket), profile=loop.profile, unit=f"ticket:{ticket.id}",
+        iterations=iterations, follow_up=follow_up, budget_request=budget_request,
+        justification=justification, cwd=loop.project_root,
+    )
+
+
+def _counts(outcome: RunOutcome) -> str:
+    led = outcome.ledger
+    return f"{led.iterations} iterations, {led.tool_calls} tool calls"
+
+
+def _report_path(outcome: RunOutcome) -> str | None:
+    if outcome.report is None or outcome.paths is None:
+        return None
+    return str(outcome.paths.report_md)
+
+
+def _record_ticket(
+    loop: Loop, ticket: Ticket, outcome: RunOutcome, follow_up: str | None, moved: list[str]
+) -> Dispatched:
+    runs = [*ticket.runs, outcome.run_id]
+    kind = f"follow-up of {follow_up}" if follow_up else "run"
+    base = Dispatched("", run_id=outcome.run_id, stop=outcome.stop.value, follow_up_of=follow_up,
+                      moved=moved, cancelled=outcome.stop is StopReason.CANCELLED)
+    if outcome.stop is StopReason.COMPLETED:
+        loop.board.move(ticket.id, State.DONE, note=f"done in run {outcome.run_id} "
+                        f"({_counts(outcome)})",
+                        front={"runs": runs, "last_run": outcome.run_id, "report": None})
+        moved.append(f"{ticket.id} → DONE")
+        base.summary = f"{kind} {outcome.run_id} on {ticket.id} completed ({_counts(outcome)}) " \
+                       f"→ DONE"
+        return base
+    report = _report_path(outcome)
+    base.report = report
+    linked = f"; report: {report}" if report else ""
+    note = f"run {outcome.run_id} ended: {REASON_TEXT[outcome.stop]} ({_counts(outcome)}){linked}"
+    updated = loop.board.update(ticket.id, front={"runs": runs, "last_run": outcome.run_id,
+                                                  "report": report}, note=note)
+    base.summary = f"{kind} {outcome.run_id} on {ticket.id} stopped: " \
+                   f"{REASON_TEXT[outcome.stop]} ({_counts(outcome)}){linked}"
+    streak = followups.unfinished_streak(loop.conn, updated.runs)
+    if outcome.stop is not StopReason.CANCELLED and streak >= loop.settings.max_attempts:
+        given = _give_up(loop, updated, streak, moved)
+        base.summary += f"; {given.summary}"
+    return base
+
+
+def _give_up(loop: Loop, ticket: Ticket, streak: int, moved: list[str]) -> Dispatched:
+    needs = (f"a decision: {streak} runs in a row ended unfinished; split the ticket or "
+             f"give it a bigger budget (front matter `budget`), then move it back")
+    loop.board.move(ticket.id, State.USER, "decision", note=needs, front={"needs": needs})
+    moved.append(f"{ticket.id} → USER/decision")
+    return Dispatched(f"{ticket.id} ended unfinished {streak} times in a row → USER/decision",
+                      moved=moved)
+
+
+# --- TODO items and hand-started runs ------------------------------------------
+
+
+def _todo(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
+    from tether.runs.supervisor import RunRequest
+
+    last = followups.last_run_of_unit(loop.conn, item.key)
+    previous = followups.followable(loop.conn, last.id if last else None)
+    if dry_run:
+        kind = f"a follow-up of {previous.id}" if previous else "a run"
+        return Dispatched(f"would start {kind} on {item.file}:{item.line} {item.text!r}",
+                          follow_up_of=previous.id if previous else None, would=True)
+    iterations = loop.settings.follow_up_iterations if previous else None
+    request = RunRequest(prompt=prompts.todo_prompt(item), profile=loop.profile, unit=item.key,
+                         iterations=iterations, follow_up=previous.id if previous else None,
+                         justification=loop.justification, cwd=loop.project_root)
+    outcome = loop.dispatcher(request)
+    result = Dispatched("", run_id=outcome.run_id, stop=outcome.stop.value,
+                        follow_up_of=previous.id if previous else None,
+                        report=_report_path(outcome),
+                        cancelled=outcome.stop is StopReason.CANCELLED)
+    where = f"{item.file}:{item.line}"
+    if outcome.stop is StopReason.COMPLETED:
+        ticked = todo.mark_done(loop.project_root, item, f"done in tether run {outcome.run_id}")
+        result.summary = f"run {outcome.run_id} on {where} completed ({_counts(outcome)})" + (
+            "; box ticked" if ticked else "; the item changed meanwhile, box left as is"
+        )
+    else:
+        result.summary = f"run {outcome.run_id} on {where} stopped: " \
+                         f"{REASON_TEXT[outcome.stop]}; report: {result.report}"
+    return result
+
+
+def _manual_follow_up(loop: Loop, found: followups.ManualFollowUp, dry_run: bool) -> Dispatched:
+    from tether.runs.supervisor import RunRequest
+
+    run = found.run
+    if dry_run:
+        return Dispatched(f"would follow up run {run.id} (unit {run.unit})", follow_up_of=run.id,
+                          would=True)
+    prompt_file = Path(run.run_dir) / "prompt.md"
+    original = prompt_file.read_text("utf-8") if prompt_file.is_file() else ""
+    request = RunRequest(
+        prompt=prompts.manual_follow_up_prompt(run.unit or run.id, original),
+        profile=loop.profile, unit=run.unit, iterations=loop.settings.follow_up_iterations,
+        follow_up=run.id, justification=loop.justification, cwd=loop.project_root,
+    )
+    outcome = loop.dispatcher(request)
+    return Dispatched(
+        f"follow-up {outcome.run_id} of {run.id} (unit {run.unit}): {REASON_TEXT[outcome.stop]} "
+        f"({_counts(outcome)})", run_id=outcome.run_id, stop=outcome.stop.value,
+        follow_up_of=run.id, report=_report_path(outcome),
+        cancelled=outcome.stop is StopReason.CANCELLED,
+    )

@@ -1,0 +1,125 @@
+"""Unfinished work from earlier runs: limit-stopped runs with a report and no follow-up yet.
+
+A ticket's or TODO item's next run is a follow-up of its last run when that
+run was stopped (by a limit, or cancelled) and left a report. Runs started by
+hand (``tether run --unit U``) in this project are followed up too when
+``follow_up_manual_runs`` is on. A unit whose last ``max_attempts`` runs in a
+row all ended without completing goes to the person instead of another run.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tether.errors import RunNotFoundError
+from tether.runs.record import RunPaths
+from tether.store.runs import RunRow, get_run
+
+if TYPE_CHECKING:
+    from tether.loop.context import Loop
+
+LIMIT_STATUSES = ("iteration_limit", "tool_call_limit", "timeout")
+RESUMABLE = (*LIMIT_STATUSES, "cancelled")
+LOOP_UNIT_PREFIXES = ("ticket:", "todo:", "routine:")
+
+
+def _has_follow_up(conn: sqlite3.Connection, run_id: str) -> bool:
+    row = conn.execute("SELECT 1 FROM runs WHERE follow_up_of = ? LIMIT 1", (run_id,)).fetchone()
+    return row is not None
+
+
+def report_of(row: RunRow) -> Path | None:
+    path = RunPaths(Path(row.run_dir)).report_md
+    return path if path.is_file() else None
+
+
+def followable(conn: sqlite3.Connection, run_id: str | None) -> RunRow | None:
+    """The run, if it stopped unfinished with a report and nothing followed it up yet."""
+    if not run_id:
+        return None
+    try:
+        row = get_run(conn, run_id)
+    except RunNotFoundError:
+        return None
+    if row.status not in RESUMABLE or report_of(row) is None:
+        return None
+    if _has_follow_up(conn, row.id):
+        return None
+    return row
+
+
+def unfinished_streak(conn: sqlite3.Connection, run_ids: Sequence[str]) -> int:
+    """How many of the last runs, in a row, did not complete."""
+    streak = 0
+    for run_id in reversed(run_ids):
+        try:
+            row = get_run(conn, run_id)
+        except RunNotFoundError:
+            break
+        if row.status == "completed":
+            break
+        if row.status == "running":
+            continue
+        streak += 1
+    return streak
+
+
+def chain_length(conn: sqlite3.Connection, row: RunRow) -> int:
+    """The run and its follow-up ancestors that ended without completing, in a row."""
+    length = 0
+    current: RunRow | None = row
+    while current is not None and current.status != "completed" and length < 1000:
+        length += 1
+        previous = current.follow_up_of
+        try:
+            current = get_run(conn, previous) if previous else None
+        except RunNotFoundError:
+            current = None
+    return length
+
+
+def last_run_of_unit(conn: sqlite3.Connection, unit: str) -> RunRow | None:
+    row = conn.execute(
+        "SELECT id FROM runs WHERE unit = ? ORDER BY started_at DESC, rowid DESC LIMIT 1", (unit,)
+    ).fetchone()
+    return None if row is None else get_run(conn, row[0])
+
+
+@dataclass(frozen=True)
+class ManualFollowUp:
+    run: RunRow
+    chain: int
+
+
+def manual_follow_ups(loop: Loop) -> tuple[ManualFollowUp | None, list[str], int]:
+    """The oldest hand-started run needing a follow-up; the ones given up on; how many looked at."""
+    if not loop.settings.follow_up_manual_runs:
+        return None, [], 0
+    placeholders = ", ".join("?" for _ in LIMIT_STATUSES)
+    query = (
+        f"SELECT id FROM runs r WHERE status IN ({placeholders}) AND unit IS NOT NULL "  # noqa: S608
+        "AND cwd = ? AND NOT EXISTS (SELECT 1 FROM runs f WHERE f.follow_up_of = r.id) "
+        "ORDER BY started_at, rowid"
+    )
+    cwd = str(loop.project_root.resolve())
+    rows = loop.conn.execute(query, (*LIMIT_STATUSES, cwd)).fetchall()
+    given_up: list[str] = []
+    candidates = 0
+    for (run_id,) in rows:
+        row = get_run(loop.conn, run_id)
+        if row.unit is None or row.unit.startswith(LOOP_UNIT_PREFIXES) or report_of(row) is None:
+            continue
+        candidates += 1
+        chain = chain_length(loop.conn, row)
+        if chain >= loop.settings.max_attempts:
+            given_up.append(
+                f"run {row.id} (unit {row.unit}) ended unfinished {chain} times in a row; "
+                f"split the unit or give it a bigger budget, then `tether run --follow-up {row.id}`"
+            )
+            continue
+        return ManualFollowUp(row, chain), given_up, candidates
+    return None, given_up, candidates

@@ -1,0 +1,137 @@
+"""The guard against re-running the level-2 chain when nothing changed (SPEC C5).
+
+The last chain result (``exhausted``, ``blind`` or ``found``), its time and a
+fingerprint are kept in the store. The fingerprint has two parts: the
+situation (open ACTIONABLE and USER ticket ids, the file sources' files and
+modification times, the output of any ``fingerprint_command``) and the
+availability (the sorted roles that could not be located). Within the guard
+interval and with the same fingerprint, the chain is not run again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from tether.clock import from_iso, to_iso
+from tether.store.db import transaction
+
+GuardResult = Literal["exhausted", "blind", "found"]
+STOPPING: tuple[GuardResult, ...] = ("exhausted", "blind")
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    situation: Mapping[str, Any]
+    unavailable: tuple[str, ...]
+
+    @property
+    def digest(self) -> str:
+        text = json.dumps(
+            {"situation": self.situation, "unavailable": sorted(self.unavailable)},
+            sort_keys=True,
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class GuardState:
+    result: GuardResult
+    at: datetime
+    fingerprint: str
+    unavailable: tuple[str, ...] = ()
+    situation: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "result": self.result,
+            "at": to_iso(self.at),
+            "fingerprint": self.fingerprint,
+            "unavailable": list(self.unavailable),
+        }
+
+
+def load(conn: sqlite3.Connection, scope: str) -> GuardState | None:
+    row = conn.execute(
+        "SELECT result, at, fingerprint, situation, unavailable FROM loop_guard WHERE scope = ?",
+        (scope,),
+    ).fetchone()
+    if row is None:
+        return None
+    result, at, fingerprint, situation, unavailable = row
+    return GuardState(
+        result=result,
+        at=from_iso(at),
+        fingerprint=fingerprint,
+        unavailable=tuple(json.loads(unavailable)),
+        situation=json.loads(situation),
+    )
+
+
+def save(
+    conn: sqlite3.Connection, scope: str, result: GuardResult, at: datetime, fp: Fingerprint
+) -> GuardState:
+    with transaction(conn):
+        conn.execute(
+            "INSERT INTO loop_guard (scope, result, at, fingerprint, situation, unavailable) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (scope) DO UPDATE SET result = excluded.result,"
+            " at = excluded.at, fingerprint = excluded.fingerprint,"
+            " situation = excluded.situation, unavailable = excluded.unavailable",
+            (
+                scope,
+                result,
+                to_iso(at),
+                fp.digest,
+                json.dumps(fp.situation, sort_keys=True, ensure_ascii=False),
+                json.dumps(sorted(fp.unavailable)),
+            ),
+        )
+    return GuardState(result, at, fp.digest, tuple(sorted(fp.unavailable)), fp.situation)
+
+
+def holding(
+    state: GuardState | None, fp: Fingerprint, now: datetime, interval_seconds: float
+) -> GuardState | None:
+    """The stored state when it still holds (a stop result, recent, same fingerprint)."""
+    if state is None or state.result not in STOPPING:
+        return None
+    age = (now - state.at).total_seconds()
+    if age < 0 or age >= interval_seconds:
+        return None
+    if state.fingerprint != fp.digest:
+        return None
+    return state
+
+
+def why_not(
+    state: GuardState | None, fp: Fingerprint, now: datetime, interval_seconds: float
+) -> str:
+    """In words, why the guard does not hold (for the tick's evidence)."""
+    if state is None:
+        return "no earlier chain result"
+    if state.result not in STOPPING:
+        return f"the last chain result was {state.result}"
+    age = (now - state.at).total_seconds()
+    if age >= interval_seconds or age < 0:
+        return f"the last result is {age:.0f}s old (interval {interval_seconds:.0f}s)"
+    if tuple(sorted(fp.unavailable)) != tuple(state.unavailable):
+        return (
+            f"availability changed: unavailable was {list(state.unavailable)}, "
+            f"now {sorted(fp.unavailable)}"
+        )
+    if state.fingerprint != fp.digest:
+        return "the situation changed"
+    return "holds"
+
+
+def situation(
+    actionable: Sequence[str], user: Sequence[str], sources: Mapping[str, str]
+) -> dict[str, Any]:
+    return {"actionable": sorted(actionable), "user": sorted(user), "sources": dict(sources)}

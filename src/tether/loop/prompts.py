@@ -1,0 +1,47 @@
+"""The prompt of a dispatched run: the unit's text, framed as one unit for one fresh session.
+
+The ticket's text is data here. Nothing is parsed out of it: the profile and
+the budget come from flags, configuration and the ticket's structured
+``budget`` key only, and the ticket's state changes only by what the loop
+records after the run.
+"""
+
+from __future__ import annotations
+
+from tether.board import Ticket
+from tether.loop.todo import TodoItem
+from tether.runs.followup import BEGIN
+
+_CLOSING = (
+    "Work on this unit only, in this session; when it is done, end the session. "
+    "tether records the outcome itself{where}."
+)
+
+
+def ticket_prompt(ticket: Ticket) -> str:
+    body = ticket.body.strip() or "(the ticket has no text beyond its title)"
+    closing = _CLOSING.format(where=" on the ticket; do not move or edit ticket files")
+    return (
+        f"# Ticket {ticket.id}: {ticket.title}\n\n"
+        f"Priority {ticket.priority}. {closing}\n\n"
+        f"## Ticket text\n\n{body}\n"
+    )
+
+
+def todo_prompt(item: TodoItem) -> str:
+    closing = _CLOSING.format(where=f" and ticks the box in {item.file}")
+    return (
+        f"# TODO item from {item.file} (line {item.line})\n\n"
+        f"{item.text}\n\n{closing}\n"
+    )
+
+
+def manual_follow_up_prompt(unit: str, original: str) -> str:
+    """A follow-up of a hand-started run: its first instruction, without an older report."""
+    instruction = original.split(BEGIN, 1)[0]
+    marker = "\n## Progress report of the previous run"
+    instruction = instruction.split(marker, 1)[0].strip()
+    return (
+        f"Continue the unit {unit!r}, which an earlier run did not finish.\n\n"
+        f"## The original instruction\n\n{instruction or '(not recorded)'}\n"
+    )

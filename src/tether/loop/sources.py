@@ -1,0 +1,297 @@
+"""Level-2 sources: each first *locates* its place, then — only if located — *reads* it.
+
+Two kinds are built in. A ``files`` source is a folder of text files (a
+decisions folder, a profile folder); it is located when the folder exists. A
+``command`` source runs a command (argv, no shell, with a timeout); it is
+located when the executable is found, and its output is JSON: either
+``{"status": "found"|"empty", "items": [...]}`` or a plain list of items. An
+item is a string or an object with ``text`` (or ``title``/``summary``/
+``note``), optionally ``id``, ``confidence`` and ``ticket``/``tickets``.
+
+Sources report what is there; deciding what counts as *new work* is the
+chain's job (``level2``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from tether.board.states import TICKET_ID
+from tether.config.loop import (
+    ROLES,
+    LoopSettings,
+    effective_source,
+    parse_duration,
+)
+from tether.errors import ConfigError
+from tether.loop.commands import find_executable, run_command
+
+DECISIONS_TODO = "TO-DECIDE-USER"
+TEXT_SUFFIXES = (".md", ".txt", ".json", ".jsonl")
+_CONFIDENCE_WORDS = {"high": 0.9, "medium": 0.6, "low": 0.2}
+_CONFIDENCE_MARKS = {"🟢": 0.9, "🟡": 0.6, "🔴": 0.2}
+_CONFIDENCE_TEXT = re.compile(
+    r"confidence\s*[:=]?\s*(?P<value>[0-9]*\.?[0-9]+|high|medium|low)", re.IGNORECASE
+)
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+
+
+@dataclass(frozen=True)
+class Item:
+    key: str  # stable identity, to tell new items from ones already reported
+    text: str
+    tickets: tuple[str, ...] = ()
+    confidence: float | None = None
+    origin: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "tickets": list(self.tickets), "confidence": self.confidence,
+                "origin": self.origin}
+
+
+@dataclass(frozen=True)
+class Location:
+    located: bool
+    where: str
+    reason: str | None = None  # why it could not be located
+    situation: str = ""  # this source's part of the guard's fingerprint
+
+
+@dataclass
+class Reading:
+    ok: bool
+    items: list[Item] = field(default_factory=list)
+    user_items: list[str] = field(default_factory=list)  # e.g. undecided decisions
+    read: list[str] = field(default_factory=list)  # what was read, for the evidence
+    claimed: str | None = None  # a command's own status, if it gave one
+    error: str | None = None
+
+
+class Source(Protocol):
+    role: str
+    kind: str
+
+    def locate(self) -> Location: ...
+
+    def read(self, location: Location) -> Reading: ...
+
+
+def _key(origin: str, text: str) -> str:
+    return hashlib.sha256(f"{origin}\0{text}".encode()).hexdigest()[:20]
+
+
+def confidence_of(text: str) -> float | None:
+    for mark, value in _CONFIDENCE_MARKS.items():
+        if mark in text:
+            return value
+    match = _CONFIDENCE_TEXT.search(text)
+    if match is None:
+        return None
+    word = match["value"].lower()
+    if word in _CONFIDENCE_WORDS:
+        return _CONFIDENCE_WORDS[word]
+    number = float(word)
+    return number / 100 if number > 1 else number
+
+
+def item_from(raw: Any, origin: str) -> Item | None:
+    """An item from a JSON value (string or object); None for anything else."""
+    if isinstance(raw, str):
+        text = raw.strip()
+        return Item(_key(origin, text), text, tuple(TICKET_ID.findall(text)),
+                    confidence_of(text), origin) if text else None
+    if not isinstance(raw, Mapping):
+        return None
+    text = next((str(raw[k]) for k in ("text", "title", "summary", "note", "content")
+                 if isinstance(raw.get(k), str | int | float) and str(raw[k]).strip()), "")
+    if not text:
+        text = json.dumps(raw, sort_keys=True, ensure_ascii=False)[:500]
+    tickets = raw.get("tickets", raw.get("ticket", []))
+    named = [tickets] if isinstance(tickets, str) else [t for t in tickets or [] if
+                                                          isinstance(t, str)]
+    named += TICKET_ID.findall(text)
+    confidence = raw.get("confidence")
+    value: float | None
+    if isinstance(confidence, bool):
+        value = None
+    elif isinstance(confidence, int | float):
+        value = float(confidence) / 100 if confidence > 1 else float(confidence)
+    elif isinstance(confidence, str):
+        value = confidence_of(f"confidence {confidence}")
+    else:
+        value = confidence_of(text)
+    identity = raw.get("id")
+    key = _key(origin, str(identity)) if isinstance(identity, str | int) else _key(origin, text)
+    return Item(key, text.strip(), tuple(dict.fromkeys(named)), value, origin)
+
+
+def text_items(text: str, origin: str) -> list[Item]:
+    """One item per line of text (list bullets stripped; headings, fences, blanks skipped)."""
+    items: list[Item] = []
+    in_fence = False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            in_fence = not in_fence
+            continue
+        if in_fence or not stripped or stripped.startswith(("#", "---", "<!--")):
+            continue
+        content = _BULLET.sub("", stripped).strip()
+        item = item_from(content, origin)
+        if item is not None:
+            items.append(item)
+    return items
+
+
+class FileSource:
+    """A folder of text files; located when the folder exists."""
+
+    kind = "files"
+
+    def __init__(self, role: str, folder: Path, display: str) -> None:
+        self.role = role
+        self.folder = folder
+        self.display = display
+
+    def _files(self) -> list[Path]:
+        return sorted(
+            p for p in self.folder.iterdir()
+            if p.is_file() and not p.name.startswith(".") and p.suffix.lower() in TEXT_SUFFIXES
+        )
+
+    def locate(self) -> Location:
+        if not self.folder.is_dir():
+            return Location(False, self.display, f"folder {self.display} does not exist")
+        try:
+            stamps = [f"{p.name}:{p.stat().st_mtime_ns}:{p.stat().st_size}" for p in self._files()]
+        except OSError as exc:
+            return Location(False, self.display, f"folder {self.display}: {exc.strerror}")
+        return Location(True, self.display, situation="|".join(stamps))
+
+    def read(self, location: Location) -> Reading:
+        reading = Reading(ok=True)
+        try:
+            files = self._files()
+        except OSError as exc:
+            return Reading(ok=False, error=f"cannot list {self.display}: {exc.strerror}")
+        for path in files:
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError as exc:
+                return Reading(ok=False, error=f"cannot read {path.name}: {exc.strerror}")
+            reading.read.append(f"{self.display}/{path.name}")
+            if self.role == "decisions.ledger" and path.name.startswith(DECISIONS_TODO):
+                reading.user_items += [f"undecided ({path.name}): {i.text}"
+                                       for i in text_items(text, path.name)]
+            elif path.suffix.lower() in (".json", ".jsonl"):
+                reading.items += _json_items(text, path.name)
+            else:
+                reading.items += text_items(text, path.name)
+        return reading
+
+
+def _json_items(text: str, origin: str) -> list[Item]:
+    values: list[Any] = []
+    try:
+        data = json.loads(text)
+        values = data if isinstance(data, list) else [data]
+    except ValueError:
+        for line in text.splitlines():
+            try:
+                values.append(json.loads(line))
+            except ValueError:
+                continue
+    return [item for raw in values if (item := item_from(raw, origin)) is not None]
+
+
+class CommandSource:
+    """A command printing JSON; located when its executable is found."""
+
+    kind = "command"
+
+    def __init__(
+        self,
+        role: str,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        timeout: float,
+        env: Mapping[str, str],
+        fingerprint_command: Sequence[str] | None = None,
+    ) -> None:
+        self.role = role
+        self.argv = tuple(argv)
+        self.cwd = cwd
+        self.timeout = timeout
+        self.env = env
+        self.fingerprint_command = tuple(fingerprint_command or ())
+
+    def locate(self) -> Location:
+        where = shlex.join(self.argv)
+        if find_executable(self.argv[0], self.cwd, self.env) is None:
+            return Location(False, where, f"`{self.argv[0]}` is not on PATH")
+        situation = ""
+        if self.fingerprint_command:
+            result = run_command(self.fingerprint_command, cwd=self.cwd, timeout=self.timeout,
+                                 env=self.env)
+            situation = result.stdout.strip()[:200] if result.ok else result.summary()
+        return Location(True, where, situation=situation)
+
+    def read(self, location: Location) -> Reading:
+        result = run_command(self.argv, cwd=self.cwd, timeout=self.timeout, env=self.env)
+        described = result.summary()
+        if not result.ok:
+            tail = f": {result.tail[-200:]}" if result.tail else ""
+            return Reading(ok=False, read=[described], error=f"{described}{tail}")
+        try:
+            data = json.loads(result.stdout or "null")
+        except ValueError:
+            return Reading(ok=False, read=[described], error=f"{described}: output is not JSON")
+        origin = self.argv[0]
+        if isinstance(data, list):
+            items = [i for raw in data if (i := item_from(raw, origin)) is not None]
+            return Reading(ok=True, items=items, read=[described])
+        if isinstance(data, dict) and data.get("status") in ("found", "empty"):
+            raw_items = data.get("items") or []
+            items = [i for raw in raw_items if (i := item_from(raw, origin)) is not None] if \
+                isinstance(raw_items, list) else []
+            return Reading(ok=True, items=items, read=[described], claimed=str(data["status"]))
+        return Reading(
+            ok=False, read=[described],
+            error=f"{described}: expected a JSON list or {{\"status\": \"found\"|\"empty\", "
+                  f"\"items\": [...]}}",
+        )
+
+
+def build_sources(
+    settings: LoopSettings, project_root: Path, env: Mapping[str, str]
+) -> list[Source]:
+    """The four sources, in chain order, from the configuration (role defaults filled in)."""
+    sources: list[Source] = []
+    for role in ROLES:
+        spec = effective_source(settings, role)
+        key = f"loop.sources.{role}"
+        if spec.kind == "files":
+            if not spec.path:
+                raise ConfigError(f"`{key}.path` is needed for kind = \"files\"", key=f"{key}.path")
+            folder = Path(spec.path).expanduser()
+            folder = folder if folder.is_absolute() else project_root / folder
+            sources.append(FileSource(role, folder, spec.path))
+        else:
+            if not spec.command:
+                raise ConfigError(
+                    f"`{key}.command` is needed for kind = \"command\"", key=f"{key}.command"
+                )
+            timeout = parse_duration(spec.timeout or settings.source_timeout)
+            sources.append(
+                CommandSource(role, spec.command, cwd=project_root, timeout=timeout, env=env,
+                              fingerprint_command=spec.fingerprint_command)
+            )
+    return sources

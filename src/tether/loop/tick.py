@@ -1,0 +1,150 @@
+"""One tick: level 1, else level 2 behind the guard; exactly one signal line at the end.
+
+    from tether.loop import open_loop, tick
+    loop = open_loop(project_dir)
+    result = tick(loop)            # or tick(loop, dry_run=True)
+    print(result.line); exit(result.exit_code)
+
+A dry run decides and says what it would dispatch; it runs no agent and moves
+no ticket, but it still asks the sources, updates the guard and gives the
+signal line (CONTINUE when it found work).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from tether.clock import to_iso
+from tether.exit_codes import ExitCode
+from tether.loop.bundle import Bundle, collect
+from tether.loop.dispatch import Dispatched, dispatch
+from tether.loop.level1 import Level1, scan
+from tether.loop.level2 import Level2, run_chain
+from tether.loop.signal import Signal, render
+
+if TYPE_CHECKING:
+    from tether.loop.context import Loop
+
+
+@dataclass
+class TickResult:
+    signal: Signal
+    line: str
+    at: datetime
+    dry_run: bool
+    level1: Level1
+    dispatched: Dispatched | None = None
+    level2: Level2 | None = None
+    bundle: Bundle | None = None
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return self.signal.exit_code
+
+    def progress(self) -> str:
+        """One short line for ``tether loop run``."""
+        if self.dispatched is not None:
+            return self.dispatched.summary
+        if self.level2 is None:
+            return "nothing to do"
+        if self.level2.outcome == "guard":
+            return "level 1 found nothing; the guard holds, sources not read again"
+        if self.level2.outcome == "found":
+            return "level 2 found new work: " + "; ".join(self.level2.applied or ["(dry run)"])
+        states = ", ".join(f"{r.role} {r.status}" for r in self.level2.reports)
+        return f"level 1 found nothing; level 2: {states}"
+
+    def lines(self) -> list[str]:
+        """The human output of the tick; the last line is the signal line."""
+        out: list[str] = [f"warning: {w}" for w in self.level1.warnings]
+        work = self.level1.work
+        if work is not None:
+            out.append(f"level 1: {work.summary}")
+        else:
+            out.append("level 1: nothing autonomous found (" + _looked_at(self.level1) + ")")
+        if self.dispatched is not None:
+            out.append(("dry run: " if self.dry_run else "") + self.dispatched.summary)
+        if self.level2 is not None:
+            if self.level2.outcome == "guard":
+                before = self.level2.guard_before
+                assert before is not None
+                out.append(
+                    f"level 2: guard holds ({before.result} at {to_iso(before.at)}, same "
+                    f"fingerprint, within the interval): sources not read again"
+                )
+            else:
+                out.append(f"level 2: guard does not hold ({self.level2.guard_why})")
+                out += [f"level 2: {r.line()}" for r in self.level2.reports]
+                out += [f"level 2: found → {a}" for a in self.level2.applied]
+        if self.bundle is not None:
+            out += self.bundle.lines()
+        out.append(self.line)
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "signal": self.signal.value,
+            "line": self.line,
+            "exit_code": int(self.exit_code),
+            "at": to_iso(self.at),
+            "dry_run": self.dry_run,
+            "level1": {
+                "work": self.level1.work.as_dict() if self.level1.work else None,
+                "sources": self.level1.evidence,
+                "warnings": self.level1.warnings,
+            },
+            "dispatched": self.dispatched.as_dict() if self.dispatched else None,
+            "level2": self.level2.as_dict() if self.level2 else None,
+            "bundle": self.bundle.as_dict() if self.bundle else None,
+        }
+
+
+def _looked_at(level1: Level1) -> str:
+    parts: list[str] = []
+    for entry in level1.evidence:
+        source = entry["source"]
+        if source == "actionable":
+            parts.append(f"{len(entry['open'])} ACTIONABLE")
+        elif source == "blocked":
+            parts.append(f"{len(entry['checks'])} BLOCKED checked")
+        elif source == "waiting":
+            parts.append(f"{entry['waiting']} WAITING not due")
+        elif source == "todo":
+            parts.append(f"{entry['open'] - entry['held'] - entry['given_up']} open TODO items")
+        elif source == "routine":
+            parts.append(f"{len(entry['routines'])} routines, none due")
+        elif source == "follow-up":
+            parts.append("no run to follow up")
+    return ", ".join(["INBOX triaged", *parts])
+
+
+def tick(loop: Loop, *, dry_run: bool = False) -> TickResult:
+    now = loop.clock.now()
+    view = loop.board.load()
+    level1 = scan(loop, view, dry_run=dry_run)
+    if level1.work is not None:
+        dispatched = dispatch(loop, level1.work, dry_run=dry_run)
+        return TickResult(Signal.CONTINUE, render(Signal.CONTINUE), now, dry_run, level1,
+                          dispatched=dispatched)
+    level2 = run_chain(loop, view, dry_run=dry_run)
+    result = TickResult(Signal.CONTINUE, "", now, dry_run, level1, level2=level2)
+    if level2.outcome == "guard":
+        before = level2.guard_before
+        assert before is not None
+        signal = Signal.GUARD_EXHAUSTED if before.result == "exhausted" else Signal.GUARD_BLIND
+        result.signal, result.line = signal, render(signal, since=before.at)
+        return result
+    if level2.outcome == "found":
+        result.line = render(Signal.CONTINUE)
+        return result
+    result.bundle = collect(view, [*level1.user_items, *level2.user_items])
+    if level2.outcome == "blind":
+        result.signal = Signal.BLIND
+        result.line = render(Signal.BLIND, unavailable=level2.unavailable)
+    elif result.bundle.empty:
+        result.signal, result.line = Signal.EXHAUSTED, render(Signal.EXHAUSTED)
+    else:
+        result.signal, result.line = Signal.USER_ONLY, render(Signal.USER_ONLY)
+    return result

@@ -1,0 +1,122 @@
+"""Open ``- [ ]`` items in the configured TODO files.
+
+An item that mentions an approval or a decision (``todo_hold_words``) waits for
+a person and is not autonomous work. Parsed files are cached by modification
+time and size, so a tick over unchanged files does not parse them again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tether.fs import atomic_write_text
+
+OPEN_ITEM = re.compile(r"^(?P<indent>\s*)(?P<bullet>[-*+]|\d+[.)])\s+\[ \]\s+(?P<text>\S.*?)\s*$")
+PREFIX = "todo:"
+
+
+@dataclass(frozen=True)
+class TodoItem:
+    file: str  # as configured (relative to the project root)
+    line: int  # 1-based
+    text: str
+    key: str  # the run unit: todo:<file>#<hash>
+    held: bool  # mentions an approval/decision: waits for a person
+    occurrence: int = 0  # how many items with the same text come before it in the file
+
+    def as_dict(self) -> dict[str, object]:
+        return {"file": self.file, "line": self.line, "text": self.text, "unit": self.key,
+                "held": self.held}
+
+
+_cache: dict[Path, tuple[tuple[int, int], tuple[tuple[int, str], ...]]] = {}
+
+
+def _open_lines(path: Path) -> tuple[tuple[int, str], ...] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    stamp = (info.st_mtime_ns, info.st_size)
+    cached = _cache.get(path)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    found: list[tuple[int, str]] = []
+    if "[ ]" in text:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if "[ ]" in line:
+                match = OPEN_ITEM.match(line)
+                if match:
+                    found.append((number, match["text"]))
+    lines = tuple(found)
+    _cache[path] = (stamp, lines)
+    return lines
+
+
+def hold_pattern(words: Sequence[str]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(w) for w in words if w)
+    if not alternatives:
+        return re.compile(r"(?!x)x")  # matches nothing
+    return re.compile(rf"\b(?:{alternatives})", re.IGNORECASE)
+
+
+def unit_key(file: str, text: str, occurrence: int) -> str:
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+    return f"{PREFIX}{file}#{digest}" + (f"-{occurrence}" if occurrence else "")
+
+
+def open_items(
+    root: Path, files: Sequence[str], hold_words: Sequence[str]
+) -> tuple[list[TodoItem], list[str]]:
+    """Every open item of every file, in file and line order; also the files not found."""
+    hold = hold_pattern(hold_words)
+    items: list[TodoItem] = []
+    missing: list[str] = []
+    for name in files:
+        lines = _open_lines(root / name)
+        if lines is None:
+            missing.append(name)
+            continue
+        occurrences: dict[str, int] = {}
+        for number, text in lines:
+            count = occurrences.get(text, 0)
+            occurrences[text] = count + 1
+            items.append(
+                TodoItem(
+                    name, number, text, unit_key(name, text, count),
+                    hold.search(text) is not None, count,
+                )
+            )
+    return items, missing
+
+
+def mark_done(root: Path, item: TodoItem, note: str) -> bool:
+    """Tick the item's box (``- [x] text — note``); False if the item is no longer there."""
+    path = root / item.file
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    lines = text.splitlines(keepends=True)
+    seen = 0
+    for index, line in enumerate(lines):
+        match = OPEN_ITEM.match(line.rstrip("\r\n"))
+        if not match or match["text"] != item.text:
+            continue
+        if seen < item.occurrence:
+            seen += 1
+            continue
+        ending = line[len(line.rstrip("\r\n")) :]
+        body = line.rstrip("\r\n").replace("[ ]", "[x]", 1)
+        lines[index] = f"{body} — {note}{ending}"
+        atomic_write_text(path, "".join(lines))
+        return True
+    return False

@@ -1,0 +1,186 @@
+"""A project with a board, four sources and a fake clock, for driving the loop.
+
+The model is the only thing faked: runs go through the real supervisor with
+the scripted harness, checks and command sources are real subprocesses, the
+store is real SQLite. Command sources are small Python scripts on a ``bin/``
+folder that each test puts on PATH (or leaves off it: then they are missing).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether.board import Board, State, Ticket
+from tether.clock import FakeClock
+from tether.loop import Loop, open_loop
+from tether.loop.sources import Location, Reading, Source
+
+START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+# The run supervisor leaves the agent's stdout pipe to the garbage collector
+# (reported to its owner); in-process runs then raise an "unclosed file" warning.
+_SUPERVISOR_PIPE = (
+    r"ignore:Exception ignored in. <_io.FileIO name=\d+ mode='rb' closefd=True>"
+    r":pytest.PytestUnraisableExceptionWarning"
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/loop/" in str(item.fspath):
+            item.add_marker(pytest.mark.filterwarnings(_SUPERVISOR_PIPE))
+
+BASE_TOML = """\
+[loop]
+board = "tickets"
+todo_files = ["TODO.md"]
+guard_interval = "15m"
+check_timeout = "5s"
+source_timeout = "10s"
+
+[loop.sources."memory.organic"]
+kind = "command"
+command = ["organic-memory", "--json"]
+
+[loop.sources."memory.curated"]
+kind = "command"
+command = ["curated-memory", "working", "--json"]
+"""
+
+
+def write_script(path: Path, output: Any, *, exit_code: int = 0, sleep: float = 0.0) -> Path:
+    """An executable Python script that prints ``output`` (JSON unless a str) and exits."""
+    text = output if isinstance(output, str) else json.dumps(output)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        f"#!{sys.executable}\n"
+        "import sys, time\n"
+        f"time.sleep({sleep!r})\n"
+        f"sys.stdout.write({text!r})\n"
+        f"sys.exit({exit_code})\n",
+        encoding="utf-8",
+    )
+    path.chmod(0o755)
+    return path
+
+
+class Spy:
+    """Wraps a source and counts its locate and read calls."""
+
+    def __init__(self, inner: Source) -> None:
+        self.inner = inner
+        self.role = inner.role
+        self.kind = inner.kind
+        self.locates = 0
+        self.reads = 0
+
+    def locate(self) -> Location:
+        self.locates += 1
+        return self.inner.locate()
+
+    def read(self, location: Location) -> Reading:
+        self.reads += 1
+        return self.inner.read(location)
+
+
+@dataclass
+class Project:
+    root: Path
+    home: Path
+    clock: FakeClock
+    extra_toml: str = ""
+    path_dirs: list[Path] = field(default_factory=list)
+    loops: list[Loop] = field(default_factory=list)
+
+    @property
+    def bin(self) -> Path:
+        return self.root / "bin"
+
+    @property
+    def board(self) -> Board:
+        return Board(self.root / "tickets", self.root, clock=self.clock)
+
+    @property
+    def decisions(self) -> Path:
+        return self.root / "_control-center" / "_DECISIONS"
+
+    @property
+    def profile(self) -> Path:
+        return self.root / "_control-center" / "_TOM-lm"
+
+    def write_config(self, extra: str = "") -> None:
+        self.extra_toml = extra
+        (self.root / "tether.toml").write_text(BASE_TOML + extra, encoding="utf-8")
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["TETHER_HOME"] = str(self.home)
+        env["PATH"] = os.pathsep.join([*map(str, self.path_dirs), env.get("PATH", "")])
+        return env
+
+    def all_sources_ready(self, *, organic: Any = None, curated: Any = None) -> None:
+        """All four sources present and empty (or with the given command outputs)."""
+        self.decisions.mkdir(parents=True, exist_ok=True)
+        (self.decisions / "DECIDED-AND-DONE.md").touch()
+        self.profile.mkdir(parents=True, exist_ok=True)
+        write_script(self.bin / "organic-memory", organic or {"status": "empty", "items": []})
+        write_script(self.bin / "curated-memory", curated or {"status": "empty", "items": []})
+        if self.bin not in self.path_dirs:
+            self.path_dirs.append(self.bin)
+
+    def open(self, *, spy: bool = False, **kwargs: Any) -> Loop:
+        loop = open_loop(self.root, env=self.env(), clock=self.clock, **kwargs)
+        if spy:
+            loop.sources = [Spy(s) for s in loop.sources]
+        self.loops.append(loop)
+        return loop
+
+    def add(self, title: str, state: State = State.ACTIONABLE, reason: str | None = None,
+            *, body: str = "", priority: str = "P2", **front: Any) -> Ticket:
+        board = self.board
+        board.ensure()
+        return board.add(title, priority=priority, body=body, state=state, reason=reason,
+                         front=front or None)
+
+    def note(self, name: str, text: str) -> Path:
+        path = self.root / "tickets" / "INBOX" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    def location(self, ticket_id: str) -> str:
+        return self.board.get(ticket_id).location
+
+
+@pytest.fixture
+def project(tmp_path: Path, tether_home: Path) -> Iterator[Project]:
+    root = tmp_path / "proj"
+    root.mkdir()
+    made = Project(root=root, home=tether_home, clock=FakeClock(START))
+    made.write_config()
+    made.board.ensure()
+    yield made
+    for loop in made.loops:
+        loop.close()
+
+
+def spies(loop: Loop) -> Mapping[str, Spy]:
+    # duck-typed: pytest may load this module twice (as a conftest and by import)
+    return {s.role: s for s in loop.sources if hasattr(s, "reads")}  # type: ignore[misc]
+
+
+def reads(loop: Loop) -> dict[str, int]:
+    return {role: spy.reads for role, spy in spies(loop).items()}
+
+
+def roles(items: Sequence[Any]) -> list[str]:
+    return [getattr(i, "role", i) for i in items]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 def refusal(session_id: str, calls_used: int, call_budget: int) -> str:
     attempts = calls_used - call_budget
-    extra = f" ({attempts} further calls refused so far)" if attempts > 1 else ""
+    extra = f" ({attempts} calls refused so far)" if attempts > 1 else ""
     return (
         f"tether: call refused. The call budget of this session is spent: "
         f"{call_budget} of {call_budget} calls used in session {session_id}{extra}. "

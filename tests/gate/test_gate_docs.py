@@ -1,0 +1,85 @@
+"""The gate's reference pages say what the code does; their examples run."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tether.gate import contracts, hook, install, messages, newsession
+from tether.gate.plan import parse_plan
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def _page(name: str) -> str:
+    return (DOCS / name).read_text(encoding="utf-8")
+
+
+def _blocks(name: str, lang: str) -> list[str]:
+    fences = re.findall(r"^```(\w*)\n(.*?)^```$", _page(name), flags=re.DOTALL | re.MULTILINE)
+    return [body for kind, body in fences if kind == lang]
+
+
+def test_the_usage_block_is_the_commands_own() -> None:
+    (usage,) = [b for b in _blocks("reference/tether-gate.md", "") if b.startswith("usage:")]
+    assert usage == "".join(hook.USAGE.splitlines(keepends=True)[:3])
+
+
+def test_the_documented_refusal_is_the_real_one() -> None:
+    (text,) = _blocks("reference/tether-gate.md", "text")
+    session = re.search(r"in session (\S+)\. Do", text)
+    assert session is not None
+    assert text.strip() == messages.refusal(session.group(1), 60, 60)
+
+
+@pytest.mark.parametrize("harness", contracts.HARNESSES)
+def test_the_documented_answers_are_the_real_ones(harness: str) -> None:
+    page = _page("reference/tether-gate.md")
+    deny = contracts.deny(harness, "M").replace('"M"', "MESSAGE")
+    assert f"`{deny}`" in page
+    stop = contracts.stop(harness, "M")
+    if stop is not None:
+        assert "`" + stop.replace('"M"', "MESSAGE") + "`" in page
+
+
+def test_the_python_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (block,) = _blocks("reference/tether-gate.md", "python")
+    namespace: dict[str, object] = {}
+    exec(compile(block, "tether-gate.md", "exec"), namespace)  # noqa: S102 - our own doc
+    status = namespace["status"]
+    assert isinstance(status, dict)
+    assert (status["call_budget"], status["iteration_budget"], status["locked"]) == (40, 15, False)
+
+
+def test_the_plan_example_records_what_the_page_says() -> None:
+    (plan,) = _blocks("reference/plan-file.md", "markdown")
+    units = parse_plan(plan)
+    assert [(u.id, u.done) for u in units] == [
+        ("source-a", False),
+        ("source-b", True),
+        ("source-c", False),
+        ("ticket-42", False),
+    ]
+    (block,) = _blocks("reference/plan-file.md", "python")
+    exec(compile(block, "plan-file.md", "exec"), {})  # noqa: S102 - our own doc
+
+
+def test_the_hooks_page_lists_the_installed_events() -> None:
+    page = _page("reference/hooks.md")
+    for harness, events in (
+        ("claude-code", install.CLAUDE_EVENTS),
+        ("codex", install.CODEX_EVENTS),
+        ("copilot", install.COPILOT_EVENTS),
+    ):
+        rows = [line for line in page.splitlines() if line.startswith(f"| `{harness}` |")]
+        what = rows[0].split("|")[4]  # the "What is written where" table comes first
+        assert set(re.findall(r"`(\w+)`", what)) == set(events), harness
+
+
+def test_the_session_page_lists_the_agent_markers() -> None:
+    page = _page("reference/session.md")
+    for name in newsession.AGENT_ENV_MARKERS:
+        assert f"`{name}`" in page

@@ -57,7 +57,7 @@ def ticket_for(board_root: Path, entry: Entry, reasons: list[str]) -> str:
     ])
     ticket = board.add(
         f"Ingest {entry.id}: needs the user", state=State.USER, reason="decision", body=body,
-        front={"ingest_entry": entry.id},
+        front={"ingest_entry": entry.id, "needs": "; ".join(reasons)},
     )
     return ticket.id
 

@@ -1,0 +1,82 @@
+"""`tether ingest run`: one fresh atomic run per entry, one after another; holds go to the user."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from tether.ingest.queue import Queue
+from tether.wiki.layout import Wiki
+
+TETHER = str(Path(sys.executable).parent / "tether")
+CAPTURE = {"fidelity": "verbatim", "authority": "primary", "dialog": "none"}
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Path:
+    root = tmp_path / "kb"
+    (root / "wiki").mkdir(parents=True)
+    args = json.dumps(["--format", "claude-code", "--steps", "3"])
+    (root / "tether.toml").write_text(
+        f"[profiles.ingest]\nharness = \"scripted\"\nargs = {args}\ndefault = true\n")
+    return root
+
+
+def _collect(kb: Path, tmp_path: Path, name: str, capture: dict[str, str] | None) -> None:
+    source = tmp_path / "in" / name
+    source.parent.mkdir(exist_ok=True)
+    source.write_text(f"# {name}\n")
+    queue = Queue(Wiki.open(kb))
+    queue.collect(source, capture=capture)
+    queue.release([name])
+
+
+def test_three_entries_three_sequential_runs_one_hold_to_the_user(
+    kb: Path, tmp_path: Path, tether_home: Path
+) -> None:
+    pytest.importorskip("tether.board")
+    for name in ("a.md", "b.md"):
+        _collect(kb, tmp_path, name, CAPTURE)
+    _collect(kb, tmp_path, "needs-talk.md", None)  # no capture manifest: key points to confirm
+    _collect(kb, tmp_path, "c.md", CAPTURE)
+    env = {k: v for k, v in os.environ.items() if k not in ("TETHER_DEPTH", "TETHER_RUN_ID")}
+    done = subprocess.run([TETHER, "ingest", "run", "--json", "--board", str(kb / "tickets")],
+                          cwd=kb, capture_output=True, text=True, timeout=300, check=False,
+                          env=env)
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)
+    runs = [r for r in results if r["status"] == "done"]
+    assert [r["id"] for r in runs] == ["a.md", "b.md", "c.md"]
+    assert len({r["session_id"] for r in runs}) == 3  # a fresh session each
+    spans = [(datetime.fromisoformat(r["started_at"]), datetime.fromisoformat(r["ended_at"]))
+             for r in runs]
+    for (_, end), (start, _) in itertools.pairwise(spans):
+        assert end <= start  # one after another, never overlapping
+    hold = next(r for r in results if r["id"] == "needs-talk.md")
+    assert hold["status"] == "user" and "run_id" not in hold
+    assert any("key points to confirm" in reason for reason in hold["reasons"])
+    assert any("fidelity/authority" in reason for reason in hold["reasons"])
+    from tether.board import Board, State
+
+    tickets = Board(kb / "tickets").load().in_state(State.USER, "decision")
+    assert [t.title for t in tickets] == ["Ingest needs-talk.md: needs the user"]
+    assert "key points to confirm" in tickets[0].body
+    queue = Queue(Wiki.open(kb))
+    assert [e.id for e in queue.waiting()] == ["needs-talk.md"]  # not run, still waiting
+    assert sorted(e.id for e in queue.finished()) == ["a.md", "b.md", "c.md"]
+    records = [json.loads((tether_home / "runs" / r["run_id"] / "run.json").read_text())
+               for r in runs]
+    assert [rec["unit"] for rec in records] == ["ingest:a.md", "ingest:b.md", "ingest:c.md"]
+    # a second run files no second ticket for the same entry
+    again = subprocess.run([TETHER, "ingest", "run", "--json", "--board", str(kb / "tickets")],
+                           cwd=kb, capture_output=True, text=True, timeout=120, check=False,
+                           env=env)
+    assert json.loads(again.stdout)[0]["ticket"] == tickets[0].id
+    assert len(Board(kb / "tickets").load().in_state(State.USER, "decision")) == 1

@@ -214,3 +214,25 @@ def test_under_tether_run_the_harness_id_counts_under_the_run_session(
         "run-session" in json.loads(second.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
     )
     assert session_status(tether_home, "run-session")["calls_used"] == 2
+
+
+def test_the_event_log_reads_back_in_order(tether_home: Path, env_for: Gate, gate_exe: str) -> None:
+    from tether.gate.eventlog import read_events
+
+    for event in ("SessionStart", "PreToolUse", "PostToolUse", "PostToolBatch", "Stop"):
+        payload = load_payload("claude-code", event)
+        run_gate(gate_exe, _args("claude-code", None), env_for(), json.dumps(payload))
+    session = load_payload("claude-code", "Stop")["session_id"]
+    events = read_events(tether_home, session_id=session)
+    assert [e["event"] for e in events] == [
+        "SessionStart",
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolBatch",
+        "Stop",
+    ]
+    assert [e["decision"] for e in events] == ["record", "allow", "record", "continue", "record"]
+    assert [e["at"] for e in events] == sorted(e["at"] for e in events)
+    newer = read_events(tether_home, after_id=events[2]["id"])
+    assert [e["event"] for e in newer] == ["PostToolBatch", "Stop"]
+    assert read_events(tether_home, limit=1)[0]["event"] == "SessionStart"

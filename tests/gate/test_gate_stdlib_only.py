@@ -75,6 +75,7 @@ def test_importing_and_running_the_hook_loads_only_stdlib_and_gate_modules(
     "module",
     [
         "tether.gate.counter",
+        "tether.gate.eventlog",
         "tether.gate.session_id",
         "tether.gate.install",
         "tether.gate.newsession",

@@ -64,14 +64,48 @@ _project = click.option(
 _dry = click.option("--dry-run", is_flag=True, help="Print the diff; write nothing.")
 
 
+_loop = click.option(
+    "--loop",
+    "with_loop",
+    is_flag=True,
+    help="Also the loop's Stop hook (`tether loop stop-hook`; claude-code, codex, copilot).",
+)
+
+
+def _loop_harness(harness: str, with_loop: bool) -> None:
+    if with_loop and harness == "pi":
+        raise ConfigError("--loop: the loop's Stop hook is for claude-code, codex and copilot")
+
+
+def _run_loop(
+    harness: str, scope: str, project_dir: str | None, dry_run: bool, remove: bool
+) -> None:
+    from tether.gate import install as gate_install
+    from tether.loop.hookconfig import install_stop_hook
+
+    root = project_dir or gate_install.project_root()
+    try:
+        lines = install_stop_hook(harness, scope, project_dir=root, remove=remove, dry_run=dry_run)
+    except gate_install.InstallError as exc:
+        raise ConfigError(str(exc)) from None
+    for line in lines:
+        click.echo(line)
+
+
 @hooks.command("install")
 @_harness
 @_scope
 @_project
 @_dry
-def install_cmd(harness: str, scope: str, project_dir: str | None, dry_run: bool) -> None:
+@_loop
+def install_cmd(
+    harness: str, scope: str, project_dir: str | None, dry_run: bool, with_loop: bool
+) -> None:
     """Write the gate into HARNESS's hook configuration (idempotent, merging)."""
+    _loop_harness(harness, with_loop)
     _run(harness, scope, project_dir, dry_run, install=True)
+    if with_loop:
+        _run_loop(harness, scope, project_dir, dry_run, remove=False)
 
 
 @hooks.command("uninstall")
@@ -79,6 +113,12 @@ def install_cmd(harness: str, scope: str, project_dir: str | None, dry_run: bool
 @_scope
 @_project
 @_dry
-def uninstall_cmd(harness: str, scope: str, project_dir: str | None, dry_run: bool) -> None:
+@_loop
+def uninstall_cmd(
+    harness: str, scope: str, project_dir: str | None, dry_run: bool, with_loop: bool
+) -> None:
     """Remove tether's entries from HARNESS's hook configuration; others stay."""
+    _loop_harness(harness, with_loop)
     _run(harness, scope, project_dir, dry_run, install=False)
+    if with_loop:
+        _run_loop(harness, scope, project_dir, dry_run, remove=True)

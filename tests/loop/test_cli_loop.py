@@ -1,0 +1,135 @@
+"""``tether loop tick|run`` as a user runs them: the last line, the exit code, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tether.board import State
+from tether.store import connect
+from tether.store.runs import list_runs
+from tests.loop.conftest import Project
+
+TETHER = str(Path(sys.executable).parent / "tether")
+
+
+def _tether(project: Project, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([TETHER, *args], cwd=project.root, env=project.env(),
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_tick_ends_with_the_signal_line_and_its_exit_code(project: Project) -> None:
+    project.note("idea.txt", "Write the release notes\n")
+    first = _tether(project, "loop", "tick")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.splitlines()[-1] == (
+        "TETHER-LOOP: CONTINUE — level 1 did work, the loop goes on."
+    )
+    project.board.move(project.board.load().in_state(State.ACTIONABLE)[0].id, State.DONE)
+    blind = _tether(project, "loop", "tick")
+    assert blind.returncode == 11
+    assert blind.stdout.splitlines()[-1].startswith(
+        "TETHER-LOOP: STOP (blind, 4/4 sources unavailable: decisions.ledger, memory.organic, "
+        "memory.curated, user.model)"
+    )
+    guard = _tether(project, "loop", "tick")
+    assert guard.returncode == 13
+    assert guard.stdout.splitlines()[-1].startswith("TETHER-LOOP: STOP (guard, blind unchanged")
+    project.all_sources_ready()
+    exhausted = _tether(project, "loop", "tick")
+    assert exhausted.returncode == 10
+    assert exhausted.stdout.splitlines()[-1].startswith("TETHER-LOOP: STOP (exhausted)")
+    assert _tether(project, "loop", "tick").returncode == 12
+    project.add("Pick the licence", State.USER, "decision", needs="MIT or Apache-2.0")
+    user_only = _tether(project, "loop", "tick")
+    assert user_only.returncode == 14
+    lines = user_only.stdout.splitlines()
+    assert lines[-1].startswith("TETHER-LOOP: STOP (user-only)")
+    assert lines[-3] == "For you, in one bundle (1 item):"
+    assert sum(line.startswith("TETHER-LOOP:") for line in lines) == 1
+
+
+def test_tick_json_gives_the_evidence_and_keeps_stdout_json(project: Project) -> None:
+    project.all_sources_ready()
+    (project.bin / "organic-memory").unlink()
+    done = _tether(project, "loop", "tick", "--json")
+    assert done.returncode == 11
+    data = json.loads(done.stdout)
+    assert data["line"] == done.stderr.splitlines()[-1]
+    assert [s["status"] for s in data["level2"]["sources"]] == [
+        "empty", "unavailable", "empty", "empty"
+    ]
+    assert data["level1"]["work"] is None
+    assert [s["source"] for s in data["level1"]["sources"]] == [
+        "intake", "actionable", "blocked", "waiting", "todo", "routine", "follow-up"
+    ]
+
+
+def test_dry_run_runs_no_agent_and_moves_no_ticket(project: Project) -> None:
+    ticket = project.add("Fix the typo")
+    dry = _tether(project, "loop", "tick", "--dry-run")
+    assert dry.returncode == 0
+    assert f'dry run: would start a run on {ticket.id} "Fix the typo"' in dry.stdout
+    assert project.location(ticket.id) == "ACTIONABLE"
+    assert not (project.home / "runs").exists()
+
+
+def test_loop_run_ticks_until_a_stop_with_one_progress_line_per_tick(project: Project) -> None:
+    project.all_sources_ready()
+    project.note("a.txt", "First thing\n")
+    project.add("Second thing", priority="P1")
+    done = _tether(project, "loop", "run")
+    assert done.returncode == 10, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines[:-1]] == ["tick 1", "tick 2", "tick 3",
+                                                            "tick 4"]
+    assert "triaged 1 INBOX entry" in lines[0]
+    assert "completed" in lines[1] and "Second thing" not in lines[1]
+    assert lines[-1].startswith("TETHER-LOOP: STOP (exhausted)")
+    conn = connect(project.home)
+    runs = list_runs(conn)
+    conn.close()
+    assert len(runs) == 2 and len({r.session_id for r in runs}) == 2  # one session per unit
+    starts = sorted((r.started_at, r.ended_at or "") for r in runs)
+    assert starts[0][1] <= starts[1][0]  # one after the other, never at once
+
+
+def test_loop_run_stops_at_max_ticks(project: Project) -> None:
+    for title in ("one", "two", "three"):
+        project.add(title)
+    done = _tether(project, "loop", "run", "--max-ticks", "2")
+    assert done.returncode == 0
+    assert done.stdout.splitlines()[-1].startswith("TETHER-LOOP: CONTINUE")
+    assert len(project.board.load().in_state(State.DONE)) == 2
+
+
+def test_ctrl_c_stops_the_loop_cleanly_after_recording(project: Project) -> None:
+    project.write_config(
+        '\n[profiles.slow]\nharness = "scripted"\nargs = ["--silent"]\ndefault = true\n'
+    )
+    ticket = project.add("Long job")
+    project.add("Next job", priority="P3")
+    proc = subprocess.Popen([TETHER, "loop", "run"], cwd=project.root, env=project.env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    conn = connect(project.home)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        running = [r for r in list_runs(conn) if r.status == "running" and r.agent_pgid]
+        if running:
+            break
+        time.sleep(0.05)
+    assert running, "the run never started"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 24, out + err
+    assert "stopped by Ctrl-C" in out
+    runs = list_runs(conn)
+    conn.close()
+    assert [r.status for r in runs] == ["cancelled"]  # the next job was never started
+    after = project.board.get(ticket.id)
+    assert after.state is State.ACTIONABLE and after.last_run == runs[0].id
+    assert after.report is not None and Path(after.report).is_file()

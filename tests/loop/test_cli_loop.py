@@ -9,10 +9,11 @@ import sys
 import time
 from pathlib import Path
 
+from tests.loop.conftest import Project
+
 from tether.board import State
 from tether.store import connect
 from tether.store.runs import list_runs
-from tests.loop.conftest import Project
 
 TETHER = str(Path(sys.executable).parent / "tether")
 

@@ -8,8 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tether.loop.hookconfig import plan
 from tests.loop.conftest import Project
+
+from tether.loop.hookconfig import plan
 
 TETHER = str(Path(sys.executable).parent / "tether")
 

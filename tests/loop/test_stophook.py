@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.loop.conftest import Project
 
 from tether.board import State
-from tests.loop.conftest import Project
 
 TETHER = str(Path(sys.executable).parent / "tether")
 

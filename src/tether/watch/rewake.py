@@ -28,6 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from tether.gate import proc as gate_proc
 from tether.watch.endpoints import live_endpoints, take_request, write_ack, write_endpoint
 
@@ -46,13 +48,13 @@ def _agent_pid(start: int) -> int:
 
 
 def _alive(pid: int) -> bool:
+    """Running, not a zombie (a Claude Code that died is not reaped while we hold its pipes)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
         return False
-    except PermissionError:
+    except psutil.Error:
         return True
-    return True
 
 
 def wait_for_wake(

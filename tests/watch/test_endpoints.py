@@ -1,0 +1,134 @@
+"""Wake endpoints inside a harness: the Claude Code rewake hook and the Pi extension file."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from watch_support import TETHER, TmuxLab, wait_until
+
+from tether.clock import FakeClock
+from tether.config.schema import WatchSettings
+from tether.watch.daemon import Watchdog
+from tether.watch.endpoints import live_endpoints, read_ack, write_request
+from tether.watch.pi_extension import MARKER, render
+from tether.watch.registry import add_orchestrator, list_orchestrators
+from tether.watch.rewake import merge_settings
+
+STOP = {"hook_event_name": "Stop", "session_id": "claude-1", "stop_hook_active": False}
+
+
+def _rewake(tmp_path: Path, payload: dict[str, object]) -> subprocess.Popen[str]:
+    """``tether watch rewake`` under a shell standing in for Claude Code."""
+    (tmp_path / "stop.json").write_text(json.dumps({**payload, "cwd": str(tmp_path)}))
+    return subprocess.Popen(
+        ["bash", "-c", f"{TETHER} watch rewake < {tmp_path / 'stop.json'}; echo exit=$? >&2"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def test_rewake_hook_exits_2_with_the_message_when_asked(tether_home: Path, tmp_path: Path) -> None:
+    hook = _rewake(tmp_path, STOP)
+    (endpoint,) = wait_until(lambda: live_endpoints(tether_home), what="the hook to announce")
+    assert (endpoint.kind, endpoint.session_id, endpoint.agent_pid) == (
+        "claude-code", "claude-1", hook.pid
+    )
+    assert endpoint.last_activity is not None and endpoint.idle is None
+    write_request(tether_home, endpoint.key, "w-1", "[tether watch] wake up", time.time())
+    _, err = hook.communicate(timeout=20)
+    assert err.splitlines() == ["[tether watch] wake up", "exit=2"]
+    ack = read_ack(tether_home, "w-1")
+    assert ack is not None and ack["how"] == "asyncRewake exit 2"
+    assert live_endpoints(tether_home) == []
+
+
+def test_a_newer_rewake_hook_of_the_session_takes_over(tether_home: Path, tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    older = _rewake(tmp_path / "a", STOP)
+    wait_until(lambda: len(live_endpoints(tether_home)) == 1, what="the first hook")
+    (tmp_path / "b").mkdir()
+    newer = _rewake(tmp_path / "b", STOP)
+    _, err = older.communicate(timeout=20)
+    assert err.strip() == "exit=0"  # quietly gone: no wake
+    (left,) = wait_until(lambda: live_endpoints(tether_home), what="the newer hook alone")
+    assert left.pid != older.pid
+    newer.terminate()
+    newer.communicate(timeout=20)
+
+
+def test_the_daemon_wakes_through_the_rewake_hook_before_tmux(
+    lab: TmuxLab, subagents_dir: Path, tether_home: Path, conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    _, recording = lab.orchestrator()
+    lab.subagent(subagents_dir / "a", ["--format", "claude-code", "--silent"])
+    hook = _rewake(tmp_path, STOP)
+    wait_until(lambda: live_endpoints(tether_home), what="the hook")
+    clock = FakeClock(start=datetime.now(UTC))
+    # the orchestrator is the process the hook runs under (the shell standing in for claude)
+    orch = add_orchestrator(conn, pid=hook.pid, clock=clock)
+    settings = WatchSettings(subagents_folders=[str(subagents_dir)], tmux_socket=lab.socket)
+    dog = Watchdog(settings, tether_home, conn, clock=clock)
+    wait_until(lambda: dog.check().running == 1, what="the subagent")
+    clock.advance(50)
+    report = dog.check()
+    dog.close()
+    assert report.decisions[0].action == "woken"
+    (wake,) = report.wakes
+    assert wake.channels[0]["channel"] == "harness" and wake.channels[0]["ok"]
+    _, err = hook.communicate(timeout=20)
+    assert err.splitlines()[0].startswith("[tether watch] You have been idle for 50 s")
+    assert err.splitlines()[-1] == "exit=2"
+    assert recording.lines() == []  # the harness channel came first; nothing typed
+    # the hook's session was bound to the orchestrator on the way
+    (bound,) = [o for o in list_orchestrators(conn) if o.id == orch.id]
+    assert bound.sessions == ("claude-1",)
+    logged = subprocess.run([TETHER, "watch", "log", "--json"], capture_output=True, text=True,
+                            timeout=30, check=True, cwd=tmp_path)
+    (entry,) = json.loads(logged.stdout)
+    assert entry["channels"][0]["acknowledged_at"] is not None
+
+
+def test_claude_hook_settings_merge_keeps_other_hooks(tmp_path: Path) -> None:
+    theirs = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}],
+                        "PreToolUse": [{"matcher": "*", "hooks": [
+                            {"type": "command", "command": "/x/tether-gate hook --harness c"}]}]},
+              "model": "opus"}
+    merged = merge_settings(theirs, ["/venv/bin/tether"])
+    assert merged["model"] == "opus" and merged["hooks"]["PreToolUse"] == theirs["hooks"][
+        "PreToolUse"]
+    assert merged["hooks"]["Stop"] == [
+        {"hooks": [{"type": "command", "command": "say done"}]},
+        {"hooks": [{"type": "command", "command": "/venv/bin/tether watch rewake",
+                    "asyncRewake": True}]},
+    ]
+    assert merge_settings(merged, ["/venv/bin/tether"]) == merged  # idempotent
+    assert merge_settings(merged, None) == theirs  # uninstall: only ours goes
+    project = tmp_path / "p"
+    project.mkdir()
+    for flag in ("--install", "--uninstall"):
+        subprocess.run([TETHER, "watch", "claude-hook", flag, "--project-dir", str(project)],
+                       capture_output=True, text=True, timeout=30, check=True)
+    assert json.loads((project / ".claude" / "settings.json").read_text()) == {}
+
+
+def test_pi_extension_is_rendered_and_installed_beside_the_gate_extension(tmp_path: Path) -> None:
+    text = render(home=Path("/srv/tether-home"))
+    assert MARKER in text and "pi.sendUserMessage(text)" in text
+    assert 'deliverAs: "followUp"' in text
+    assert 'const BAKED_HOME: string | null = "/srv/tether-home";' in text
+    project = tmp_path / "p"
+    project.mkdir()
+    done = subprocess.run([TETHER, "watch", "pi-extension", "--install", "--project-dir",
+                           str(project)], capture_output=True, text=True, timeout=30, check=True)
+    target = project / ".pi" / "extensions" / "tether-watch.ts"
+    assert done.stdout.startswith(f"wrote {target}")
+    assert MARKER in target.read_text()
+    target.write_text("// someone else's\n")
+    refused = subprocess.run([TETHER, "watch", "pi-extension", "--install", "--project-dir",
+                              str(project)], capture_output=True, text=True, timeout=30)
+    assert refused.returncode == 2 and "was not written by tether" in refused.stderr
+    assert target.read_text() == "// someone else's\n"

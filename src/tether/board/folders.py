@@ -1,0 +1,137 @@
+"""The board on disk: folder paths, the mutation lock, and crash-safe file steps.
+
+Every change is made of steps after each of which the ticket exists exactly
+once: a new ticket is written to a temp file and linked to its final name
+(``link`` fails if the name exists, so two writers cannot both create it); an
+update replaces the file in place (temp + fsync + rename); a move is one
+``rename`` into the target folder. Temp files are dotfiles, which the board
+ignores.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import secrets
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tether.board.errors import BoardError
+from tether.board.states import State, all_folders, folder_of
+from tether.errors import PathEscapeError
+from tether.fs import atomic_write_bytes, resolve_inside
+
+LOCK_NAME = ".lock"
+
+
+def folder_path(root: Path, state: State, reason: str | None) -> Path:
+    """The folder of a state/reason, held inside the board root."""
+    return resolve_inside(root, str(folder_of(state, reason)))
+
+
+def ensure_folders(root: Path) -> None:
+    """Create the missing state folders; one that leads out of the root is left alone."""
+    for state, reason in all_folders():
+        try:
+            folder = folder_path(root, state, reason)
+        except PathEscapeError:
+            continue
+        folder.mkdir(parents=True, exist_ok=True)
+
+
+@contextmanager
+def locked(root: Path, *, shared: bool = False) -> Iterator[None]:
+    """Hold the board's lock (``<root>/.lock``): exclusive for a change, shared for a read.
+
+    It serialises tether's own writers across processes, and keeps a reader
+    from seeing a ticket twice (or not at all) while it moves between folders.
+    The kernel drops it when a holder dies, so a killed process never leaves
+    the board locked. A reader that cannot create the lock file reads unlocked.
+    Re-entrant within the process: a read inside a change uses the change's lock.
+    """
+    key = (str(root), threading.get_ident())
+    if key in _HELD:
+        yield
+        return
+    if shared:
+        try:
+            fd = os.open(root / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        except OSError:  # no board yet, or a read-only one
+            yield
+            return
+    else:
+        root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(root / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        _HELD.add(key)
+        try:
+            yield
+        finally:
+            _HELD.discard(key)
+    finally:
+        os.close(fd)
+
+
+# (board root, thread) pairs holding the lock (flock is per open file, not per process).
+_HELD: set[tuple[str, int]] = set()
+
+
+def create_exclusive(path: Path, data: bytes) -> bool:
+    """Write a new file at ``path`` whole, or return False if the name is taken."""
+    folder = path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    temp = folder / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        temp.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    try:
+        os.link(temp, path)
+    except FileExistsError:
+        return False
+    finally:
+        temp.unlink(missing_ok=True)
+    fsync_dir(folder)
+    return True
+
+
+def rewrite(path: Path, data: bytes) -> None:
+    """Replace the content of ``path`` in place, atomically and durably."""
+    atomic_write_bytes(path, data)
+
+
+def rename_into(source: Path, target: Path) -> None:
+    """Move ``source`` to ``target`` with one rename; refuses to replace a file."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists():
+        raise BoardError(
+            f"cannot move {source.name}: {target} already exists (a ticket with the same id?).",
+            path=source,
+        )
+    try:
+        source.rename(target)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            raise BoardError("the file vanished while it was being moved.", path=source) from None
+        raise
+    fsync_dir(target.parent)
+    fsync_dir(source.parent)
+
+
+def fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

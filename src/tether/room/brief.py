@@ -1,11 +1,11 @@
 """W01 + W02: the Tier-A brief and the page list fixed within the budget B.
 
 Cheap, in the main session, before anything is read: bm25 candidates from the
-index, seed episodes, the 1-hop relation neighbours of the matches, stale flags
-from the wiki's stale list. Every candidate gets a priority and the B highest
-make the list (matches, episodes and neighbours together never exceed B); the
-rest is the ``cut`` list. With two pages or fewer the answer is "read them
-directly": no room.
+index, seed episodes, the 1-hop relation neighbours of the B best matches, stale
+flags from the wiki's stale list. Every candidate gets a priority and the B
+highest make the list (matches, episodes and neighbours together never exceed
+B); the rest is the ``cut`` list. With two pages or fewer the answer is "read
+them directly": no room.
 
 Priorities: a match scores its bm25 relative to the best match (1.0 for the
 best). A seed episode (one of the two best-matching episode pages, if it
@@ -97,21 +97,34 @@ class Brief:
         }
 
 
-def _stale_map(index: Index) -> dict[str, str]:
-    """Page path -> reason, for every stale entry that names an indexed page."""
+def _stale_names(index: Index) -> dict[str, str]:
+    """Lower-cased page name (id, path, path without .md) -> reason, from the stale list."""
     out: dict[str, str] = {}
     for entry in load_stale(index.wiki.stale_path):
-        row = index.find(entry.page)
-        if row is not None:
-            out[row.path] = entry.reason or "listed in stale.json"
+        name = entry.page.strip().lower()
+        if name.startswith("[[") and name.endswith("]]"):
+            name = name[2:-2]
+        if index.wiki.tether_layout and name.startswith("wiki/"):
+            name = name[len("wiki/"):]
+        out[name] = entry.reason or "listed in stale.json"
+        if name.endswith(".md"):
+            out[name[:-3]] = out[name]
     return out
+
+
+def _stale_reason(row: PageRow, names: dict[str, str]) -> str | None:
+    for key in (row.id.lower(), row.path.lower(), row.path[:-3].lower(), row.title.lower()):
+        if key in names:
+            return names[key]
+    return None
 
 
 def _page(index: Index, row: PageRow, why: str, priority: float,
           stale: dict[str, str], score: float | None = None) -> BriefPage:
+    reason = _stale_reason(row, stale)
     return BriefPage(
         id=row.id, path=index.wiki.root_relative(row.path), page_path=row.path, title=row.title,
-        why=why, priority=priority, stale=row.path in stale, stale_reason=stale.get(row.path),
+        why=why, priority=priority, stale=reason is not None, stale_reason=reason,
         score=score, aliases=list(row.aliases),
     )
 
@@ -122,7 +135,7 @@ def make_brief(index: Index, question: str, budget: int = DEFAULT_BUDGET) -> Bri
         raise UsageError(f"the room budget must be at least 1 page, not {budget}")
     if not question.strip():
         raise UsageError("give the question the room should answer")
-    stale = _stale_map(index)
+    stale = _stale_names(index)
     hits = index.search(question, limit=max(4 * budget, 40))
     best = hits[0].score if hits else 0.0
     matches = [h for h in hits if best > 0 and h.score >= MATCH_CUTOFF * best]
@@ -131,7 +144,7 @@ def make_brief(index: Index, question: str, budget: int = DEFAULT_BUDGET) -> Bri
         candidates[hit.page.path] = _page(index, hit.page, MATCH, hit.score / best, stale,
                                           hit.score)
     _add_episodes(index, question, best, candidates, stale)
-    _add_neighbours(index, matches, best, candidates, stale)
+    _add_neighbours(index, matches[:budget], best, candidates, stale)
     ranked = sorted(candidates.values(), key=lambda p: (-p.priority, p.id.lower()))
     chosen = ranked[:budget]
     rest = ranked[budget:]

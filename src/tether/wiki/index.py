@@ -333,19 +333,21 @@ class Index:
         terms = query_terms(question)
         if not terms:
             return []
-        where = ""
-        args: list[Any] = []
-        if kind is not None:
-            where = " AND (p.kind = ? OR p.path LIKE ?)"
-            args = [kind, f"{kind}s/%"]
-        select = (
-            f"SELECT {_COLS_P}, p.rowid, bm25(fts, {', '.join(map(str, WEIGHTS))}) AS rank"  # noqa: S608
-            " FROM fts JOIN pages p ON p.rowid = fts.rowid WHERE fts MATCH ?"
-        )
+        weights = ", ".join(map(str, WEIGHTS))
+        match = _fts_query(terms)
         try:
-            rows = self.conn.execute(
-                select + where + " ORDER BY rank LIMIT ?", [_fts_query(terms), *args, limit]
-            ).fetchall()
+            if kind is None:
+                ranked = self.conn.execute(
+                    f"SELECT rowid, bm25(fts, {weights}) AS r FROM fts WHERE fts MATCH ?"  # noqa: S608
+                    " ORDER BY r LIMIT ?", [match, limit],
+                ).fetchall()
+            else:
+                ranked = self.conn.execute(
+                    f"SELECT p.rowid, bm25(fts, {weights}) AS r FROM fts JOIN pages p"  # noqa: S608
+                    " ON p.rowid = fts.rowid WHERE fts MATCH ? AND (p.kind = ? OR p.path LIKE ?)"
+                    " ORDER BY r LIMIT ?", [match, kind, f"{kind}s/%", limit],
+                ).fetchall()
+            scores = {rowid: -float(rank) for rowid, rank in ranked}
             cover: dict[int, int] = {}
             for term in terms:
                 for (rowid,) in self.conn.execute(
@@ -353,22 +355,37 @@ class Index:
                     ["{title aliases} : " + _fts_query([term])],
                 ):
                     cover[rowid] = cover.get(rowid, 0) + 1
-            have = {r[-2] for r in rows}
-            extra = [rid for rid, n in cover.items() if rid not in have and 2 * n >= len(terms)]
+            extra = [rid for rid, n in cover.items()
+                     if rid not in scores and 2 * n >= len(terms)]
             if extra:
                 marks = ",".join("?" * len(extra))
-                rows += self.conn.execute(
-                    select + where + f" AND p.rowid IN ({marks})",
-                    [_fts_query(terms), *args, *extra],
-                ).fetchall()
+                for rowid, rank in self.conn.execute(
+                    f"SELECT rowid, bm25(fts, {weights}) FROM fts WHERE fts MATCH ?"  # noqa: S608
+                    f" AND rowid IN ({marks})", [match, *extra],
+                ):
+                    scores[rowid] = -float(rank)
         except sqlite3.OperationalError as exc:
             raise UsageError(f"cannot search for {question!r}: {exc}") from exc
+        rows = self._rows_by_rowid(list(scores))
         hits = []
-        for r in rows:
-            share = cover.get(r[-2], 0) / len(terms)
-            hits.append(Hit(_row(r[:-2]), -float(r[-1]) * (1 + share) + TITLE_FLOOR * share))
+        for rowid, row in rows.items():
+            if kind is not None and not (row.kind == kind or row.path.startswith(f"{kind}s/")):
+                continue
+            share = cover.get(rowid, 0) / len(terms)
+            hits.append(Hit(row, scores[rowid] * (1 + share) + TITLE_FLOOR * share))
         hits.sort(key=lambda h: (-h.score, h.page.path))
         return hits[:limit]
+
+    def _rows_by_rowid(self, rowids: list[int]) -> dict[int, PageRow]:
+        out: dict[int, PageRow] = {}
+        for start in range(0, len(rowids), 500):
+            chunk = rowids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for r in self.conn.execute(
+                f"SELECT {_COLS}, rowid FROM pages WHERE rowid IN ({marks})", chunk  # noqa: S608
+            ):
+                out[r[-1]] = _row(r[:-1])
+        return out
 
     def edges_from(self, paths: Iterable[str]) -> list[Edge]:
         return self._edges("src", paths)

@@ -154,17 +154,17 @@ def test_a_new_actionable_ticket_or_decision_changes_the_situation(project: Proj
 
 
 @pytest.mark.parametrize(
-    ("pattern", "found"),
+    ("pattern", "kind"),
     [
-        ("- 🔴 On Fridays, update the changelog", False),
-        ("- confidence: 0.3 — rotate the logs weekly", False),
-        ("- rotate the logs weekly (no confidence given)", False),
-        ("- 🟢 After a release, close its milestone", True),
-        ("- confidence: high — archive old runs monthly", True),
+        ("- 🔴 On Fridays, update the changelog", "low"),
+        ("- confidence: 0.3 — rotate the logs weekly", "low"),
+        ("- rotate the logs weekly (no confidence given: prose, not a pattern)", "none"),
+        ("- 🟢 After a release, close its milestone", "found"),
+        ("- confidence: high — archive old runs monthly", "found"),
     ],
 )
 def test_user_model_counts_a_pattern_only_at_sufficient_confidence(
-    project: Project, pattern: str, found: bool
+    project: Project, pattern: str, kind: str
 ) -> None:
     project.all_sources_ready()
     (project.profile / "patterns.md").write_text(f"# Patterns\n\n{pattern}\n")
@@ -172,16 +172,33 @@ def test_user_model_counts_a_pattern_only_at_sufficient_confidence(
     result = tick(loop)
     assert result.level2 is not None
     report = next(r for r in result.level2.reports if r.role == "user.model")
-    if found:
+    if kind == "found":
         assert report.status == "found" and result.signal is Signal.CONTINUE
         notes = loop.board.load().untriaged()
         assert len(notes) == 1 and notes[0].name.startswith("user.model-")
         assert pattern.lstrip("- ") in notes[0].read_text()
-    else:
+    elif kind == "low":
         assert report.status == "empty"
         assert result.signal is Signal.USER_ONLY  # the weak pattern goes to the person
         assert result.bundle is not None
         assert any(pattern.lstrip("- ") in item for item in result.bundle.items)
+    else:
+        assert report.status == "empty" and report.items == 0
+        assert result.signal is Signal.EXHAUSTED
+
+
+def test_user_model_confidence_threshold_is_configurable(project: Project) -> None:
+    project.all_sources_ready()
+    project.write_config('\n[loop.sources."user.model"]\nconfidence_threshold = 0.95\n')
+    (project.profile / "patterns.json").write_text(
+        '[{"text": "tidy the changelog", "confidence": 0.9}]'
+    )
+    result = tick(project.open())
+    assert result.signal is Signal.USER_ONLY
+    assert result.bundle is not None
+    assert result.bundle.items == [
+        "user model, confidence 90% (below 95%): tidy the changelog"
+    ]
 
 
 def test_only_user_items_left_stop_with_one_bundle(project: Project) -> None:

@@ -1,49 +1,124 @@
-"""``tether demo``: one supervised run, then the same agent on a tight leash."""
+"""``tether demo``: the evidence-based loop on a small example board, offline, in seconds."""
 
 from __future__ import annotations
 
+import shlex
 import sys
+import tempfile
+from pathlib import Path
 
 import click
 
-from tether.cli.render import print_json
+from tether.loop.signal import Signal
 
-DEMO_PROMPT = "Run the scripted steps."
+
+def _say(text: str = "") -> None:
+    click.echo(text)
+
+
+def _cmd(text: str) -> None:
+    click.echo(click.style(f"$ {text}", bold=True))
 
 
 @click.command()
-@click.option("--profile", help="Profile to demo (default: the default profile).")
-@click.option("--json", "as_json", is_flag=True, help="Print both run records as JSON.")
-def demo(profile: str | None, as_json: bool) -> None:
-    """Run the default profile once freely and once with an iteration limit of 3.
+@click.option("--dir", "folder", type=click.Path(file_okay=False, path_type=Path),
+              help="Build the example here (default: a new temporary folder).")
+def demo(folder: Path | None) -> None:
+    """Run the loop on an example board with the scripted agent (no agent CLI, no network).
 
-    On a fresh machine the default profile is the built-in scripted harness (a
-    real executable agent that speaks Claude Code's stream format), so this shows
-    tether's counting, its hard stop and its progress report without any agent
-    CLI installed.
+    Shows triage, a run, a limit stop with its report, the follow-up that gets
+    the report, a BLOCKED ticket whose check passes, the final STOP (blind),
+    then what changes when the missing source becomes available.
     """
-    from tether.runs.budget import StopReason
-    from tether.runs.supervisor import RunRequest, supervise
+    from tether.board import State
+    from tether.loop import open_loop, run_loop
+    from tether.loop.example import build
+    from tether.loop.tick import TickResult
 
-    free = supervise(RunRequest(prompt=DEMO_PROMPT, profile=profile, unit="demo"))
-    tight = supervise(
-        RunRequest(prompt=DEMO_PROMPT, profile=profile, unit="demo-limited", iterations=3)
-    )
-    if as_json:
-        print_json([free.record | {"report": free.report}, tight.record | {"report": tight.report}])
-    else:
-        for label, outcome in (("free run", free), ("limited run (--iterations 3)", tight)):
-            led = outcome.ledger
-            click.echo(
-                f"{label}: {outcome.run_id} ended {outcome.stop.value} (exit "
-                f"{int(outcome.exit_code)}): {led.iterations} iterations, {led.tool_calls} tool "
-                f"calls, {led.tool_results} results, {led.open_tool_calls} open, "
-                f"session {led.session_id or 'unknown'}"
-            )
-        if tight.paths is not None and tight.report is not None:
-            click.echo(f"progress report of the limited run: {tight.paths.report_md}")
-            click.echo(tight.report["session_line"])
-    ok = free.stop is StopReason.COMPLETED and tight.stop in (
-        StopReason.ITERATION_LIMIT, StopReason.COMPLETED
-    )
-    sys.exit(0 if ok else 1)
+    root = (folder or Path(tempfile.mkdtemp(prefix="tether-demo-"))).absolute()
+    if folder is not None and folder.exists() and any(folder.iterdir()):
+        raise click.UsageError(f"--dir {folder} is not empty; give a new or empty folder.")
+    example = build(root)
+    _say(f"tether demo: an example project in {root}")
+    _say("(the agent is tether's scripted harness: a real process that fakes only the model)")
+    _say()
+    _say("The board:")
+    _say(f"  INBOX       {example.note.name}: an informal note, not yet a ticket")
+    _say(f'  ACTIONABLE  {example.parser.id} (P1) "{example.parser.title}": budget 3 '
+         f"iterations, the work takes 5")
+    _say(f'  ACTIONABLE  {example.typo.id} (P2) "{example.typo.title}"')
+    _say(f'  BLOCKED     {example.release.id} "{example.release.title}": check '
+         f"`test -f build/ready.txt` (the file is there now)")
+    _say(f'  WAITING     {example.review.id} "{example.review.title}": until '
+         f"{example.review.front['until']} (tomorrow)")
+    _say(f'  USER        {example.licence.id} "{example.licence.title}": needs a choice')
+    _say("The sources: decisions.ledger and user.model are folders; memory.organic is the "
+         "`gardener` CLI (a stand-in); memory.curated is the `usmc` CLI, which is not installed.")
+    _say()
+
+    signals: list[Signal] = []
+
+    def progress(number: int, result: TickResult) -> None:
+        _say(f"tick {number}: {result.progress()}")
+
+    _cmd("tether loop run")
+    loop = open_loop(root, env=example.env())
+    try:
+        outcome = run_loop(loop, on_tick=progress)
+    finally:
+        loop.close()
+    last = outcome.last
+    assert last is not None
+    for line in [*(last.bundle.lines() if last.bundle else []), last.line]:
+        _say(line)
+    signals.append(last.signal)
+    report = next((t.dispatched.report for t in outcome.ticks
+                   if t.dispatched is not None and t.dispatched.report), None)
+    if report:
+        _say()
+        _say(f"The progress report of the limit-stopped run ({report}),")
+        _say("which the follow-up run received in its prompt, begins:")
+        for line in Path(report).read_text(encoding="utf-8").splitlines()[:7]:
+            _say(f"  | {line}")
+
+    _say()
+    _say("memory.curated could not be asked (`usmc` is not on PATH), so tether does not")
+    _say('claim "exhausted": it says "blind" and names the source. Make it available')
+    _say("(in real life: install usmc; here a stand-in is ready):")
+    _cmd(f"export PATH={shlex.quote(str(example.later))}:$PATH")
+    signals.append(_tick(root, example.env(with_later=True), "tether loop tick"))
+
+    _say()
+    _say("Now every source answered and nothing autonomous is left, but a question")
+    _say("for you is. Answer it:")
+    _cmd(f'tether board move {example.licence.id} DONE --note "MIT"')
+    loop = open_loop(root, env=example.env(with_later=True))
+    try:
+        loop.board.move(example.licence.id, State.DONE, note="MIT")
+    finally:
+        loop.close()
+    signals.append(_tick(root, example.env(with_later=True), "tether loop tick"))
+    _say()
+    _say("Asked again while nothing changed, the guard answers without asking the sources:")
+    signals.append(_tick(root, example.env(with_later=True), "tether loop tick", quiet=True))
+
+    _say()
+    _say(f"The example stays in {root}: cd there and try `tether loop tick --json`,")
+    _say("`tether board list`, or add a note to tickets/INBOX/ and run `tether loop run`.")
+    expected = [Signal.BLIND, Signal.USER_ONLY, Signal.EXHAUSTED, Signal.GUARD_EXHAUSTED]
+    sys.exit(0 if signals == expected and not outcome.interrupted else 1)
+
+
+def _tick(root: Path, env: dict[str, str], shown: str, *, quiet: bool = False) -> Signal:
+    from tether.loop import open_loop, tick
+
+    _cmd(shown)
+    loop = open_loop(root, env=env)
+    try:
+        result = tick(loop)
+    finally:
+        loop.close()
+    lines = result.lines()
+    for line in lines[-1:] if quiet else lines:
+        _say(line)
+    return result.signal

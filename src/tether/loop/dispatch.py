@@ -178,7 +178,7 @@ def _record_ticket(
     loop: Loop, ticket: Ticket, outcome: RunOutcome, follow_up: str | None, moved: list[str]
 ) -> Dispatched:
     runs = [*ticket.runs, outcome.run_id]
-    kind = f"follow-up of {follow_up}" if follow_up else "run"
+    kind = f"follow-up {outcome.run_id} of {follow_up}" if follow_up else f"run {outcome.run_id}"
     base = Dispatched("", run_id=outcome.run_id, stop=outcome.stop.value, follow_up_of=follow_up,
                       moved=moved, cancelled=outcome.stop is StopReason.CANCELLED)
     if outcome.stop is StopReason.COMPLETED:
@@ -186,8 +186,7 @@ def _record_ticket(
                         f"({_counts(outcome)})",
                         front={"runs": runs, "last_run": outcome.run_id, "report": None})
         moved.append(f"{ticket.id} → DONE")
-        base.summary = f"{kind} {outcome.run_id} on {ticket.id} completed ({_counts(outcome)}) " \
-                       f"→ DONE"
+        base.summary = f"{kind} on {ticket.id} completed ({_counts(outcome)}) → DONE"
         return base
     report = _report_path(outcome)
     base.report = report
@@ -195,8 +194,8 @@ def _record_ticket(
     note = f"run {outcome.run_id} ended: {REASON_TEXT[outcome.stop]} ({_counts(outcome)}){linked}"
     updated = loop.board.update(ticket.id, front={"runs": runs, "last_run": outcome.run_id,
                                                   "report": report}, note=note)
-    base.summary = f"{kind} {outcome.run_id} on {ticket.id} stopped: " \
-                   f"{REASON_TEXT[outcome.stop]} ({_counts(outcome)}){linked}"
+    base.summary = f"{kind} on {ticket.id} stopped: {REASON_TEXT[outcome.stop]} " \
+                   f"({_counts(outcome)}){linked}"
     streak = followups.unfinished_streak(loop.conn, updated.runs)
     if outcome.stop is not StopReason.CANCELLED and streak >= loop.settings.max_attempts:
         given = _give_up(loop, updated, streak, moved)

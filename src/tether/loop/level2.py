@@ -61,7 +61,7 @@ class SourceReport:
             return f"{self.role}: unavailable ({self.reason})"
         if self.status == "not asked":
             return f"{self.role}: not asked (an earlier source found work)"
-        what = f"read {len(self.read)} {'thing' if len(self.read) == 1 else 'things'}"
+        what = f"read {len(self.read)} {'file' if len(self.read) == 1 else 'files'}"
         if self.kind == "command" and self.read:
             what = self.read[0]
         return f"{self.role}: {self.status} ({what}; {self.items} items, {len(self.new)} new)"

@@ -193,7 +193,10 @@ class FileSource:
             elif path.suffix.lower() in (".json", ".jsonl"):
                 reading.items += _json_items(text, path.name)
             else:
-                reading.items += text_items(text, path.name)
+                found = text_items(text, path.name)
+                if self.role == "user.model":  # prose around the patterns is not a pattern
+                    found = [i for i in found if i.confidence is not None]
+                reading.items += found
         return reading
 
 

@@ -45,7 +45,10 @@ class TickResult:
 
     def progress(self) -> str:
         """One short line for ``tether loop run``."""
+        work = self.level1.work
         if self.dispatched is not None:
+            if work is not None and work.source in ("blocked", "waiting"):
+                return f"{work.summary} → ACTIONABLE; {self.dispatched.summary}"
             return self.dispatched.summary
         if self.level2 is None:
             return "nothing to do"
@@ -114,7 +117,7 @@ def _looked_at(level1: Level1) -> str:
         elif source == "todo":
             parts.append(f"{entry['open'] - entry['held'] - entry['given_up']} open TODO items")
         elif source == "routine":
-            parts.append(f"{len(entry['routines'])} routines, none due")
+            parts.append("no routine due")
         elif source == "follow-up":
             parts.append("no run to follow up")
     return ", ".join(["INBOX triaged", *parts])

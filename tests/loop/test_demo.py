@@ -1,0 +1,51 @@
+"""``tether demo``: the README's first command shows the whole loop, offline, on a fresh machine."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tether.board import Board, State
+
+TETHER = str(Path(sys.executable).parent / "tether")
+
+
+def test_demo_shows_the_loop_from_triage_to_exhausted(tmp_path: Path, tether_home: Path) -> None:
+    folder = tmp_path / "demo"
+    # a fresh machine: no agent CLI, no usmc or gardener, no network needed
+    env = {**os.environ, "PATH": os.defpath, "HOME": str(tmp_path / "home")}
+    done = subprocess.run([TETHER, "demo", "--dir", str(folder)], env=env, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    steps = [
+        "$ tether loop run",
+        "tick 1: triaged 1 INBOX entry: call-notes.txt",
+        "stopped: iteration limit reached (3 iterations",
+        "report: ",
+        "completed (5 iterations, 4 tool calls) → DONE",
+        "check `test -f build/ready.txt` exited 0 → ACTIONABLE",
+        "TETHER-LOOP: STOP (blind, 1/4 sources unavailable: memory.curated)",
+        "# Progress report: run ",
+        f"$ export PATH={folder / 'later'}:$PATH",
+        "level 2: guard does not hold (availability changed",
+        "TETHER-LOOP: STOP (user-only)",
+        "$ tether board move ",
+        "TETHER-LOOP: STOP (exhausted)",
+        "TETHER-LOOP: STOP (guard, exhausted unchanged since ",
+    ]
+    at = 0
+    for step in steps:
+        found = out.find(step, at)
+        assert found >= 0, f"missing (in order): {step!r}\n{out}"
+        at = found
+    follow = [line for line in out.splitlines() if line.startswith("tick 3:")]
+    assert follow and "follow-up r-" in follow[0] and "completed" in follow[0]
+    blind_block = out[: out.index("STOP (blind")]
+    assert 'USER/decision' in blind_block and '"Pick the licence"' in blind_block
+    board = Board(folder / "tickets", folder).load()
+    assert [t.title for t in board.in_state(State.WAITING)] == ["Review the draft with the team"]
+    assert len(board.in_state(State.DONE)) == 5 and board.untriaged() == []
+    assert not tether_home.exists()  # the demo keeps to its own folder

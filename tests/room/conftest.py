@@ -19,21 +19,3 @@ def vault() -> Path:
                     "(a copy of shared/ belongs beside the repository)")
     return VAULT.resolve()
 
-
-TETHER = str(Path(sys.executable).parent / "tether")
-
-
-def write_profile(project: Path, commands: list[str] | None, *extra: str) -> None:
-    """A tether.toml whose default profile is the scripted agent running ``commands``."""
-    import json
-
-    args = ["--format", "claude-code", *extra]
-    if commands is not None:
-        script = project / "room-commands.txt"
-        script.write_text("\n".join(commands) + "\n", encoding="utf-8")
-        args += ["--commands-file", str(script)]
-    (project / "tether.toml").write_text(
-        "kill_grace_seconds = 0.5\n\n[profiles.room]\nharness = \"scripted\"\n"
-        f"args = {json.dumps(args)}\ndefault = true\n",
-        encoding="utf-8",
-    )

@@ -7,8 +7,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from room_support import TETHER
 
-from conftest import TETHER
 from tether.room.brief import make_brief
 from tether.room.room import room_data
 from tether.room.state import Room

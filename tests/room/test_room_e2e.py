@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from room_support import TETHER, write_profile
 
-from conftest import TETHER, write_profile
 from tether.room.brief import make_brief
 from tether.wiki.index import Index
 from tether.wiki.layout import Wiki

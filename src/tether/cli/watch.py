@@ -63,7 +63,7 @@ def _tether_argv() -> list[str]:
 def _stamp(line: str) -> None:
     from datetime import datetime
 
-    click.echo(f"{datetime.now().strftime('%H:%M:%S')} {line}")
+    click.echo(f"{datetime.now().strftime('%H:%M:%S.%f')[:-3]} {line}")
 
 
 # --- tether watch ----------------------------------------------------------------

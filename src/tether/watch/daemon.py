@@ -311,8 +311,9 @@ class Watchdog:
 
 
 def _first_waiting(running: list[SubagentView]) -> SubagentView | None:
+    """The subagent that has waited longest for confirmation (else for input)."""
     for kind in ("confirmation", "input"):
-        for view in running:
-            if view.wait is not None and view.wait.kind == kind:
-                return view
+        waiting = [v for v in running if v.wait is not None and v.wait.kind == kind]
+        if waiting:
+            return min(waiting, key=lambda v: v.wait.since if v.wait else 0.0)
     return None

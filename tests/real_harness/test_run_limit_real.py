@@ -52,17 +52,34 @@ def test_never_stopping_agent_is_stopped_at_the_iteration_limit(
         "HOME": str(tmp_path / "home"),
     }
     done = subprocess.run(
-        [TETHER, "run", "--json", "--prompt", "Run the scripted steps.", "--iterations", "3",
-         "--timeout", "90"],
-        cwd=work, env=env, capture_output=True, text=True, timeout=120, check=False,
+        [
+            TETHER,
+            "run",
+            "--json",
+            "--prompt",
+            "Run the scripted steps.",
+            "--iterations",
+            "3",
+            "--timeout",
+            "90",
+        ],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     why = f"stderr: {done.stderr[-2000:]}\nrequests: {[r.step for r in server.requests]}"
     assert done.returncode == 20, why
     record = json.loads(done.stdout)
     assert record["status"] == "iteration_limit", why
     # the model was asked at most limit times, plus at most one call in flight at the stop
-    print(f"\n{harness}: model calls {server.model_calls}, iterations {record['iterations']}, tool calls {record['tool_calls']}, stop {record['stop_reason']}")
     assert server.model_calls <= 4, why
+    if harness in ("claude-code", "pi"):
+        # their per-run hooks end the session before model call 4 is sent
+        assert server.model_calls == 3, why
+        assert record["tool_calls"] == 3, why
     assert record["iterations"] >= 3, why
     report = record["report"]
     assert report["stop_reason"] == "iteration_limit"

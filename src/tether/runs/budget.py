@@ -88,6 +88,8 @@ class LimitCheck:
         # Set while a harness's exact step count (its session file) cannot be read:
         # then the stream's upper bound decides, so the stop may come early, never late.
         self.use_stream_bound = False
+        # True when the last verdict was "step N complete", i.e. before step N+1 began
+        self.at_step_boundary = False
 
     def after(self, event: Event, ledger: Ledger) -> StopReason | None:
         if ledger.iterations > self._iterations:
@@ -104,5 +106,6 @@ class LimitCheck:
         ):
             # Step N (the last allowed) has all its results; the harness's next move
             # is model call N+1. Stop before it starts.
+            self.at_step_boundary = True
             return StopReason.ITERATION_LIMIT
         return None

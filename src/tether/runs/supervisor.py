@@ -45,6 +45,8 @@ from tether.store.runs import RunRow, get_run, insert_run, update_run
 # Stream formats whose harness loads a per-run settings file with hooks (Claude
 # Code --settings; the scripted harness mimics it when it speaks that format).
 SETTINGS_HOOKS = frozenset({"claude-code"})
+# Harnesses that load a per-run extension module (pi --extension).
+EXTENSION_HOOKS = frozenset({"pi"})
 
 
 @dataclass(frozen=True)
@@ -209,10 +211,8 @@ def _execute(
     paths = RunPaths.for_run(config.home, run_id)
     paths.root.mkdir(parents=True, exist_ok=True)
     atomic_write_text(paths.prompt, prompt)
-    settings: Path | None = None
     adapter = _bind(harness, RunSpec(prompt=prompt, extra_args=tuple(profile.args)))
-    if stream_format(adapter) in SETTINGS_HOOKS:
-        settings = _write_hook_settings(config, paths, session_id, budget, run_id)
+    settings = _write_run_hooks(config, paths, session_id, budget, run_id, profile, adapter)
     spec = RunSpec(
         prompt=prompt,
         model=profile.model,
@@ -291,6 +291,7 @@ def _execute(
                 config.kill_grace_seconds,
                 session_id if settings is not None else None,
                 timing,
+                self_stopping=settings is not None and settings.suffix == ".ts",
             )
         finally:
             if agent.group_alive():
@@ -332,6 +333,7 @@ def _watch(
     grace: float,
     hooked_session: str | None,
     timing: dict[str, float],
+    self_stopping: bool = False,
 ) -> tuple[StopReason, str]:
     tail = SessionTail(adapter, env) if adapter.iteration_source == "session_file" else None
 
@@ -346,12 +348,13 @@ def _watch(
                 harness_session_id=led.session_id,
             )
 
+    check = LimitCheck(budget, stream_format(adapter))
     with paths.events.open("ab") as out:
         live = LiveRun(
             agent,
             adapter,
             ledger,
-            LimitCheck(budget, stream_format(adapter)),
+            check,
             out,
             deadline=t0 + budget.timeout_seconds,
             session_tail=tail,
@@ -360,6 +363,10 @@ def _watch(
         )
         result = live.run()
     if result.limit is not None:
+        if self_stopping and check.at_step_boundary:
+            # pi's run extension aborts before model request N+1 by itself; a signal
+            # now would kill the gate call it is waiting on and let that request out.
+            wait_until(lambda: not agent.group_alive(), grace)
         if hooked_session is not None:
             # Lock the session first: an agent that shrugs off SIGTERM gets every
             # further tool call refused by its own hook until SIGKILL lands.
@@ -421,11 +428,33 @@ def _gate_verdict(home: str, session_id: str) -> StopReason | None:
     return None
 
 
-def _write_hook_settings(
-    config: Config, paths: RunPaths, session_id: str, budget: Budget, run_id: str
-) -> Path:
+def _write_run_hooks(
+    config: Config,
+    paths: RunPaths,
+    session_id: str,
+    budget: Budget,
+    run_id: str,
+    profile: Profile,
+    adapter: Harness,
+) -> Path | None:
+    """Per-run hooks that make the harness itself honour the budget, where it can.
+
+    Claude Code (and the scripted harness in its format) gets a ``--settings`` file
+    whose PreToolUse/PostToolBatch hooks call the gate; the real pi gets an
+    extension that refuses calls and aborts before model request N+1. The gate
+    holds the run's budget under the session id tether chose (pi's own id is
+    bound to it on its first call).
+    """
+    kind = (
+        "settings"
+        if stream_format(adapter) in SETTINGS_HOOKS
+        else "extension"
+        if profile.harness in EXTENSION_HOOKS
+        else None
+    )
+    if kind is None:
+        return None
     from tether.gate.counter import set_session_budget
-    from tether.gate.install import claude_settings_for_run
 
     set_session_budget(
         config.home,
@@ -434,9 +463,17 @@ def _write_hook_settings(
         iterations=budget.iterations,
         run_id=run_id,
     )
-    settings = claude_settings_for_run([*gate_command(), "hook", "--harness", "claude-code"])
-    atomic_write_json(paths.settings, settings)
-    return paths.settings
+    if kind == "settings":
+        from tether.gate.install import claude_settings_for_run
+
+        hooks = [*gate_command(), "hook", "--harness", "claude-code"]
+        atomic_write_json(paths.settings, claude_settings_for_run(hooks))
+        return paths.settings
+    from tether.gate.pi_extension import render
+
+    extension = paths.root / "tether-gate.ts"
+    atomic_write_text(extension, render(gate_command()))
+    return extension
 
 
 def _own_start_time() -> float | None:

@@ -72,13 +72,13 @@ def check_blocked(loop: Loop, view: BoardView, *, dry_run: bool) -> tuple[
     now = loop.clock.now()
     evidence: list[dict[str, Any]] = []
     blocked = sorted(view.in_state(State.BLOCKED), key=_order)
+    checked = records.last_checks(loop.conn, loop.scope) if loop.check_interval > 0 else {}
+    recent = 0
+    found: tuple[Ticket, CheckOutcome] | None = None
     for ticket in blocked:
-        last = records.last_check(loop.conn, loop.scope, ticket.id)
-        if last is not None and loop.check_interval > 0 and (
-            now - last
-        ).total_seconds() < loop.check_interval:
-            evidence.append({"ticket": ticket.id, "skipped": "checked recently",
-                             "last_check": to_iso(last)})
+        last = checked.get(ticket.id)
+        if last is not None and (now - last).total_seconds() < loop.check_interval:
+            recent += 1  # checked within check_interval: not run again yet
             continue
         outcome = run_check(loop, view, ticket)
         evidence.append({"ticket": ticket.id, **outcome.evidence})
@@ -88,8 +88,14 @@ def check_blocked(loop: Loop, view: BoardView, *, dry_run: bool) -> tuple[
             if not outcome.passed and _changed(ticket, outcome, now):
                 loop.board.update(ticket.id, front={"last_check": _front(outcome, now)})
         if outcome.passed:
-            return ticket, outcome, evidence
-    return None, None, evidence
+            found = (ticket, outcome)
+            break
+    if recent:
+        evidence.append({"skipped": recent,
+                         "why": f"checked within check_interval {loop.settings.check_interval}"})
+    if found is None:
+        return None, None, evidence
+    return found[0], found[1], evidence
 
 
 def _changed(ticket: Ticket, outcome: CheckOutcome, now: Any) -> bool:
@@ -118,8 +124,8 @@ def arrived(loop: Loop, ticket: Ticket, today: date) -> str | None:
     """Why a WAITING ticket's wait is over (date reached, marker present), else None."""
     if ticket.until is not None and ticket.until <= today:
         return f"its date {ticket.until.isoformat()} has come (today is {today.isoformat()})"
-    if ticket.marker:
-        try:
+    if ticket.marker and (loop.project_root / ticket.marker).exists():
+        try:  # it exists; make sure a symlink does not lead outside the project
             path = resolve_inside(loop.project_root, ticket.marker)
         except TetherError:
             return None

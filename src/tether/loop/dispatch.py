@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tether.board import State, Ticket
+from tether.board import BoardView, State, Ticket
 from tether.errors import BudgetError
 from tether.loop import blockers, followups, prompts, routines, todo
 from tether.loop.level1 import Work
@@ -43,9 +43,10 @@ class Dispatched:
                 "cancelled": self.cancelled, "dry_run": self.would}
 
 
-def dispatch(loop: Loop, work: Work, *, dry_run: bool) -> Dispatched:
+def dispatch(loop: Loop, work: Work, view: BoardView, *, dry_run: bool) -> Dispatched:
+    """Do ``work`` (found in ``view``, the board as level 1 saw it)."""
     if work.source == "intake":
-        return _triage(loop, work, dry_run)
+        return _triage(loop, work, view, dry_run)
     if work.ticket is not None:
         return _ticket(loop, work, work.ticket, dry_run)
     if work.todo is not None:
@@ -77,8 +78,7 @@ def triage_target(front: Any) -> tuple[State, str | None]:
     return State.ACTIONABLE, None
 
 
-def _triage(loop: Loop, work: Work, dry_run: bool) -> Dispatched:
-    view = loop.board.load()
+def _triage(loop: Loop, work: Work, view: BoardView, dry_run: bool) -> Dispatched:
     by_path = {t.path: t for t in view.in_state(State.INBOX)}
     moved: list[str] = []
     problems: list[str] = []

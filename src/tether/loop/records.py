@@ -75,6 +75,12 @@ def last_check(conn: sqlite3.Connection, scope: str, ticket: str) -> datetime | 
     return None if row is None else from_iso(row[0])
 
 
+def last_checks(conn: sqlite3.Connection, scope: str) -> dict[str, datetime]:
+    """When each ticket's check last ran (one query for the whole board)."""
+    rows = conn.execute("SELECT ticket, at FROM loop_checks WHERE scope = ?", (scope,))
+    return {ticket: from_iso(at) for ticket, at in rows}
+
+
 def record_check(
     conn: sqlite3.Connection,
     scope: str,

@@ -111,7 +111,10 @@ def _looked_at(level1: Level1) -> str:
         if source == "actionable":
             parts.append(f"{len(entry['open'])} ACTIONABLE")
         elif source == "blocked":
-            parts.append(f"{len(entry['checks'])} BLOCKED checked")
+            ran = sum(1 for c in entry["checks"] if "ticket" in c)
+            skipped = sum(c.get("skipped", 0) for c in entry["checks"])
+            parts.append(f"{ran} BLOCKED checked" + (f", {skipped} checked recently"
+                                                     if skipped else ""))
         elif source == "waiting":
             parts.append(f"{entry['waiting']} WAITING not due")
         elif source == "todo":
@@ -128,7 +131,7 @@ def tick(loop: Loop, *, dry_run: bool = False) -> TickResult:
     view = loop.board.load()
     level1 = scan(loop, view, dry_run=dry_run)
     if level1.work is not None:
-        dispatched = dispatch(loop, level1.work, dry_run=dry_run)
+        dispatched = dispatch(loop, level1.work, view, dry_run=dry_run)
         return TickResult(Signal.CONTINUE, render(Signal.CONTINUE), now, dry_run, level1,
                           dispatched=dispatched)
     level2 = run_chain(loop, view, dry_run=dry_run)

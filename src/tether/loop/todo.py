@@ -33,32 +33,8 @@ class TodoItem:
                 "held": self.held}
 
 
-_cache: dict[Path, tuple[tuple[int, int], tuple[tuple[int, str], ...]]] = {}
-
-
-def _open_lines(path: Path) -> tuple[tuple[int, str], ...] | None:
-    try:
-        info = path.stat()
-    except OSError:
-        return None
-    stamp = (info.st_mtime_ns, info.st_size)
-    cached = _cache.get(path)
-    if cached is not None and cached[0] == stamp:
-        return cached[1]
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    found: list[tuple[int, str]] = []
-    if "[ ]" in text:
-        for number, line in enumerate(text.splitlines(), start=1):
-            if "[ ]" in line:
-                match = OPEN_ITEM.match(line)
-                if match:
-                    found.append((number, match["text"]))
-    lines = tuple(found)
-    _cache[path] = (stamp, lines)
-    return lines
+# path -> ((mtime_ns, size, hold words), the file's open items)
+_cache: dict[Path, tuple[tuple[int, int, tuple[str, ...]], tuple[TodoItem, ...]]] = {}
 
 
 def hold_pattern(words: Sequence[str]) -> re.Pattern[str]:
@@ -73,28 +49,53 @@ def unit_key(file: str, text: str, occurrence: int) -> str:
     return f"{PREFIX}{file}#{digest}" + (f"-{occurrence}" if occurrence else "")
 
 
+def _file_items(root: Path, name: str, words: tuple[str, ...]) -> tuple[TodoItem, ...] | None:
+    path = root / name
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    stamp = (info.st_mtime_ns, info.st_size, words)
+    cached = _cache.get(path)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    hold = hold_pattern(words)
+    items: list[TodoItem] = []
+    occurrences: dict[str, int] = {}
+    if "[ ]" in text:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if "[ ]" not in line:
+                continue
+            match = OPEN_ITEM.match(line)
+            if match is None:
+                continue
+            item_text = match["text"]
+            count = occurrences.get(item_text, 0)
+            occurrences[item_text] = count + 1
+            items.append(TodoItem(name, number, item_text, unit_key(name, item_text, count),
+                                  hold.search(item_text) is not None, count))
+    result = tuple(items)
+    _cache[path] = (stamp, result)
+    return result
+
+
 def open_items(
     root: Path, files: Sequence[str], hold_words: Sequence[str]
 ) -> tuple[list[TodoItem], list[str]]:
     """Every open item of every file, in file and line order; also the files not found."""
-    hold = hold_pattern(hold_words)
+    words = tuple(hold_words)
     items: list[TodoItem] = []
     missing: list[str] = []
     for name in files:
-        lines = _open_lines(root / name)
-        if lines is None:
+        found = _file_items(root, name, words)
+        if found is None:
             missing.append(name)
-            continue
-        occurrences: dict[str, int] = {}
-        for number, text in lines:
-            count = occurrences.get(text, 0)
-            occurrences[text] = count + 1
-            items.append(
-                TodoItem(
-                    name, number, text, unit_key(name, text, count),
-                    hold.search(text) is not None, count,
-                )
-            )
+        else:
+            items.extend(found)
     return items, missing
 
 

@@ -1,0 +1,1 @@
+"""The ingest queue: quarantine, release, one entry per run, the fixed end lines."""

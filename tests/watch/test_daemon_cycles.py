@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import sqlite3
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -66,12 +67,12 @@ def test_busy_and_own_permission_veto_typing_but_not_the_human(
 ) -> None:
     pane, recording = lab.orchestrator()
     _running_subagent(lab, subagents_dir)
-    orch = add_orchestrator(conn, tmux_pane=pane, tmux_socket=lab.socket, sessions=("orch-1",))
     settings = _settings(lab, subagents_dir, idle_threshold=0.2, wake_min_interval=0)
     dog = Watchdog(settings, tether_home, conn, clock=SystemClock())
-    wait_until(lambda: dog.check().running == 1, what="the subagent to run")
+    wait_until(lambda: dog.surveyor.look(conn, time.time()).running, what="the subagent to run")
 
     # a turn the gate saw start and not stop: busy, no wake however long the quiet lasts
+    orch = add_orchestrator(conn, tmux_pane=pane, tmux_socket=lab.socket, sessions=("orch-1",))
     gate_event("orch-1", "UserPromptSubmit", tmp_path, prompt="start the subagents")
     busy = wait_until(
         lambda: (d := dog.check().decisions[0]).idle_seconds >= 0.2 and d,  # type: ignore[operator]
@@ -141,4 +142,31 @@ def test_without_an_orchestrator_the_human_is_told_at_the_same_rate(
     assert [w.reason for w in wakes] == ["no-orchestrator", "no-orchestrator"]
     assert wakes[0].message.startswith("[tether watch] No orchestrator is registered while 1")
     assert any(line.startswith("wake: [tether watch] No orchestrator") for line in lines)
+    dog.close()
+
+
+def test_a_growing_log_is_activity_and_a_still_one_is_not(
+    lab: TmuxLab, subagents_dir: Path, tether_home: Path, conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    pane, recording = lab.orchestrator()
+    _running_subagent(lab, subagents_dir)
+    log = tmp_path / "orchestrator-transcript.jsonl"
+    log.write_text("")
+    settings = _settings(lab, subagents_dir, idle_threshold=0.5, wake_min_interval=0)
+    dog = Watchdog(settings, tether_home, conn)
+    wait_until(lambda: dog.surveyor.look(conn, time.time()).running, what="the subagent to run")
+    add_orchestrator(conn, tmux_pane=pane, tmux_socket=lab.socket, log_path=str(log))
+    actions = set()
+    deadline = time.monotonic() + 2.0  # four idle thresholds
+    while time.monotonic() < deadline:
+        with log.open("a") as handle:
+            handle.write('{"type": "assistant"}\n')
+        decision = dog.check().decisions[0]
+        actions.add((decision.action, decision.activity_source))
+    # (the first append's mtime may trail the registration: file times are coarse)
+    assert {action for action, _ in actions} == {"active"} and ("active", "log") in actions
+    decision = wait_until(lambda: (d := dog.check().decisions[0]).action == "woken" and d,
+                          what="a wake once the log stands still")
+    assert decision.activity_source == "log"
+    assert wait_until(recording.lines)
     dog.close()

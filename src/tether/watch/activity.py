@@ -82,6 +82,7 @@ def orchestrator_activity(
     gate: GateReader,
     sessions: Iterable[str],
     endpoints: Iterable[Endpoint],
+    logs: Iterable[Path | None] = (),
     added_at: float,
     now: float,
     busy_veto_max: float,
@@ -93,7 +94,7 @@ def orchestrator_activity(
     at, event, busy, own_permission = _gate_view(events, now, busy_veto_max)
     if at is not None:
         candidates.append((at, f"hook {event}"))
-    for path in (orch.log_path,):
+    for path in (orch.log_path, *logs):
         grown = _mtime(path)
         if grown is not None:
             candidates.append((grown, "log"))

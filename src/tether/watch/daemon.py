@@ -156,6 +156,7 @@ class Watchdog:
             gate=self.surveyor.gate,
             sessions=view.sessions,
             endpoints=view.endpoints,
+            logs=(view.log,),
             added_at=from_iso(orch.added_at).timestamp(),
             now=now,
             busy_veto_max=self.settings.busy_veto_max,

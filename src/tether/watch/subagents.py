@@ -132,7 +132,7 @@ def _newest_jsonl(folder: Path) -> Path | None:
     return max(files)[1] if files else None
 
 
-def _agent_cwd(agent: AgentProcess | None, fallback: str) -> str:
+def agent_cwd(agent: AgentProcess | None, fallback: str | None) -> str | None:
     if agent is None:
         return fallback
     try:
@@ -160,7 +160,7 @@ def pane_subagents(
         agent = None if pane.dead else table.find_agent(pane.pane_pid)
         if agent is not None and agent.pid in skip_pids:
             continue
-        cwd = _agent_cwd(agent, pane.current_path)
+        cwd = agent_cwd(agent, pane.current_path) or pane.current_path
         log = finder.find(agent, cwd) if agent is not None else None
         found.append(
             Subagent(

@@ -19,7 +19,13 @@ from tether.watch.endpoints import Endpoint, live_endpoints
 from tether.watch.gatedb import GateReader
 from tether.watch.proctree import AgentMatcher, AgentProcess, ProcessInspector, ProcessTable
 from tether.watch.registry import Orchestrator, list_orchestrators
-from tether.watch.subagents import LogFinder, Subagent, pane_subagents, run_subagents
+from tether.watch.subagents import (
+    LogFinder,
+    Subagent,
+    agent_cwd,
+    pane_subagents,
+    run_subagents,
+)
 from tether.watch.tmux import Pane, Tmux
 from tether.watch.transcript import TranscriptReader
 from tether.watch.wake import SubagentView
@@ -34,6 +40,7 @@ class OrchestratorView:
     agent: AgentProcess | None
     endpoints: tuple[Endpoint, ...]
     sessions: tuple[str, ...]
+    log: Path | None = None  # its own transcript, found like a subagent's, when not registered
 
 
 @dataclass
@@ -147,8 +154,11 @@ class Surveyor:
                 key = gate_process_key(pid)
                 if key is not None:
                     sessions.append(key)
+        log = None
+        if agent is not None and orch.log_path is None:
+            log = self.finder.find(agent, agent_cwd(agent, None))
         return OrchestratorView(
-            orch, alive, pane_id, tmux, agent, mine, tuple(dict.fromkeys(sessions))
+            orch, alive, pane_id, tmux, agent, mine, tuple(dict.fromkeys(sessions)), log
         )
 
 

@@ -211,6 +211,12 @@ def test_entry_names_cannot_escape(kb: Path, tmp_path: Path) -> None:
     assert (outside / "manifest.json").read_text() == "{}"
 
 
+def test_status_hides_quarantine_names_from_an_agent(kb: Path, tmp_path: Path) -> None:
+    Queue(Wiki.open(kb)).collect(_sources(tmp_path, 1)[0])
+    inside = json.loads(tether(kb, "status", "--json", TETHER_RUN_ID="r").stdout)
+    assert inside["quarantine"] == ["(1 not released)"]
+
+
 def test_a_duplicate_is_not_collected_twice(kb: Path, tmp_path: Path) -> None:
     path = _sources(tmp_path, 1)[0]
     tether(kb, "collect", str(path))

@@ -96,8 +96,13 @@ def release_cmd(root: str | None, ids: tuple[str, ...], as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def status_cmd(root: str | None, as_json: bool) -> None:
     """Entries in quarantine, waiting in incoming, and claimed by runs."""
+    from tether.gate.newsession import agent_ancestry
+
     _, queue = _queue(root)
     quarantine = [e.id for e in queue.quarantined()]
+    if agent_ancestry() is not None:
+        # nothing in quarantine is shown to an agent, not even its names
+        quarantine = [f"({len(quarantine)} not released)"] if quarantine else []
     waiting = [e.id for e in queue.waiting()]
     claimed = [{"id": e.id, **e.claim()} for e in queue.claims()]
     done = len(queue.finished())

@@ -354,7 +354,7 @@ def test_check_layer_lists_every_problem(tmp_path: Path) -> None:
     _, problems = check_layer(path, "project", "t.toml")
     assert [str(p) for p in problems] == [
         "t.toml: unknown key `iteration_limt` (did you mean `iteration_limit`?)",
-        "t.toml: unknown key `lop`",
+        "t.toml: unknown key `lop` (did you mean `loop`?)",
         "t.toml: `profiles.a.harness`: unknown harness 'codx'. Did you mean 'codex'? "
         "Known: claude-code, codex, copilot, pi, scripted, vibe.",
         "t.toml: `profiles.b.model`: expected a string, got 3",

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import msgspec
+
 from tether.config.schema import Section, Settings
 from tether.errors import ConfigError, UnknownNameError
 
@@ -136,7 +138,10 @@ class Config:
         }
         for table, section in sorted(self.sections.items()):
             for name in section.__struct_fields__:
-                values[f"{table}.{name}"] = getattr(section, name)
+                value = getattr(section, name)
+                # nested tables ([loop.sources] ...) as plain data, not their repr
+                plain = isinstance(value, msgspec.Struct | list)
+                values[f"{table}.{name}"] = msgspec.to_builtins(value) if plain else value
         return values
 
     def as_dict(self) -> dict[str, Any]:

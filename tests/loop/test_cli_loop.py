@@ -108,7 +108,9 @@ def test_loop_run_stops_at_max_ticks(project: Project) -> None:
     assert len(project.board.load().in_state(State.DONE)) == 2
 
 
-def test_ctrl_c_stops_the_loop_cleanly_after_recording(project: Project) -> None:
+def test_ctrl_c_stops_the_loop_cleanly_after_recording_and_one_loop_per_board(
+    project: Project,
+) -> None:
     project.write_config(
         '\n[profiles.slow]\nharness = "scripted"\nargs = ["--silent"]\ndefault = true\n'
     )
@@ -124,6 +126,12 @@ def test_ctrl_c_stops_the_loop_cleanly_after_recording(project: Project) -> None
             break
         time.sleep(0.05)
     assert running, "the run never started"
+    second = _tether(project, "loop", "tick")  # one loop per board at a time
+    assert second.returncode == 2
+    assert f"another tether loop is working on {project.root / 'tickets'} (pid {proc.pid})" in (
+        second.stderr
+    )
+    assert _tether(project, "loop", "tick", "--dry-run").returncode == 0  # looking is fine
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 24, out + err

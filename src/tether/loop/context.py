@@ -6,9 +6,12 @@ dispatcher; the CLI builds it from the configuration of the working folder.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
 import os
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -51,6 +54,7 @@ class Loop:
     guard_interval: float = field(init=False)
     check_timeout: float = field(init=False)
     check_interval: float = field(init=False)
+    _held: int = field(default=0, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.guard_interval = parse_duration(self.settings.guard_interval)
@@ -65,6 +69,43 @@ class Loop:
 
     def close(self) -> None:
         self.conn.close()
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold this board's loop lock: one loop working a board at a time (re-entrant).
+
+        A second ``tether loop tick`` or ``run`` on the same board fails at once
+        instead of dispatching a second unit next to the first.
+        """
+        if self._held:
+            self._held += 1
+            try:
+                yield
+            finally:
+                self._held -= 1
+            return
+        name = hashlib.sha256(self.scope.encode()).hexdigest()[:12]
+        path = self.config.home / f"loop-{name}.lock"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+                raise LoopError(
+                    f"another tether loop is working on {self.scope} (pid {holder}); "
+                    f"wait for it, or use --dry-run to look without dispatching."
+                ) from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+            self._held = 1
+            try:
+                yield
+            finally:
+                self._held = 0
+        finally:
+            os.close(fd)
 
 
 def open_loop(

@@ -45,20 +45,27 @@ def run_loop(
     limit = max_ticks if max_ticks is not None else loop.settings.max_ticks
     result = RunResult()
     try:
-        for number in range(1, limit + 1):
-            current = tick(loop)
-            result.ticks.append(current)
-            if on_tick is not None:
-                on_tick(number, current)
-            if current.dispatched is not None and current.dispatched.cancelled:
-                result.interrupted = True
-                result.reason = f"run {current.dispatched.run_id} was cancelled and recorded"
-                return result
-            if current.signal.is_stop:
-                result.reason = "stop"
-                return result
-        result.reason = f"--max-ticks {limit} reached"
+        with loop.exclusive():
+            _ticks(loop, limit, on_tick, result)
     except KeyboardInterrupt:
         result.interrupted = True
         result.reason = "interrupted between runs"
     return result
+
+
+def _ticks(
+    loop: Loop, limit: int, on_tick: Callable[[int, TickResult], None] | None, result: RunResult
+) -> None:
+    for number in range(1, limit + 1):
+        current = tick(loop)
+        result.ticks.append(current)
+        if on_tick is not None:
+            on_tick(number, current)
+        if current.dispatched is not None and current.dispatched.cancelled:
+            result.interrupted = True
+            result.reason = f"run {current.dispatched.run_id} was cancelled and recorded"
+            return
+        if current.signal.is_stop:
+            result.reason = "stop"
+            return
+    result.reason = f"--max-ticks {limit} reached"

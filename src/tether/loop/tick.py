@@ -127,6 +127,14 @@ def _looked_at(level1: Level1) -> str:
 
 
 def tick(loop: Loop, *, dry_run: bool = False) -> TickResult:
+    """One tick; a real one holds the board's loop lock (``LoopError`` if another holds it)."""
+    if dry_run:
+        return _tick(loop, dry_run=True)
+    with loop.exclusive():
+        return _tick(loop, dry_run=False)
+
+
+def _tick(loop: Loop, *, dry_run: bool) -> TickResult:
     now = loop.clock.now()
     view = loop.board.load()
     level1 = scan(loop, view, dry_run=dry_run)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ from tether.watch.endpoints import live_endpoints, read_ack
 from tether.watch.pi_extension import render
 from tether.watch.registry import add_orchestrator
 from tether.watch.rewake import merge_settings
+from tether.watch.transcript import TranscriptReader
 
 pytestmark = pytest.mark.real_harness
 
@@ -94,8 +96,16 @@ def _watchdog(lab: TmuxLab, subagents: Path, home: Path, conn: sqlite3.Connectio
 
 
 def _hanging_subagent(lab: TmuxLab, subagents: Path) -> None:
-    lab.subagent(subagents / "mailer", ["--format", "claude-code", "--steps", "5",
-                                        "--hang-before-result", "1"])
+    """A subagent that hangs on a tool call, already long enough to count as a confirmation wait.
+
+    (Waited for before the orchestrator is registered, so the first wake names it.)
+    """
+    folder = subagents / "mailer"
+    lab.subagent(folder, ["--format", "claude-code", "--steps", "5", "--hang-before-result", "1"])
+    reader = TranscriptReader()
+    call = wait_until(lambda: (s := reader.read(folder / "agent.jsonl")) and s.open_call,
+                      timeout=30, what="the subagent to hang")
+    wait_until(lambda: time.time() - call.since >= 0.6, what="confirm_after to pass")
 
 
 def _wake(dog: Watchdog) -> None:

@@ -122,6 +122,7 @@ def test_a_hanging_tool_call_is_named_in_the_wake(
     call = wait_until(lambda: (s := reader.read(folder / "agent.jsonl")) and s.open_call,
                       what="the subagent to hang on a tool call")
     assert call.tool == "Bash" and "echo step 2" in call.input
+    wait_until(lambda: time.time() - call.since > 1.0, what="confirm_after to pass")
     project = _project(tmp_path, lab, subagents_dir)
     _tether(project, "watch", "add-orchestrator", "--tmux-pane", pane)
     daemon = _daemon(project)

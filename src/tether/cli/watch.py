@@ -64,6 +64,7 @@ def _stamp(line: str) -> None:
     from datetime import datetime
 
     click.echo(f"{datetime.now().strftime('%H:%M:%S.%f')[:-3]} {line}")
+    sys.stdout.flush()  # a detached daemon writes to a file: no block buffering
 
 
 # --- tether watch ----------------------------------------------------------------
@@ -106,6 +107,13 @@ def watch(ctx: click.Context, interval: float | None, idle_threshold: float | No
     _stamp(
         f"tether watch: watching (interval {settings.interval:g} s, idle threshold "
         f"{settings.idle_threshold:g} s, at most one wake per {settings.wake_min_interval:g} s)"
+    )
+    from tether.watch.registry import list_orchestrators
+
+    folders = ", ".join(settings.subagents_folders) or "none configured (runs only)"
+    _stamp(
+        f"tether watch: {len(list_orchestrators(conn))} orchestrator(s) registered; "
+        f"subagent folders: {folders}; tmux server: {settings.tmux_socket or 'default'}"
     )
     try:
         final = dog.run(forever=forever)

@@ -146,7 +146,7 @@ class Watchdog:
         orch = view.orchestrator
         decision = Decision(orch.id, orch.name, "no-subagent")
         for endpoint in view.endpoints:
-            if endpoint.session_id:
+            if endpoint.session_id and endpoint.session_id not in orch.sessions:
                 bind_session(
                     self.conn, endpoint.session_id, orch.id, harness=endpoint.kind,
                     source="endpoint", clock=self.clock,
@@ -180,7 +180,8 @@ class Watchdog:
             return decision
         wake = self._wake(view, running, now, decision.idle_seconds, activity.own_permission)
         report.wakes.append(wake)
-        decision.action = "woken" if not activity.own_permission else "human-only"
+        # "woken" only when a channel that starts a turn took it; else only the human knows
+        decision.action = "woken" if wake.delivered else "human-only"
         decision.wake_id = wake.id
         return decision
 

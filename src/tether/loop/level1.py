@@ -70,6 +70,12 @@ class Level1:
     evidence: list[dict[str, Any]]
     user_items: list[str]  # things only a person can unblock, found on the way
     warnings: list[str]
+    held: list[todo.TodoItem] = field(default_factory=list)  # TODO items waiting for a person
+
+    def person_items(self) -> list[str]:
+        """Everything level 1 saw that waits for a person, as bundle lines."""
+        held = [f"{i.file}:{i.line} waits for an approval/decision: {i.text}" for i in self.held]
+        return [*held, *self.user_items]
 
 
 def _title(ticket: Ticket) -> str:
@@ -80,16 +86,17 @@ def scan(loop: Loop, view: BoardView, *, dry_run: bool, run_checks: bool = True)
     """Level 1 in order; ``run_checks=False`` skips BLOCKED checks (the stop hook's quick look)."""
     evidence: list[dict[str, Any]] = []
     user_items: list[str] = []
+    held: list[todo.TodoItem] = []
     warnings = [f"malformed: {path}: {message}" for path, message in view.malformed]
-    found = _scan(loop, view, dry_run, run_checks, evidence, user_items)
+    found = _scan(loop, view, dry_run, run_checks, evidence, user_items, held)
     reached = {e["source"] for e in evidence}
     evidence += [{"source": s, "reached": False} for s in SOURCES if s not in reached]
-    return Level1(found, evidence, user_items, warnings)
+    return Level1(found, evidence, user_items, warnings, held)
 
 
 def _scan(
     loop: Loop, view: BoardView, dry_run: bool, run_checks: bool,
-    evidence: list[dict[str, Any]], user_items: list[str],
+    evidence: list[dict[str, Any]], user_items: list[str], held: list[todo.TodoItem],
 ) -> Work | None:
     # 1. intake gate
     untriaged = view.untriaged()
@@ -130,7 +137,7 @@ def _scan(
     if due is not None:
         return Work("waiting", f"WAITING {_title(due)}: {why}", ticket=due, arrived=why)
     # 5. TODO items
-    item = _todo(loop, evidence, user_items)
+    item = _todo(loop, evidence, user_items, held)
     if item is not None:
         return Work("todo", f"TODO {item.file}:{item.line} {item.text!r}", todo=item)
     # 6. routine checks
@@ -152,12 +159,12 @@ def _scan(
 
 
 def _todo(
-    loop: Loop, evidence: list[dict[str, Any]], user_items: list[str]
+    loop: Loop, evidence: list[dict[str, Any]], user_items: list[str],
+    held: list[todo.TodoItem],
 ) -> todo.TodoItem | None:
     items, missing = todo.open_items(loop.project_root, loop.settings.todo_files,
                                      loop.settings.todo_hold_words)
-    held = [i for i in items if i.held]
-    user_items += [f"{i.file}:{i.line} waits for an approval/decision: {i.text}" for i in held]
+    held += [i for i in items if i.held]
     chosen: todo.TodoItem | None = None
     exhausted = 0
     for item in items:

@@ -153,7 +153,7 @@ def _tick(loop: Loop, *, dry_run: bool) -> TickResult:
     if level2.outcome == "found":
         result.line = render(Signal.CONTINUE)
         return result
-    result.bundle = collect(view, [*level1.user_items, *level2.user_items])
+    result.bundle = collect(view, [*level1.person_items(), *level2.user_items])
     if level2.outcome == "blind":
         result.signal = Signal.BLIND
         result.line = render(Signal.BLIND, unavailable=level2.unavailable)

@@ -24,9 +24,13 @@ class TodoItem:
     file: str  # as configured (relative to the project root)
     line: int  # 1-based
     text: str
-    key: str  # the run unit: todo:<file>#<hash>
     held: bool  # mentions an approval/decision: waits for a person
     occurrence: int = 0  # how many items with the same text come before it in the file
+
+    @property
+    def key(self) -> str:
+        """The run unit: ``todo:<file>#<hash of the text>`` (``-N`` for a repeated text)."""
+        return unit_key(self.file, self.text, self.occurrence)
 
     def as_dict(self) -> dict[str, object]:
         return {"file": self.file, "line": self.line, "text": self.text, "unit": self.key,
@@ -76,7 +80,7 @@ def _file_items(root: Path, name: str, words: tuple[str, ...]) -> tuple[TodoItem
             item_text = match["text"]
             count = occurrences.get(item_text, 0)
             occurrences[item_text] = count + 1
-            items.append(TodoItem(name, number, item_text, unit_key(name, item_text, count),
+            items.append(TodoItem(name, number, item_text,
                                   hold.search(item_text) is not None, count))
     result = tuple(items)
     _cache[path] = (stamp, result)

@@ -138,6 +138,16 @@ def test_inbox_that_cannot_be_triaged_stops_with_an_error_never_a_signal(project
         tick(loop)
 
 
+def test_a_note_tether_cannot_triage_is_an_error_not_an_endless_continue(
+    project: Project,
+) -> None:
+    (project.root / "tickets" / "INBOX" / "scan.pdf").write_bytes(b"%PDF-1.4 \xff\xfe\x00")
+    loop = project.open()
+    with pytest.raises(LoopError, match=r"could not triage it: scan\.pdf: .*not UTF-8"):
+        tick(loop)
+    assert tick(loop, dry_run=True).signal is Signal.CONTINUE  # looking still says: triage
+
+
 def test_triage_follows_the_front_matter_of_inbox_tickets(project: Project) -> None:
     project.add("Needs data", State.INBOX, needs="the CSV export")
     project.add("Later", State.INBOX, until="2026-04-01")

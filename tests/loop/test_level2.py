@@ -250,7 +250,10 @@ def test_new_memory_items_become_inbox_notes_once(project: Project) -> None:
         next(a for a in result.level2.applied if a.startswith("INBOX/memory.curated-"))
     ]
     note = loop.board.load().untriaged()[0]
-    assert note.read_text().startswith("RESUME: finish the parser port")
+    text = note.read_text()
+    assert text.startswith("RESUME: finish the parser port")
+    assert text.splitlines()[-1].startswith("session: unknown | tether-loop@")
+    assert text.splitlines()[-1].endswith(" | 2026-03-02")
     assert tick(loop).level1.work is not None  # next tick: triage
     loop.board.move(loop.board.load().in_state(State.ACTIONABLE)[0].id, State.DONE)
     assert tick(loop).signal is Signal.EXHAUSTED  # reported before: not new

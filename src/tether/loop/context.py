@@ -62,6 +62,14 @@ class Loop:
         self.check_interval = parse_duration(self.settings.check_interval)
         self.profile = self.profile or self.settings.profile
 
+    def session_line(self) -> str:
+        """The closing line of notes the loop writes (SPEC C9): never a guessed value."""
+        from tether.runs.report import hostname, session_line
+
+        session = self.env.get("TETHER_SESSION_ID") or None
+        day = self.clock.now().date().isoformat()
+        return session_line(session, "tether-loop", hostname(), day)
+
     @property
     def scope(self) -> str:
         """The key of this board's records in the store."""

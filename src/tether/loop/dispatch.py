@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from tether.board import BoardView, State, Ticket
 from tether.errors import BudgetError
 from tether.loop import blockers, followups, prompts, routines, todo
+from tether.loop.context import LoopError
 from tether.loop.level1 import Work
 from tether.runs.budget import StopReason
 from tether.runs.report import REASON_TEXT
@@ -95,6 +96,11 @@ def _triage(loop: Loop, work: Work, view: BoardView, dry_run: bool) -> Dispatche
             problems.append(f"{path.name}: {exc}")
             continue
         moved.append(f'{path.name} → {made.id} {made.location} "{made.title}"')
+    if problems and not moved:
+        raise LoopError(
+            f"INBOX is not triaged and tether could not triage it: {'; '.join(problems)}. "
+            f"Fix or move these files by hand; no STOP may be claimed while INBOX is open."
+        )
     verb = "would triage" if dry_run else "triaged"
     summary = f"{verb} {len(moved)} INBOX entr{'y' if len(moved) == 1 else 'ies'}: " + "; ".join(
         moved

@@ -220,7 +220,7 @@ def _apply(loop: Loop, view: BoardView, reports: list[SourceReport]) -> list[str
                 continue
             name = f"{report.role}-{hashlib.sha256(item.key.encode()).hexdigest()[:10]}.md"
             atomic_write_text(inbox / name, f"{item.text}\n\nFound by {report.role} in "
-                              f"{report.where} ({item.origin}).\n")
+                              f"{report.where} ({item.origin}).\n\n{loop.session_line()}\n")
             applied.append(f"INBOX/{name} ({report.role})")
         if report.status in ("found", "empty"):
             keep_unseen = {u for u in report.new if report.role == "user.model" and u not in

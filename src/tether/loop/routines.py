@@ -101,6 +101,6 @@ def run_routine(loop: Loop, routine: RoutineCheck) -> tuple[CommandResult | None
         note,
         f"Routine check {routine.name} failed\n\n"
         f"`{shlex.join(routine.command)}` — {result.summary()}\n\n"
-        f"```\n{result.tail}\n```\n",
+        f"```\n{result.tail}\n```\n\n{loop.session_line()}\n",
     )
     return result, f"routine {routine.name}: {result.summary()}; wrote INBOX/{note.name}"

@@ -20,7 +20,9 @@ Two boards per size:
   only open TODO item on the last line: the decision walks all of level 1.
 
 Also a third line per size, ``guard``: nothing autonomous left and the guard
-holding (level 1 walked, then the four sources located, none read).
+holding (level 1 walked, then the four sources located, none read), and a
+fourth, ``cli``: ``tether loop tick --dry-run`` as a new process on the
+``as built`` board (interpreter start, imports, config, a cold tick), wall time.
 
 Prints milliseconds, µs per ticket (linear growth = a flat column) and the
 ratio cold / read (target <= 3x); the warm decision target is <= 30 ms at
@@ -35,6 +37,7 @@ import argparse
 import gc
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -138,6 +141,17 @@ def measure(loop: Loop, root: Path, repeats: int, expect: str) -> tuple[float, f
     return read, cold, warm
 
 
+def cli_tick(root: Path, env: dict[str, str], repeats: int) -> float:
+    tether = str(Path(sys.executable).parent / "tether")
+
+    def run() -> None:
+        done = subprocess.run([tether, "loop", "tick", "--dry-run"], cwd=root, env=env,
+                              capture_output=True, check=False)
+        assert done.returncode == 0, done.stderr
+
+    return best_of(repeats, run, lambda: None)
+
+
 def row(label: str, count: int, read: float, cold: float, warm: float) -> str:
     per = 1e6 / count
     return (f"{count:>8} {label:<10} {read * 1e3:>8.1f} {cold * 1e3:>8.1f} {cold / read:>8.2f}x "
@@ -160,8 +174,12 @@ def main() -> None:
             clock = FakeClock(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
             loop = open_loop(root, env=env, clock=clock)
             try:
-                print(row("as built", count, *measure(loop, root, args.repeats, "intake")),
-                      flush=True)
+                read, cold, warm = measure(loop, root, args.repeats, "intake")
+                print(row("as built", count, read, cold, warm), flush=True)
+                cli = cli_tick(root, env, args.repeats)
+                print(f"{count:>8} {'cli':<10} {read * 1e3:>8.1f} {cli * 1e3:>8.1f} "
+                      f"{cli / read:>8.2f}x {'-':>8} {read * 1e6 / count:>9.1f} "
+                      f"{cli * 1e6 / count:>9.1f} {'-':>9}", flush=True)
                 empty_level1(root, loop)
                 print(row("full walk", count, *measure(loop, root, args.repeats, "todo")),
                       flush=True)

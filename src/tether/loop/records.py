@@ -68,13 +68,6 @@ def record_routine(
         )
 
 
-def last_check(conn: sqlite3.Connection, scope: str, ticket: str) -> datetime | None:
-    row = conn.execute(
-        "SELECT at FROM loop_checks WHERE scope = ? AND ticket = ?", (scope, ticket)
-    ).fetchone()
-    return None if row is None else from_iso(row[0])
-
-
 def last_checks(conn: sqlite3.Connection, scope: str) -> dict[str, datetime]:
     """When each ticket's check last ran (one query for the whole board)."""
     rows = conn.execute("SELECT ticket, at FROM loop_checks WHERE scope = ?", (scope,))

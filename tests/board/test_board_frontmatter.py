@@ -88,7 +88,6 @@ def test_canonical_block_takes_the_fast_path_and_equals_the_loader() -> None:
         "yes: 1",
         "Title: x",
         "a: 2025-01-01 10:00:00",
-        'a: "tab\tinside"',
         'a: "\\x41"',
         "a: [x, y]",
         "a:\n  - x",
@@ -105,6 +104,41 @@ def test_anything_outside_the_subset_goes_to_the_loader(line: str) -> None:
     except yaml.YAMLError:
         return
     assert frontmatter.parse(line + "\n") == expected
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "2025-01-01T12:00:00.1Z",
+        "2025-01-01T12:00:00.12Z",
+        "2025-01-01T12:00:00.000001Z",
+        "2024-02-29T23:59:59Z",
+        '["a", "b, c", ""]',
+        '["", ""]',
+        '["x\\"y"]',
+        '["a", b"]',
+        "[]",
+    ],
+)
+def test_fast_values_equal_the_loader(value: str) -> None:
+    text = f"a: {value}\n"
+    expected = yaml.load(text, Loader=yaml.CSafeLoader)
+    try:
+        assert frontmatter._fast(text) == expected
+    except frontmatter._UnsupportedError:
+        assert value == '["a", b"]'
+
+
+def test_impossible_timestamp_is_an_error() -> None:
+    with pytest.raises(frontmatter.FrontMatterError, match="day is out of range"):
+        frontmatter.parse("created: 2025-02-30T00:00:00Z\n")
+
+
+def test_a_tab_inside_quotes_is_kept_as_the_loader_keeps_it() -> None:
+    text = 'a: "tab\tinside"\n'
+    assert (
+        frontmatter._fast(text) == yaml.load(text, Loader=yaml.CSafeLoader) == {"a": "tab\tinside"}
+    )
 
 
 scalars = st.one_of(

@@ -10,8 +10,9 @@ The cache lives in the process (shared by every ``Board`` on the same root).
 
 from __future__ import annotations
 
+import gc
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -20,20 +21,62 @@ from tether.board.errors import TicketFormatError
 from tether.board.states import REASONS, State
 from tether.board.ticket import Ticket, ticket_from
 from tether.board.view import BoardView
+from tether.board.watch import FolderWatch
+
+# Use inotify (Linux) to skip the stat walk when nothing changed; off = always walk.
+USE_INOTIFY = True
 
 INFORMAL: Final = "informal"
 # What a file parses to: a ticket, INFORMAL (an INBOX note), or an error message.
 Parsed = Ticket | str
 _ROOT_FILES_IGNORED = frozenset({"README.md", "README"})
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
 
-def parse_file(path: Path, state: State, reason: str | None) -> Parsed:
-    """Read one file of a state folder; never raises for bad content."""
+def _child_maker(folder: Path) -> Callable[[str], Path]:
+    """``folder / name`` for a plain file name, without re-parsing the folder's path.
+
+    ``Path.iterdir`` builds its children with ``_make_child_relpath``; where that
+    private helper is missing, the public join is used.
+    """
+    maker = getattr(folder, "_make_child_relpath", None)
+    return maker if callable(maker) else folder.joinpath
+
+
+def parse_file(
+    path: Path,
+    state: State,
+    reason: str | None,
+    size: int = 0,
+    name: str | None = None,
+    dir_fd: int | None = None,
+) -> Parsed:
+    """Read one file of a state folder (``name`` in ``dir_fd`` if given); never raises."""
     try:
-        data = path.read_bytes()
+        data = _read(str(path) if dir_fd is None else name or path.name, size, dir_fd)
     except OSError as exc:
         return f"cannot read: {exc.strerror or exc}"
     return parse_bytes(data, path, state, reason)
+
+
+def _read(path: str, size: int, dir_fd: int | None = None) -> bytes:
+    """The whole file: one read of its known size (plus one byte to notice growth).
+
+    Asking for ``size + 1`` and getting ``size`` bytes means the end of the file;
+    fewer (it shrank, or a short read) or more (it grew) means reading on to the end.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC, dir_fd=dir_fd)
+    try:
+        data = os.read(fd, size + 1)
+        if len(data) == size:
+            return data
+        chunks = [data]
+        while data:
+            data = os.read(fd, 1 << 16)
+            chunks.append(data)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def parse_bytes(data: bytes, path: Path, state: State, reason: str | None) -> Parsed:
@@ -66,6 +109,10 @@ class ParseCache:
     """Parsed files of one board root, and the last view built from them."""
 
     def __init__(self) -> None:
+        self.watch: FolderWatch | None = None
+        self.watch_failed = False
+        self.watch_trusted = False  # the walk in progress ran under a complete watch
+        self.trusted_view: BoardView | None = None  # a view that watch events keep current
         self.entries: dict[str, tuple[int, int, int, Parsed]] = {}
         self.view: BoardView | None = None
         self.extra: list[tuple[Path, str]] = []
@@ -76,6 +123,25 @@ class ParseCache:
         folders: Mapping[tuple[State, str | None], Path],
         refused: Sequence[tuple[Path, str]] = (),
     ) -> BoardView:
+        quick = self._unchanged(root, folders, refused)
+        if quick is not None:
+            return quick
+        # A cold load allocates many small containers and no cycles; the cyclic
+        # collector would re-scan all of them again and again while they pile up.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._walk(root, folders, refused)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _walk(
+        self,
+        root: Path,
+        folders: Mapping[tuple[State, str | None], Path],
+        refused: Sequence[tuple[Path, str]],
+    ) -> BoardView:
         entries = self.entries
         seen: dict[str, tuple[int, int, int, Parsed]] = {}
         tickets: list[Ticket] = []
@@ -84,21 +150,31 @@ class ParseCache:
         # misplaced files and refused folders: not cached, found each time
         extra: list[tuple[Path, str]] = list(refused)
         changed = False
+        nested = False
         for (state, reason), folder_path in folders.items():
-            folder = str(folder_path)
+            folder = str(folder_path) + "/"
             try:
-                scan = os.scandir(folder)
-            except FileNotFoundError:
+                # Listing through a folder descriptor makes each stat and open a one-name
+                # lookup (fstatat/openat) instead of a walk of the whole path.
+                dir_fd = os.open(folder, _DIR_FLAGS)
+            except (FileNotFoundError, NotADirectoryError):
                 continue
+            try:
+                scan = os.scandir(dir_fd)
+            except OSError:
+                os.close(dir_fd)
+                continue
+            child = _child_maker(folder_path)
             with scan:
                 for entry in scan:
                     name = entry.name
                     if name[0] == ".":
                         continue
                     if entry.is_dir():
-                        _misplaced(Path(entry.path), extra, _nested_message(state, reason))
+                        nested = True
+                        _misplaced(folder_path / name, extra, _nested_message(state, reason))
                         continue
-                    path_text = entry.path
+                    path_text = folder + name
                     try:
                         st = entry.stat()
                     except OSError:  # gone since the listing (moved by another process)
@@ -113,28 +189,75 @@ class ParseCache:
                         parsed = hit[3]
                         seen[path_text] = hit
                     else:
-                        parsed = parse_file(Path(path_text), state, reason)
+                        parsed = parse_file(child(name), state, reason, st.st_size, name, dir_fd)
                         seen[path_text] = (st.st_mtime_ns, st.st_size, st.st_ino, parsed)
                         changed = True
                     if parsed.__class__ is Ticket:
                         tickets.append(parsed)
                     elif parsed is INFORMAL:
-                        informal.append(Path(path_text))
+                        informal.append(child(name))
                     else:
-                        malformed.append((Path(path_text), parsed))  # type: ignore[arg-type]
+                        malformed.append((child(name), parsed))  # type: ignore[arg-type]
+            os.close(dir_fd)
         _outside_folders(root, extra)
+        # Folders with sub-folders in them are not watched: walk those boards every time.
+        trusted = self.watch_trusted and not nested
         if (
             not changed
             and len(seen) == len(entries)
             and self.view is not None
             and extra == self.extra
         ):
+            self.trusted_view = self.view if trusted else None
             return self.view
         self.entries = seen
         self.extra = extra
         view = _build(tickets, informal, malformed + extra)
         self.view = view
+        self.trusted_view = view if trusted else None
         return view
+
+    def _unchanged(
+        self,
+        root: Path,
+        folders: Mapping[tuple[State, str | None], Path],
+        refused: Sequence[tuple[Path, str]],
+    ) -> BoardView | None:
+        """The last view when the folder watch saw no change, else ``None`` (walk the board).
+
+        Before a walk, every folder is (re-)watched, so that a change during the
+        walk is pending for the next load.
+        """
+        self.watch_trusted = False
+        if not USE_INOTIFY or self.watch_failed:
+            return None
+        watch = self.watch
+        if watch is None or not watch.usable:
+            self.trusted_view = None  # a new watch knows nothing of earlier changes
+            watch = self.watch = FolderWatch.start(str(root))
+            if watch is None:
+                return None
+        changed, touched = watch.changed()
+        if changed:  # rebuild the view; files edited in place are read again whatever stat says
+            self.view = None
+            for path in touched:
+                self.entries.pop(path, None)
+        if not changed and self.trusted_view is not None and self.trusted_view is self.view:
+            extra = list(refused)
+            _outside_folders(root, extra)
+            if extra == self.extra:
+                return self.view
+        ok = watch.add(str(root))
+        for state in REASONS:
+            ok = watch.add(str(root / state.value)) and ok
+        for folder in folders.values():
+            ok = watch.add(str(folder)) and ok
+        if not ok:  # e.g. the kernel's watch limit: fall back to the stat walk for good
+            watch.close()
+            self.watch = None
+            self.watch_failed = True
+        self.watch_trusted = ok
+        return None
 
 
 def _build(

@@ -68,9 +68,10 @@ def join(front_text: str, body: str) -> str:
 _NOT_PRINTABLE = re.compile(
     "[^\x09\x0a\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 )
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")  # the same test for ASCII-only text
 _KEY = r"[a-z_][a-z0-9_]*"
 _QUOTED = r'"(?:[^"\\]|\\["\\/bfnrt]|\\u(?![dD][89abAB])[0-9a-fA-F]{4})*"'
-_LINE = re.compile(rf"({_KEY}):(?: (.*))?")
+_KEY_RE = re.compile(_KEY)
 _QUOTED_RE = re.compile(_QUOTED)
 _LIST_RE = re.compile(rf"\[(?:{_QUOTED}(?:, {_QUOTED})*)?\]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
@@ -97,19 +98,25 @@ def _value(raw: str) -> Any:
         return _CONSTANTS[raw]
     first = raw[0]
     if first == '"':
+        inner = raw[1:-1]
+        if len(raw) > 1 and raw[-1] == '"' and '"' not in inner and "\\" not in inner:
+            return inner  # the common case: nothing escaped
         if _QUOTED_RE.fullmatch(raw):
             return json.loads(raw)
     elif first == "[":
+        if raw == "[]":
+            return []
+        if raw.startswith('["') and raw.endswith('"]') and "\\" not in raw:
+            items = raw[2:-2].split('", "')
+            if not any('"' in item for item in items):
+                return items
         if _LIST_RE.fullmatch(raw):
             return json.loads(raw)
     elif first.isdigit() or first == "-":
         if _INT.fullmatch(raw):
             return int(raw)
-        match = _STAMP.fullmatch(raw)
-        if match:
-            y, mo, d, h, mi, s, frac = match.groups()
-            micro = int((frac or "0").ljust(6, "0"))
-            return datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), micro, tzinfo=UTC)
+        if _STAMP.fullmatch(raw):
+            return datetime.fromisoformat(raw)  # exactly YAML's reading of this one form
         match = _DATE.fullmatch(raw)
         if match:
             return date(int(match[1]), int(match[2]), int(match[3]))
@@ -118,18 +125,47 @@ def _value(raw: str) -> Any:
     raise _UnsupportedError
 
 
+# Keys already checked against _KEY (there are few distinct ones).
+_GOOD_KEYS: dict[str, bool] = {}
+
+
+def _key_ok(key: str) -> bool:
+    ok = _GOOD_KEYS.get(key)
+    if ok is None:
+        ok = _KEY_RE.fullmatch(key) is not None and key not in _SPECIAL
+        if len(_GOOD_KEYS) < 4096:
+            _GOOD_KEYS[key] = ok
+    return ok
+
+
 def _fast(text: str) -> dict[str, Any]:
-    if _NOT_PRINTABLE.search(text):
+    if (_CONTROL if text.isascii() else _NOT_PRINTABLE).search(text):
         raise _UnsupportedError
     result: dict[str, Any] = {}
+    good = _GOOD_KEYS
+    word = _WORD.fullmatch
     for line in text.split("\n"):
         if not line:
             continue
-        match = _LINE.fullmatch(line)
-        if match is None or match[1] in _SPECIAL:
+        key, sep, raw = line.partition(": ")
+        if not sep:
+            if line[-1] != ":":
+                raise _UnsupportedError
+            key, raw = line[:-1], ""
+        if good.get(key) is not True and not _key_ok(key):
             raise _UnsupportedError
+        # The two commonest values inline: a quoted string with nothing escaped, a plain word.
+        first = raw[:1]
+        if first == '"':
+            inner = raw[1:-1]
+            if len(raw) > 1 and raw[-1] == '"' and '"' not in inner and "\\" not in inner:
+                result[key] = inner
+                continue
+        elif first.isalpha() and word(raw) is not None and raw not in _SPECIAL:
+            result[key] = raw
+            continue
         try:
-            result[match[1]] = _value(match[2] or "")
+            result[key] = _value(raw)
         except ValueError:  # an impossible date: let the loader say so
             raise _UnsupportedError from None
     if not result:  # YAML reads an empty block as null, not as a mapping
@@ -231,7 +267,7 @@ def dump(front: Mapping[str, Any]) -> str:
     """The front block (ending in a newline) for a mapping, keys in the given order."""
     lines: list[str] = []
     for key, value in front.items():
-        line = _scalar(value) if _LINE.fullmatch(f"{key}:") and key not in _SPECIAL else None
+        line = _scalar(value) if isinstance(key, str) and _key_ok(key) else None
         if line is not None:
             lines.append(f"{key}: {line}\n")
         else:

@@ -117,52 +117,67 @@ def ticket_from(path: Path, state: State, reason: str | None, front: Any, body: 
         front = {}
     if not isinstance(front, dict):
         raise bad("the front matter must be a YAML mapping (`key: value` lines).")
-    ticket_id = front.get("id")
+    get = front.get
+    ticket_id = get("id")
     if ticket_id is None:
         raise bad(
             "missing `id` (write `id: T-YYYYMMDD-NNNNNNNNN`, or let `tether board add` do it)."
         )
-    if not isinstance(ticket_id, str) or TICKET_ID.fullmatch(ticket_id) is None:
+    if ticket_id.__class__ is not str or TICKET_ID.fullmatch(ticket_id) is None:
         raise bad(f"`id` {ticket_id!r} is not of the form T-YYYYMMDD-NNNNNNNNN.")
-    if state is not State.INBOX and path.name != f"{ticket_id}.md":
+    if state is not State.INBOX and path.name != ticket_id + ".md":
         raise bad(f"the file of ticket {ticket_id} must be named {ticket_id}.md.")
-    title = front.get("title")
-    if isinstance(title, int | float) and not isinstance(title, bool):
-        title = str(title)
-    if not isinstance(title, str) or not title.strip():
+    title = get("title")
+    if title.__class__ is not str:
+        title = str(title) if isinstance(title, int | float) and not isinstance(title, bool) else ""
+    title = title.strip()
+    if not title:
         raise bad("missing `title` (one line of text; quote it if it has a colon).")
-    priority = front.get("priority")
+    priority = get("priority")
     if priority not in PRIORITIES:
         if priority is None:
             raise bad("missing `priority` (P1, P2 or P3).")
         raise bad(f"unknown priority {priority!r}; use P1, P2 or P3.")
-    created = _timestamp(front.get("created"), bad)
-    runs = front.get("runs") or []
-    if not isinstance(runs, list) or not all(isinstance(r, str) for r in runs):
+    created = get("created")
+    if created.__class__ is not datetime or created.tzinfo is not UTC:
+        created = _timestamp(created, bad)
+    runs = get("runs")
+    if runs is None:
+        runs = ()
+    elif isinstance(runs, list) and all(r.__class__ is str for r in runs):
+        runs = tuple(runs)
+    else:
         raise bad("`runs` must be a list of run ids.")
     fields: dict[str, Any] = {
-        "blocked_by": _text(front, "blocked_by", bad),
-        "check": _check(front.get("check"), bad),
-        "until": _date(front.get("until"), bad),
-        "marker": _marker(front.get("marker"), bad),
-        "needs": _text(front, "needs", bad),
-        "report": _text(front, "report", bad),
-        "last_run": _text(front, "last_run", bad),
+        "id": ticket_id,
+        "title": title,
+        "priority": priority,
+        "created": created,
+        "state": state,
+        "reason": reason,
+        "path": path,
+        "body": body,
+        "front": front,
+        "runs": runs,
     }
-    _require_state_keys(state, reason, fields, bad)
-    return Ticket(
-        id=ticket_id,
-        title=title.strip(),
-        priority=priority,
-        created=created,
-        state=state,
-        reason=reason,
-        path=path,
-        body=body,
-        front=front,
-        runs=tuple(runs),
-        **fields,
-    )
+    for key in _TEXT_KEYS:
+        value = get(key)
+        fields[key] = value if value is None or value.__class__ is str else _text(key, value, bad)
+    check = get("check")
+    fields["check"] = None if check is None else _check(check, bad)
+    until = get("until")
+    fields["until"] = until if until is None or until.__class__ is date else _date(until, bad)
+    if fields["marker"] is not None:
+        fields["marker"] = _marker(fields["marker"], bad)
+    if state in _STATES_WITH_KEYS:
+        _require_state_keys(state, reason, fields, bad)
+    # Built without the frozen dataclass's per-field __setattr__ (the cold-load hot path).
+    ticket = object.__new__(Ticket)
+    ticket.__dict__.update(fields)
+    return ticket
+
+
+_STATES_WITH_KEYS = frozenset({State.BLOCKED, State.WAITING, State.USER})
 
 
 def _require_state_keys(state: State, reason: str | None, fields: dict[str, Any], bad: Any) -> None:
@@ -185,8 +200,10 @@ def _require_state_keys(state: State, reason: str | None, fields: dict[str, Any]
         raise bad(f"a ticket in {where} needs `needs` (what the user must give).")
 
 
-def _text(front: Mapping[str, Any], key: str, bad: Any) -> str | None:
-    value = front.get(key)
+_TEXT_KEYS = ("blocked_by", "marker", "needs", "report", "last_run")
+
+
+def _text(key: str, value: Any, bad: Any) -> str | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, str | int | float):
@@ -242,9 +259,10 @@ def _check(value: Any, bad: Any) -> list[str] | str | None:
 def _marker(value: Any, bad: Any) -> str | None:
     if value is None:
         return None
-    if not isinstance(value, str) or not value.strip():
+    text = str(value)
+    if not text.strip():
         raise bad("`marker` must be a path (text).")
-    parts = PurePosixPath(value).parts
-    if PurePosixPath(value).is_absolute() or ".." in parts:
-        raise bad(f"`marker` {value!r} must be a path inside the project (relative, no `..`).")
-    return value
+    marker = PurePosixPath(text)
+    if marker.is_absolute() or ".." in marker.parts:
+        raise bad(f"`marker` {text!r} must be a path inside the project (relative, no `..`).")
+    return text

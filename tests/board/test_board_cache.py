@@ -1,0 +1,128 @@
+"""The load cache: a warm load reuses the parsed board and still sees every change.
+
+Each test runs twice: with the Linux folder watch (inotify) and with the
+portable stat walk (one stat per file, keyed by path, mtime, size, inode).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tether.board import Board, State
+from tether.board import cache as board_cache
+from tether.board import watch as board_watch
+
+WATCH_WORKS = board_watch._LIBC is not None
+
+
+@pytest.fixture(params=["inotify", "stat-walk"])
+def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    if request.param == "inotify" and not WATCH_WORKS:
+        pytest.skip("inotify is Linux only")
+    monkeypatch.setattr(board_cache, "USE_INOTIFY", request.param == "inotify")
+    board_cache._CACHES.clear()
+    yield request.param
+    board_cache._CACHES.clear()
+
+
+def _fresh_board(tmp_path: Path) -> Board:
+    board = Board(tmp_path / "tickets")
+    board.ensure()
+    return board
+
+
+def test_unchanged_board_gives_the_same_view(mode: str, tmp_path: Path) -> None:
+    board = _fresh_board(tmp_path)
+    board.add("a", state=State.ACTIONABLE)
+    first = board.load()
+    assert board.load() is first
+    assert board.load() is first
+    if mode == "inotify":
+        assert board._cache.trusted_view is first
+
+
+def test_in_place_edit_is_seen(mode: str, tmp_path: Path) -> None:
+    board = _fresh_board(tmp_path)
+    ticket = board.add("a", state=State.ACTIONABLE, body="one\n")
+    board.load()
+    with ticket.path.open("a", encoding="utf-8") as handle:
+        handle.write("two\n")
+    assert board.load().tickets[0].body == "one\ntwo\n"
+
+
+def test_edit_keeping_size_and_mtime_is_seen_by_the_watch(tmp_path: Path, mode: str) -> None:
+    if mode != "inotify":
+        pytest.skip("the stat walk cannot see it: same size, same mtime, same inode")
+    board = _fresh_board(tmp_path)
+    ticket = board.add("aaaa", state=State.ACTIONABLE)
+    board.load()
+    before = ticket.path.stat()
+    ticket.path.write_text(ticket.path.read_text().replace("aaaa", "bbbb"), encoding="utf-8")
+    os.utime(ticket.path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert board.load().tickets[0].title == "bbbb"
+
+
+def test_changes_by_another_process_are_seen(mode: str, tmp_path: Path) -> None:
+    board = _fresh_board(tmp_path)
+    first = board.add("a", state=State.ACTIONABLE)
+    board.load()
+    code = (
+        "import sys; from pathlib import Path; from tether.board import Board, State;"
+        "b = Board(Path(sys.argv[1])); b.move(sys.argv[2], State.DONE); b.add('b')"
+    )
+    subprocess.run([sys.executable, "-c", code, str(board.root), first.id], check=True, timeout=60)
+    view = board.load()
+    assert sorted((t.title, t.state.value) for t in view.tickets) == [("a", "DONE"), ("b", "INBOX")]
+
+
+def test_files_in_sub_folders_and_unknown_folders_are_always_reported(
+    mode: str, tmp_path: Path
+) -> None:
+    board = _fresh_board(tmp_path)
+    board.load()
+    (board.root / "INBOX" / "sub").mkdir()
+    board.load()
+    (board.root / "INBOX" / "sub" / "x.md").write_text("x", encoding="utf-8")
+    assert [p.name for p, _ in board.load().malformed] == ["x.md"]
+    (board.root / "LATER").mkdir()
+    assert [p.name for p, _ in board.load().malformed] == ["x.md"]
+    (board.root / "LATER" / "y.md").write_text("y", encoding="utf-8")
+    assert sorted(p.name for p, _ in board.load().malformed) == ["x.md", "y.md"]
+
+
+def test_a_state_folder_removed_and_made_again_is_seen(mode: str, tmp_path: Path) -> None:
+    board = _fresh_board(tmp_path)
+    board.load()
+    done = board.root / "DONE"
+    done.rmdir()
+    board.load()
+    done.mkdir()
+    board.load()
+    ticket = board.add("late", state=State.DONE)
+    assert board.load().tickets == (ticket,)
+
+
+def test_the_watch_is_not_used_across_fork(tmp_path: Path, mode: str) -> None:
+    if mode != "inotify":
+        pytest.skip("inotify only")
+    board = _fresh_board(tmp_path)
+    board.load()
+    watch = board._cache.watch
+    assert watch is not None and watch.usable
+    watch._pid = -1  # as seen from a forked child
+    assert not watch.usable
+    board.add("after fork")
+    assert [t.title for t in board.load().tickets] == ["after fork"]
+    assert board._cache.watch is not watch
+
+
+def test_local_filesystems_are_watched(tmp_path: Path) -> None:
+    if not WATCH_WORKS:
+        pytest.skip("inotify is Linux only")
+    assert board_watch._is_remote(str(tmp_path)) is False

@@ -159,6 +159,9 @@ class ParseCache:
                 dir_fd = os.open(folder, _DIR_FLAGS)
             except (FileNotFoundError, NotADirectoryError):
                 continue
+            except OSError as exc:
+                extra.append((folder_path, f"cannot read this folder: {exc.strerror or exc}."))
+                continue
             try:
                 scan = os.scandir(dir_fd)
             except OSError:
@@ -296,7 +299,7 @@ def _outside_folders(root: Path, malformed: list[tuple[Path, str]]) -> None:
     """Files the walk of the state folders did not reach: misplaced, reported."""
     try:
         top = list(os.scandir(root))
-    except FileNotFoundError:
+    except OSError:  # no board yet (or not a folder): nothing is misplaced
         return
     for entry in top:
         name = entry.name
@@ -313,7 +316,11 @@ def _outside_folders(root: Path, malformed: list[tuple[Path, str]]) -> None:
             continue
         if reasons is None:
             continue
-        for sub in os.scandir(path):
+        try:
+            subs = list(os.scandir(path))
+        except OSError:
+            continue
+        for sub in subs:
             if sub.name[0] == ".":
                 continue
             if not sub.is_dir():

@@ -58,13 +58,13 @@ def locked(root: Path, *, shared: bool = False) -> Iterator[None]:
         return
     if shared:
         try:
-            fd = os.open(root / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+            fd = _open_lock(root)
         except OSError:  # no board yet, or a read-only one
             yield
             return
     else:
         root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(root / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        fd = _open_lock(root)
     try:
         fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         _HELD.add(key)
@@ -78,6 +78,20 @@ def locked(root: Path, *, shared: bool = False) -> Iterator[None]:
 
 # (board root, thread) pairs holding the lock (flock is per open file, not per process).
 _HELD: set[tuple[str, int]] = set()
+
+
+def _open_lock(root: Path) -> int:
+    """The lock file's descriptor; making it also makes a ``.gitignore`` for it, if none."""
+    path = root / LOCK_NAME
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    except FileExistsError:
+        return os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    ignore = root / ".gitignore"
+    if not ignore.exists():
+        # tether's own lock and temp files are not the user's to commit
+        create_exclusive(ignore, b"# tether's lock and temp files\n.lock\n.*.tmp\n")
+    return fd
 
 
 def create_exclusive(path: Path, data: bytes) -> bool:

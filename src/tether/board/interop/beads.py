@@ -220,8 +220,14 @@ def export_file(board: Board, path: Path) -> ExportResult:
     target = issues_path(path)
     view = board.load()
     existing: list[tuple[str | None, str]] = []
-    if target.exists():
-        for line in target.read_text(encoding="utf-8").splitlines():
+    try:
+        current = target.read_text(encoding="utf-8") if target.exists() else ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BoardError(
+            f"cannot read the beads file to merge into it: {exc}", path=target
+        ) from None
+    if current:
+        for line in current.splitlines():
             if not line.strip():
                 continue
             try:

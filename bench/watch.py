@@ -20,7 +20,11 @@ waiting for confirmation the moment it appears).
    table (psutil) plus one ``tmux list-panes`` — the floor for any watcher that
    looks at process trees of tmux panes — per cycle; the ratio is printed.
 
-Run: .venv/bin/python bench/watch.py [--seconds 60] [--subagents 50] [--interval 5]
+With a long interval, many calls are open at once and one wake line (at most
+``message_max_chars``, here 3000, below the terminal's 4096-byte line limit)
+names only some of them; use ``--pending`` to keep them fewer.
+
+Run: .venv/bin/python bench/watch.py [--seconds 60] [--subagents 50] [--interval 5] [--pending N]
 """
 
 from __future__ import annotations
@@ -124,6 +128,9 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60.0, help="measurement window")
     parser.add_argument("--subagents", type=int, default=50)
     parser.add_argument("--interval", type=float, default=5.0, help="the daemon's interval")
+    parser.add_argument("--pending", type=int, default=None,
+                        help="tool calls to make pending over the window (default: one per "
+                             "subagent); each one stays open until a wake names it")
     args = parser.parse_args()
     if subprocess.run(["which", "tmux"], capture_output=True, check=False).returncode != 0:
         print("bench: tmux is not installed", file=sys.stderr)
@@ -166,8 +173,9 @@ def main() -> int:
         cpu0, wall0 = proc.cpu_times(), time.monotonic()
         start = wall0
         last_slot = max(1.0, args.seconds - args.interval - 2.0)
-        schedule = [(1.0 + (last_slot - 1.0) * i / max(1, len(logs) - 1), i)
-                    for i in range(len(logs))]
+        pending = min(len(logs), args.pending if args.pending is not None else len(logs))
+        schedule = [(1.0 + (last_slot - 1.0) * i / max(1, pending - 1), i)
+                    for i in range(pending)]
         appeared: dict[int, float] = {}
         delays: dict[int, float] = {}
         seen_lines = 0

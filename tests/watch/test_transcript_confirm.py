@@ -10,7 +10,9 @@ from watch_support import gate_event
 
 from tether.watch.confirm import Wait, from_gate, wait_state
 from tether.watch.gatedb import GateEvent, GateReader
+from tether.watch.subagents import Subagent
 from tether.watch.transcript import OpenCall, TranscriptReader
+from tether.watch.wake import SubagentView, compose
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "transcripts"
 HARNESSES = ["claude-code", "codex", "copilot", "pi"]
@@ -150,3 +152,23 @@ def test_gate_reader_sees_real_hook_events(tether_home: Path, tmp_path: Path) ->
     assert (wait.kind, wait.tool, wait.call_id) == ("confirmation", "Bash", "u7")
     assert set(reader.sessions_since(0)) == {"sub-1", "other"}
     reader.close()
+
+
+def test_the_wake_message_names_the_longest_waits_and_counts_the_rest() -> None:
+    def view(n: int, since: float | None) -> SubagentView:
+        sub = Subagent(key=f"pane:%{n}", kind="pane", label=f"s{n} (pane %{n})", running=True)
+        wait = None if since is None else Wait("confirmation", "Bash", f'{{"command": "job {n}"}}',
+                                               f"c{n}", since, "log")
+        return SubagentView(sub, wait)
+
+    running = [view(n, 100.0 - n) for n in range(12)] + [view(90, None), view(91, None)]
+    text = compose(running, idle_seconds=61.4, now=110.0, max_chars=600)
+    assert len(text) <= 600 and "\n" not in text
+    assert text.startswith("[tether watch] You have been idle for 61 s while 14 subagents run. "
+                           "Subagent s11 (pane %11) waits for confirmation: Bash "
+                           '{"command": "job 11"} has had no result for 21 s.')
+    shown = text.count("waits for confirmation")
+    assert 1 < shown < 12
+    assert f"{12 - shown} more subagent(s) wait too. Still working: s90 (pane %90), " \
+           "s91 (pane %91)." in text
+    assert text.endswith("keep watching until they finish.")

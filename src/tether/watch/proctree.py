@@ -101,6 +101,39 @@ class AgentProcess:
     create_time: float
 
 
+_PROC_STAT = os.path.exists("/proc/self/stat")  # noqa: PTH110 - once, at import
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if _PROC_STAT else 100
+_BOOT_TIME = psutil.boot_time()
+
+
+def _read_proc(parents: dict[int, int], names: dict[int, str], created: dict[int, float]) -> None:
+    """Parent, name and start time of every process, one read of ``/proc/<pid>/stat`` each.
+
+    The same fields psutil reads (its ``create_time`` is boot time + start ticks),
+    without its per-process object overhead: about a third of the cost, which
+    is most of a watch cycle.
+    """
+    with os.scandir("/proc") as entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                    data = handle.read()
+            except OSError:
+                continue  # gone meanwhile
+            close = data.rfind(b")")
+            fields = data[close + 2 :].split()
+            try:
+                pid = int(entry.name)
+                parents[pid] = int(fields[1])
+                created[pid] = _BOOT_TIME + int(fields[19]) / _CLOCK_TICKS
+            except (IndexError, ValueError):
+                parents.pop(int(entry.name), None)
+                continue
+            names[pid] = data[data.find(b"(") + 1 : close].decode("utf-8", "replace")
+
+
 class ProcessInspector:
     """Takes snapshots; keeps the caches that make repeated snapshots cheap."""
 
@@ -113,13 +146,16 @@ class ProcessInspector:
         parents: dict[int, int] = {}
         names: dict[int, str] = {}
         created: dict[int, float] = {}
-        for proc in psutil.process_iter(["ppid", "name", "create_time"]):
-            info = proc.info
-            if info.get("ppid") is None:
-                continue
-            parents[proc.pid] = int(info["ppid"])
-            names[proc.pid] = str(info.get("name") or "")
-            created[proc.pid] = float(info.get("create_time") or 0.0)
+        if _PROC_STAT:
+            _read_proc(parents, names, created)
+        else:
+            for proc in psutil.process_iter(["ppid", "name", "create_time"]):
+                info = proc.info
+                if info.get("ppid") is None:
+                    continue
+                parents[proc.pid] = int(info["ppid"])
+                names[proc.pid] = str(info.get("name") or "")
+                created[proc.pid] = float(info.get("create_time") or 0.0)
         live = set(parents)
         # forget cache entries of processes that are gone
         self._argv = {k: v for k, v in self._argv.items() if k[0] in live}

@@ -19,6 +19,7 @@ import sqlite3
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
@@ -45,7 +46,9 @@ class Subagent:
     sessions: tuple[str, ...] = field(default=())
 
 
+@lru_cache(maxsize=4096)
 def _real(path: str) -> str:
+    """The resolved path (cached: every cycle asks again for the same pane paths)."""
     return str(Path(path).expanduser().resolve())
 
 
@@ -67,6 +70,14 @@ class LogFinder:
     def __init__(self) -> None:
         self._stdout: dict[tuple[int, float], Path | None] = {}
         self._env: dict[tuple[int, float], dict[str, str]] = {}
+        self._cwd: dict[tuple[int, float], str | None] = {}
+
+    def cwd(self, agent: AgentProcess) -> str | None:
+        """The agent's working directory when first seen (agents do not wander off)."""
+        key = (agent.pid, agent.create_time)
+        if key not in self._cwd:
+            self._cwd[key] = agent_cwd(agent, None)
+        return self._cwd[key]
 
     def find(self, agent: AgentProcess, cwd: str | None) -> Path | None:
         key = (agent.pid, agent.create_time)
@@ -109,6 +120,7 @@ class LogFinder:
     def forget(self, live: set[tuple[int, float]]) -> None:
         self._stdout = {k: v for k, v in self._stdout.items() if k in live}
         self._env = {k: v for k, v in self._env.items() if k in live}
+        self._cwd = {k: v for k, v in self._cwd.items() if k in live}
 
 
 def _stdout_file(pid: int) -> Path | None:
@@ -160,7 +172,7 @@ def pane_subagents(
         agent = None if pane.dead else table.find_agent(pane.pane_pid)
         if agent is not None and agent.pid in skip_pids:
             continue
-        cwd = agent_cwd(agent, pane.current_path) or pane.current_path
+        cwd = (finder.cwd(agent) if agent is not None else None) or pane.current_path
         log = finder.find(agent, cwd) if agent is not None else None
         found.append(
             Subagent(

@@ -22,7 +22,6 @@ from tether.watch.registry import Orchestrator, list_orchestrators
 from tether.watch.subagents import (
     LogFinder,
     Subagent,
-    agent_cwd,
     pane_subagents,
     run_subagents,
 )
@@ -66,6 +65,7 @@ class Surveyor:
         self.gate = GateReader(self.home)
         self.logs = TranscriptReader()
         self.finder = LogFinder()
+        self._keys: dict[tuple[int, float], str | None] = {}
 
     def close(self) -> None:
         self.gate.close()
@@ -102,6 +102,14 @@ class Surveyor:
         )
         return Survey(now, views, orchestrators, table, panes)
 
+    def _process_key(self, pid: int, created: float) -> str | None:
+        """The gate's context key for this process (cached per process)."""
+        if (pid, created) not in self._keys:
+            if len(self._keys) > 10_000:
+                self._keys.clear()
+            self._keys[(pid, created)] = gate_process_key(pid)
+        return self._keys[(pid, created)]
+
     def _view(self, sub: Subagent, now: float) -> SubagentView:
         if not sub.running:
             return SubagentView(sub, None)
@@ -110,7 +118,7 @@ class Surveyor:
         if state is not None:
             sessions += state.session_ids
         if sub.agent is not None:
-            key = gate_process_key(sub.agent.pid)
+            key = self._process_key(sub.agent.pid, sub.agent.create_time)
             if key is not None:
                 sessions.append(key)
         events = self.gate.recent(sessions, limit=20)
@@ -151,12 +159,12 @@ class Surveyor:
         sessions += [e.session_id for e in mine if e.session_id]
         for pid in (orch.pid, agent.pid if agent else None):
             if pid is not None:
-                key = gate_process_key(pid)
+                key = self._process_key(pid, table.created.get(pid, 0.0))
                 if key is not None:
                     sessions.append(key)
         log = None
         if agent is not None and orch.log_path is None:
-            log = self.finder.find(agent, agent_cwd(agent, None))
+            log = self.finder.find(agent, self.finder.cwd(agent))
         return OrchestratorView(
             orch, alive, pane_id, tmux, agent, mine, tuple(dict.fromkeys(sessions)), log
         )

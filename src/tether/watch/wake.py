@@ -76,29 +76,48 @@ class Delivery:
 def compose(
     running: Sequence[SubagentView], idle_seconds: float, now: float, max_chars: int
 ) -> str:
-    """One line (Enter would submit a newline early): what runs, who waits, what to do."""
-    waiting = [v for v in running if v.wait is not None and v.wait.kind != "tool"]
+    """One line (Enter would submit a newline early): what runs, who waits, what to do.
+
+    Waiting subagents come first, longest wait first, each with its tool; those
+    that do not fit into ``max_chars`` are counted instead of cut mid-sentence.
+    """
+    waiting = sorted(
+        (v for v in running if v.wait is not None and v.wait.kind != "tool"),
+        key=lambda v: v.wait.since if v.wait else 0.0,
+    )
     count = len(running)
     noun = "subagent" if count == 1 else "subagents"
     head = (
         f"{PREFIX} You have been idle for {round(idle_seconds)} s while {count} {noun} "
         f"{'runs' if count == 1 else 'run'}."
     )
-    parts = [head]
-    for view in waiting:
-        assert view.wait is not None
-        parts.append(f"Subagent {view.subagent.label} {view.wait.describe(now)}.")
-    working = [v for v in running if v not in waiting]
-    if working:
-        names = ", ".join(v.subagent.label for v in working[:3])
-        more = f" and {len(working) - 3} more" if len(working) > 3 else ""
-        parts.append(f"Still working: {names}{more}.")
     tail = (
         "Check on them now (tether subagents wait --json) and keep watching until they finish."
     )
+    working = [v for v in running if v not in waiting]
+    summary = ""
+    if working:
+        names = ", ".join(v.subagent.label for v in working[:3])
+        more = f" and {len(working) - 3} more" if len(working) > 3 else ""
+        summary = f"Still working: {names}{more}."
+    parts = [head]
+    budget = max_chars - len(head) - len(tail) - len(summary) - 40
+    shown = 0
+    for view in waiting:
+        assert view.wait is not None
+        part = f"Subagent {view.subagent.label} {view.wait.describe(now)}."
+        if len(part) + 1 > budget and shown > 0:
+            break
+        parts.append(part)
+        budget -= len(part) + 1
+        shown += 1
+    if shown < len(waiting):
+        parts.append(f"{len(waiting) - shown} more subagent(s) wait too.")
+    if summary:
+        parts.append(summary)
     text = " ".join(parts)
     room = max_chars - len(tail) - 1
-    if len(text) > room:
+    if len(text) > room:  # a single very long entry: cut it
         text = text[: max(room - 1, 0)].rstrip() + "…"
     return f"{text} {tail}"
 

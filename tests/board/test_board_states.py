@@ -236,17 +236,16 @@ def test_board_root_that_does_not_exist_loads_empty(tmp_path: Path) -> None:
     assert not (tmp_path / "none").exists()
 
 
-def test_the_lock_and_temp_files_are_ignored_by_git_but_a_users_gitignore_is_kept(
-    tmp_path: Path,
-) -> None:
+def test_a_new_board_ignores_its_lock_and_temp_files_in_git(tmp_path: Path) -> None:
     board = Board(tmp_path / "tickets")
+    board.load()
+    assert not (board.root / ".gitignore").exists()  # reading writes no file but the lock
     board.add("x")
     assert (board.root / ".gitignore").read_text(encoding="utf-8").splitlines()[1:] == [
         ".lock",
         ".*.tmp",
     ]
-    other = Board(tmp_path / "other")
-    other.root.mkdir()
-    (other.root / ".gitignore").write_text("mine\n", encoding="utf-8")
-    other.add("y")
-    assert (other.root / ".gitignore").read_text(encoding="utf-8") == "mine\n"
+    existing = Board(tmp_path / "existing")
+    existing.root.mkdir()
+    existing.add("y")
+    assert not (existing.root / ".gitignore").exists()  # a folder of the user's: left alone

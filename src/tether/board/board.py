@@ -154,8 +154,8 @@ class Board:
             if key in extra:
                 raise BoardError(f"`{key}` is set by the board; leave it out of the front matter.")
         now = created or self.clock.now().replace(microsecond=0)
+        ensure_folders(self.root)  # before the lock: a new board folder gets its .gitignore
         with locked(self.root):
-            ensure_folders(self.root)
             while True:
                 given = ticket_id
                 if given is not None:

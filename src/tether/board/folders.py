@@ -25,6 +25,7 @@ from tether.errors import PathEscapeError
 from tether.fs import atomic_write_bytes, resolve_inside
 
 LOCK_NAME = ".lock"
+_GITIGNORE = b"# tether's lock and temp files\n.lock\n.*.tmp\n"
 
 
 def folder_path(root: Path, state: State, reason: str | None) -> Path:
@@ -33,7 +34,14 @@ def folder_path(root: Path, state: State, reason: str | None) -> Path:
 
 
 def ensure_folders(root: Path) -> None:
-    """Create the missing state folders; one that leads out of the root is left alone."""
+    """Create the missing state folders; one that leads out of the root is left alone.
+
+    A board folder made here also gets a ``.gitignore`` for tether's lock and
+    temp files (a folder that exists already is not given one).
+    """
+    if not root.exists():
+        root.mkdir(parents=True, exist_ok=True)
+        create_exclusive(root / ".gitignore", _GITIGNORE)
     for state, reason in all_folders():
         try:
             folder = folder_path(root, state, reason)
@@ -81,17 +89,7 @@ _HELD: set[tuple[str, int]] = set()
 
 
 def _open_lock(root: Path) -> int:
-    """The lock file's descriptor; making it also makes a ``.gitignore`` for it, if none."""
-    path = root / LOCK_NAME
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-    except FileExistsError:
-        return os.open(path, os.O_RDWR | os.O_CLOEXEC)
-    ignore = root / ".gitignore"
-    if not ignore.exists():
-        # tether's own lock and temp files are not the user's to commit
-        create_exclusive(ignore, b"# tether's lock and temp files\n.lock\n.*.tmp\n")
-    return fd
+    return os.open(root / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
 
 
 def create_exclusive(path: Path, data: bytes) -> bool:

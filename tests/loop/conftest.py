@@ -26,19 +26,6 @@ from tether.loop.sources import Location, Reading, Source
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
-# The run supervisor leaves the agent's stdout pipe to the garbage collector
-# (reported to its owner); in-process runs then raise an "unclosed file" warning.
-_SUPERVISOR_PIPE = (
-    r"ignore:Exception ignored in. <_io.FileIO name=\d+ mode='rb' closefd=True>"
-    r":pytest.PytestUnraisableExceptionWarning"
-)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "tests/loop/" in str(item.fspath):
-            item.add_marker(pytest.mark.filterwarnings(_SUPERVISOR_PIPE))
-
 BASE_TOML = """\
 [loop]
 board = "tickets"

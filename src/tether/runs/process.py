@@ -118,6 +118,14 @@ class AgentProcess:
         wait_until(lambda: not self.group_alive(), 5.0)
         return "sigkill"
 
+    def close(self) -> None:
+        """After the agent's group is gone: reap the leader and close our pipe end."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout=5)
+        if self.popen.stdout is not None:
+            self.popen.stdout.close()
+        self.release_guardian()
+
     def release_guardian(self) -> None:
         """Tell the guardian the run ended normally, so it exits without acting."""
         if self._guardian_fd is not None:

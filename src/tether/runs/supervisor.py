@@ -296,7 +296,7 @@ def _execute(
         finally:
             if agent.group_alive():
                 agent.stop(config.kill_grace_seconds)
-            agent.release_guardian()
+            agent.close()
     seconds = time.monotonic() - t0
     status = agent.popen.returncode
     return _finish(

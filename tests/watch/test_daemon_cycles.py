@@ -17,6 +17,7 @@ from watch_support import PYTHON, TmuxLab, gate_event, wait_until
 
 from tether.clock import FakeClock, SystemClock
 from tether.config.schema import WatchSettings
+from tether.store import connect
 from tether.watch.daemon import Watchdog
 from tether.watch.registry import add_orchestrator, list_wakes
 
@@ -170,3 +171,27 @@ def test_a_growing_log_is_activity_and_a_still_one_is_not(
     assert decision.activity_source == "log"
     assert wait_until(recording.lines)
     dog.close()
+
+
+def test_the_rate_limit_holds_across_daemons(
+    lab: TmuxLab, subagents_dir: Path, tether_home: Path, conn: sqlite3.Connection
+) -> None:
+    """The limit lives in the wake log: a second daemon (or `watch once`) respects it."""
+    pane, recording = lab.orchestrator()
+    _running_subagent(lab, subagents_dir)
+    clock = FakeClock(start=datetime.now(UTC))
+    add_orchestrator(conn, tmux_pane=pane, tmux_socket=lab.socket, clock=clock)
+    other = connect(tether_home)
+    first = Watchdog(_settings(lab, subagents_dir), tether_home, conn, clock=clock)
+    second = Watchdog(_settings(lab, subagents_dir), tether_home, other, clock=clock)
+    wait_until(lambda: first.surveyor.look(conn, time.time()).running, what="the subagent")
+    clock.advance(50)
+    assert first.check().decisions[0].action == "woken"
+    assert second.check().decisions[0].action == "rate-limited"
+    clock.advance(60)
+    assert second.check().decisions[0].action == "woken"
+    assert first.check().decisions[0].action == "rate-limited"
+    assert len(wait_until(lambda: len(recording.lines()) == 2 and recording.lines())) == 2
+    for dog in (first, second):
+        dog.close()
+    other.close()

@@ -22,8 +22,15 @@ from typing import Any
 
 from tether.clock import Clock, SystemClock, from_iso, to_iso
 from tether.config.schema import WatchSettings
+from tether.store.db import transaction
 from tether.watch.activity import orchestrator_activity
-from tether.watch.registry import WakeRecord, bind_session, last_wake_at, record_wake
+from tether.watch.registry import (
+    WakeRecord,
+    bind_session,
+    last_wake_at,
+    record_wake,
+    update_wake,
+)
 from tether.watch.survey import OrchestratorView, Survey, Surveyor
 from tether.watch.tmux import Tmux
 from tether.watch.wake import Delivery, SubagentView, Waker, compose
@@ -174,11 +181,10 @@ class Watchdog:
         if activity.busy is not None:
             decision.action = f"busy ({activity.busy})"
             return decision
-        last = last_wake_at(self.conn, orch.id)
-        if last is not None and now - last < self.settings.wake_min_interval:
+        wake = self._wake(view, running, now, decision.idle_seconds, activity.own_permission)
+        if wake is None:
             decision.action = "rate-limited"
             return decision
-        wake = self._wake(view, running, now, decision.idle_seconds, activity.own_permission)
         report.wakes.append(wake)
         # "woken" only when a channel that starts a turn took it; else only the human knows
         decision.action = "woken" if wake.delivered else "human-only"
@@ -192,7 +198,8 @@ class Watchdog:
         now: float,
         idle_seconds: float,
         own_permission: bool,
-    ) -> WakeRecord:
+    ) -> WakeRecord | None:
+        """Claim the wake slot, deliver, record the outcome; None when rate-limited."""
         message = compose(running, idle_seconds, now, self.settings.message_max_chars)
         first = _first_waiting(running) or running[0]
         wait = first.wait
@@ -201,6 +208,9 @@ class Watchdog:
             reason = wait.kind
         if own_permission:
             reason = "own-permission"
+        claimed = self._claim(view.orchestrator.id, reason, first, idle_seconds, message, now)
+        if claimed is None:
+            return None
         values = {
             "reason": reason,
             "subagent": first.subagent.label,
@@ -216,42 +226,40 @@ class Watchdog:
             at=now,
             starts_turn=not own_permission,
         )
-        return self._record(view.orchestrator.id, reason, first, idle_seconds, message,
-                            delivery, request_id)
+        return self._finish(claimed, delivery, request_id)
 
     def _human_only(self, running: list[SubagentView], now: float, report: CycleReport) -> Decision:
         decision = Decision(None, "(none registered)", "rate-limited")
-        last = last_wake_at(self.conn, None)
-        if last is not None and now - last < self.settings.wake_min_interval:
-            return decision
         message = compose(running, 0.0, now, self.settings.message_max_chars).replace(
             "You have been idle for 0 s while", "No orchestrator is registered while"
         )
+        first = _first_waiting(running) or running[0]
+        claimed = self._claim(None, "no-orchestrator", first, None, message, now)
+        if claimed is None:
+            return decision
         delivery, _ = self.waker.deliver(
             message, tmux=None, pane=None, endpoints=(), values={}, at=now, starts_turn=False
         )
-        first = _first_waiting(running) or running[0]
-        wake = self._record(None, "no-orchestrator", first, None, message, delivery, None)
+        wake = self._finish(claimed, delivery, None)
         report.wakes.append(wake)
         decision.action, decision.wake_id = "human-only", wake.id
         return decision
 
-    def _record(
+    def _claim(
         self,
         orchestrator_id: int | None,
         reason: str,
         first: SubagentView,
         idle_seconds: float | None,
         message: str,
-        delivery: Delivery,
-        request_id: str | None,
-    ) -> WakeRecord:
-        channels = []
-        for result in delivery.channels:
-            entry = result.as_dict()
-            if result.channel == "harness" and result.ok and request_id:
-                entry["request_id"] = request_id
-            channels.append(entry)
+        now: float,
+    ) -> WakeRecord | None:
+        """Check the rate limit and log the wake in one write transaction.
+
+        Two daemons (or a daemon and a ``watch once``) cannot both wake within
+        one interval; delivery happens after the commit, so a slow wake command
+        never holds the database lock.
+        """
         wait = first.wait
         record = WakeRecord(
             at=to_iso(self.clock.now()),
@@ -262,11 +270,29 @@ class Watchdog:
             pending_call_id=wait.call_id if wait else None,
             idle_seconds=None if idle_seconds is None else round(idle_seconds, 1),
             message=message,
-            channels=tuple(channels),
-            delivered=delivery.delivered,
+            channels=(),
+            delivered=False,
         )
-        wake_id = record_wake(self.conn, record)
+        with transaction(self.conn):
+            last = last_wake_at(self.conn, orchestrator_id)
+            if last is not None and now - last < self.settings.wake_min_interval:
+                return None
+            wake_id = record_wake(self.conn, record)
         return replace(record, id=wake_id)
+
+    def _finish(
+        self, claimed: WakeRecord, delivery: Delivery, request_id: str | None
+    ) -> WakeRecord:
+        channels = []
+        for result in delivery.channels:
+            entry = result.as_dict()
+            if result.channel == "harness" and result.ok and request_id:
+                entry["request_id"] = request_id
+            channels.append(entry)
+        done = replace(claimed, channels=tuple(channels), delivered=delivery.delivered)
+        assert done.id is not None
+        update_wake(self.conn, done.id, done.channels, done.delivered)
+        return done
 
     # --- the loop ----------------------------------------------------------
 

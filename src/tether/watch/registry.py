@@ -237,6 +237,17 @@ def record_wake(conn: sqlite3.Connection, wake: WakeRecord) -> int:
     return int(cursor.lastrowid or 0)
 
 
+def update_wake(
+    conn: sqlite3.Connection, wake_id: int, channels: tuple[dict[str, Any], ...], delivered: bool
+) -> None:
+    """Record how a logged wake went (it is logged first, delivered after)."""
+    with transaction(conn):
+        conn.execute(
+            "UPDATE watch_wakes SET channels = ?, delivered = ? WHERE id = ?",
+            (json.dumps(list(channels), ensure_ascii=False), int(delivered), wake_id),
+        )
+
+
 def last_wake_at(conn: sqlite3.Connection, orchestrator_id: int | None) -> float | None:
     """Epoch seconds of the latest wake of this orchestrator (None: the human-only log)."""
     if orchestrator_id is None:

@@ -126,3 +126,20 @@ def test_local_filesystems_are_watched(tmp_path: Path) -> None:
     if not WATCH_WORKS:
         pytest.skip("inotify is Linux only")
     assert board_watch._is_remote(str(tmp_path)) is False
+
+
+def test_many_boards_in_one_process_do_not_leak_folder_watches(tmp_path: Path) -> None:
+    if not WATCH_WORKS:
+        pytest.skip("inotify is Linux only")
+    before = len(list(Path("/proc/self/fd").iterdir()))
+    for n in range(200):  # more than the usual per-user limit of 128 inotify instances
+        board = Board(tmp_path / f"board-{n}")
+        board.ensure()
+        board.load()
+        if n % 50 == 0:
+            board_cache._CACHES.clear()
+    assert len(list(Path("/proc/self/fd").iterdir())) <= before + board_cache._MAX_BOARDS
+    last = Board(tmp_path / "last")
+    last.ensure()
+    last.load()
+    assert last._cache.watch is not None

@@ -220,6 +220,13 @@ class ParseCache:
         self.trusted_view = view if trusted else None
         return view
 
+    def close(self) -> None:
+        """Let go of the folder watch (the parsed files go with the object)."""
+        if self.watch is not None:
+            self.watch.close()
+            self.watch = None
+        self.trusted_view = None
+
     def _unchanged(
         self,
         root: Path,
@@ -348,13 +355,19 @@ def _misplaced(folder: Path, malformed: list[tuple[Path, str]], message: str) ->
         )
 
 
+# The process-wide caches, most recently used last; a process rarely has more than
+# one board, so the oldest are dropped (and their folder watches closed) beyond a few.
 _CACHES: dict[str, ParseCache] = {}
+_MAX_BOARDS = 8
 
 
 def cache_for(root: Path) -> ParseCache:
     """The process-wide cache of a board root."""
     key = str(root)
-    cache = _CACHES.get(key)
+    cache = _CACHES.pop(key, None)
     if cache is None:
-        cache = _CACHES[key] = ParseCache()
+        cache = ParseCache()
+        while len(_CACHES) >= _MAX_BOARDS:
+            _CACHES.pop(next(iter(_CACHES))).close()
+    _CACHES[key] = cache
     return cache

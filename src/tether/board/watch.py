@@ -161,3 +161,7 @@ class FolderWatch:
         if self._fd >= 0 and os.getpid() == self._pid:
             os.close(self._fd)
         self._fd = -1
+
+    def __del__(self) -> None:
+        # inotify instances are a per-user kernel resource (often 128): never leak one.
+        self.close()

@@ -311,7 +311,10 @@ class Board:
         target_folder = self.folder(state, reason)
         same_folder = target_folder == ticket.path.parent
         target = ticket.path if same_folder else target_folder / f"{ticket.id}.md"
-        moved = self._checked(target, state, reason, new_front, body)
+        try:
+            moved = self._checked(target, state, reason, new_front, body)
+        except TicketFormatError as exc:  # name the file that exists, not the one refused
+            raise TicketFormatError(exc.reason, path=ticket.path) from None
         if new_front != dict(ticket.front) or body != ticket.body:
             rewrite(ticket.path, _render(moved.front, body))
         if not same_folder:

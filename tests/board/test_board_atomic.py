@@ -12,7 +12,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from conftest import tether
+from tests.board.conftest import tether
 from tether.board import Board, State
 
 MOVER = textwrap.dedent(

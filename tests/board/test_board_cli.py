@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import FIXTURES, tether
+from tests.board.conftest import FIXTURES, tether
 
 
 def _json(done: object) -> object:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from conftest import tether
+from tests.board.conftest import tether
 from tether.board import REASONS, Board, State
 from tether.board.ticket import KEY_ORDER
 

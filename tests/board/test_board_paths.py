@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import snapshot
+from tests.board.conftest import snapshot
 from tether.board import Board, BoardError, State, parse_state
 from tether.errors import PathEscapeError
 
@@ -76,7 +76,7 @@ def test_a_state_folder_linked_outside_the_board_is_refused_and_not_read(
 
 
 def test_cli_refuses_escapes_with_exit_2_and_changes_nothing(tmp_path: Path) -> None:
-    from conftest import tether
+    from tests.board.conftest import tether
 
     assert tether("board", "add", "x", cwd=tmp_path).returncode == 0
     before = snapshot(tmp_path / "tickets")

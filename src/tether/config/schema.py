@@ -57,8 +57,14 @@ class Settings(Section, frozen=True):
 
 # Executables (or interpreter scripts / -m modules) that count as a running agent.
 AGENT_NAMES = (
-    "claude", "codex", "copilot", "pi", "vibe",
-    "tether-scripted-agent", "tether.harnesses.scripted", "tether.testing.scripted_agent",
+    "claude",
+    "codex",
+    "copilot",
+    "pi",
+    "vibe",
+    "tether-scripted-agent",
+    "tether.harnesses.scripted",
+    "tether.testing.scripted_agent",
 )
 
 

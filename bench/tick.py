@@ -84,8 +84,12 @@ def write_todo(path: Path, lines: int, *, open_last: bool) -> None:
 def make_project(root: Path, count: int) -> None:
     root.mkdir(parents=True)
     (root / "tether.toml").write_text(CONFIG, encoding="utf-8")
-    for folder in ("_control-center/_DECISIONS", "_control-center/_TOM-lm", "memory/organic",
-                   "memory/curated"):
+    for folder in (
+        "_control-center/_DECISIONS",
+        "_control-center/_TOM-lm",
+        "memory/organic",
+        "memory/curated",
+    ):
         (root / folder).mkdir(parents=True)
     (root / "_control-center/_DECISIONS/DECIDED-AND-DONE.md").write_text("# Decided\n")
     make_board(root / "tickets", count)
@@ -145,8 +149,13 @@ def cli_tick(root: Path, env: dict[str, str], repeats: int) -> float:
     tether = str(Path(sys.executable).parent / "tether")
 
     def run() -> None:
-        done = subprocess.run([tether, "loop", "tick", "--dry-run"], cwd=root, env=env,
-                              capture_output=True, check=False)
+        done = subprocess.run(
+            [tether, "loop", "tick", "--dry-run"],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            check=False,
+        )
         assert done.returncode == 0, done.stderr
 
     return best_of(repeats, run, lambda: None)
@@ -154,8 +163,10 @@ def cli_tick(root: Path, env: dict[str, str], repeats: int) -> float:
 
 def row(label: str, count: int, read: float, cold: float, warm: float) -> str:
     per = 1e6 / count
-    return (f"{count:>8} {label:<10} {read * 1e3:>8.1f} {cold * 1e3:>8.1f} {cold / read:>8.2f}x "
-            f"{warm * 1e3:>8.2f} {read * per:>9.1f} {cold * per:>9.1f} {warm * per:>9.2f}")
+    return (
+        f"{count:>8} {label:<10} {read * 1e3:>8.1f} {cold * 1e3:>8.1f} {cold / read:>8.2f}x "
+        f"{warm * 1e3:>8.2f} {read * per:>9.1f} {cold * per:>9.1f} {warm * per:>9.2f}"
+    )
 
 
 def main() -> None:
@@ -164,8 +175,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--dir", type=Path, help="Where to build the projects (default: temp).")
     args = parser.parse_args()
-    print(f"{'tickets':>8} {'board':<10} {'read ms':>8} {'cold ms':>8} {'cold/read':>9} "
-          f"{'warm ms':>8} {'read µs/t':>9} {'cold µs/t':>9} {'warm µs/t':>9}")
+    print(
+        f"{'tickets':>8} {'board':<10} {'read ms':>8} {'cold ms':>8} {'cold/read':>9} "
+        f"{'warm ms':>8} {'read µs/t':>9} {'cold µs/t':>9} {'warm µs/t':>9}"
+    )
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         for count in args.sizes:
             root = Path(tmp) / f"project-{count}"
@@ -177,16 +190,22 @@ def main() -> None:
                 read, cold, warm = measure(loop, root, args.repeats, "intake")
                 print(row("as built", count, read, cold, warm), flush=True)
                 cli = cli_tick(root, env, args.repeats)
-                print(f"{count:>8} {'cli':<10} {read * 1e3:>8.1f} {cli * 1e3:>8.1f} "
-                      f"{cli / read:>8.2f}x {'-':>8} {read * 1e6 / count:>9.1f} "
-                      f"{cli * 1e6 / count:>9.1f} {'-':>9}", flush=True)
+                print(
+                    f"{count:>8} {'cli':<10} {read * 1e3:>8.1f} {cli * 1e3:>8.1f} "
+                    f"{cli / read:>8.2f}x {'-':>8} {read * 1e6 / count:>9.1f} "
+                    f"{cli * 1e6 / count:>9.1f} {'-':>9}",
+                    flush=True,
+                )
                 empty_level1(root, loop)
-                print(row("full walk", count, *measure(loop, root, args.repeats, "todo")),
-                      flush=True)
+                print(
+                    row("full walk", count, *measure(loop, root, args.repeats, "todo")), flush=True
+                )
                 write_todo(root / "TODO.md", 2 * count, open_last=False)
                 tick(loop)  # the chain runs once; afterwards the guard holds
-                print(row("guard", count, *measure(loop, root, args.repeats,
-                                                   "guard-exhausted")), flush=True)
+                print(
+                    row("guard", count, *measure(loop, root, args.repeats, "guard-exhausted")),
+                    flush=True,
+                )
             finally:
                 loop.close()
             shutil.rmtree(root)

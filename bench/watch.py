@@ -61,22 +61,41 @@ class Lab:
         self.started = False
 
     def tmux(self, *args: str) -> str:
-        done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True,
-                              text=True, timeout=30, check=True)
+        done = subprocess.run(
+            ["tmux", "-L", self.socket, *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
         return done.stdout.strip()
 
     def window(self, cwd: Path, argv: list[str]) -> str:
         cwd.mkdir(parents=True, exist_ok=True)
         if not self.started:
             self.started = True
-            return self.tmux("new-session", "-d", "-s", "bench", "-x", "250", "-y", "50",
-                             "-c", str(cwd), "-P", "-F", "#{pane_id}", *argv)
-        return self.tmux("new-window", "-d", "-t", "bench", "-c", str(cwd), "-P", "-F",
-                         "#{pane_id}", *argv)
+            return self.tmux(
+                "new-session",
+                "-d",
+                "-s",
+                "bench",
+                "-x",
+                "250",
+                "-y",
+                "50",
+                "-c",
+                str(cwd),
+                "-P",
+                "-F",
+                "#{pane_id}",
+                *argv,
+            )
+        return self.tmux(
+            "new-window", "-d", "-t", "bench", "-c", str(cwd), "-P", "-F", "#{pane_id}", *argv
+        )
 
     def kill(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True,
-                       check=False)
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, check=False)
 
 
 def wait_for(probe: Callable[[], bool], timeout: float, what: str) -> None:
@@ -99,23 +118,53 @@ def baseline_per_cycle(socket: str, passes: int = 20) -> float:
     for _ in range(passes):
         for proc in psutil.process_iter(["ppid", "name", "create_time"]):
             _ = proc.info
-        subprocess.run(["tmux", "-L", socket, "list-panes", "-a", "-F", "#{pane_id}"],
-                       capture_output=True, check=False)
+        subprocess.run(
+            ["tmux", "-L", socket, "list-panes", "-a", "-F", "#{pane_id}"],
+            capture_output=True,
+            check=False,
+        )
     after = psutil.Process().cpu_times()
-    used = (after.user - before.user + after.system - before.system
-            + after.children_user - before.children_user
-            + after.children_system - before.children_system)
+    used = (
+        after.user
+        - before.user
+        + after.system
+        - before.system
+        + after.children_user
+        - before.children_user
+        + after.children_system
+        - before.children_system
+    )
     return used / passes
 
 
 def tool_line(call_id: str, marker: str) -> str:
-    return json.dumps({"type": "assistant", "message": {"id": f"msg_{call_id}", "content": [
-        {"type": "tool_use", "id": call_id, "name": "Bash", "input": {"command": marker}}]}})
+    return json.dumps(
+        {
+            "type": "assistant",
+            "message": {
+                "id": f"msg_{call_id}",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": call_id,
+                        "name": "Bash",
+                        "input": {"command": marker},
+                    }
+                ],
+            },
+        }
+    )
 
 
 def result_line(call_id: str) -> str:
-    return json.dumps({"type": "user", "message": {"content": [
-        {"type": "tool_result", "tool_use_id": call_id, "content": "ok"}]}})
+    return json.dumps(
+        {
+            "type": "user",
+            "message": {
+                "content": [{"type": "tool_result", "tool_use_id": call_id, "content": "ok"}]
+            },
+        }
+    )
 
 
 def append(path: Path, line: str) -> None:
@@ -128,9 +177,13 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60.0, help="measurement window")
     parser.add_argument("--subagents", type=int, default=50)
     parser.add_argument("--interval", type=float, default=5.0, help="the daemon's interval")
-    parser.add_argument("--pending", type=int, default=None,
-                        help="tool calls to make pending over the window (default: one per "
-                             "subagent); each one stays open until a wake names it")
+    parser.add_argument(
+        "--pending",
+        type=int,
+        default=None,
+        help="tool calls to make pending over the window (default: one per "
+        "subagent); each one stays open until a wake names it",
+    )
     args = parser.parse_args()
     if subprocess.run(["which", "tmux"], capture_output=True, check=False).returncode != 0:
         print("bench: tmux is not installed", file=sys.stderr)
@@ -146,7 +199,7 @@ def main() -> int:
         "[watch]\n"
         f"interval = {args.interval}\nidle_threshold = 1.0\nwake_min_interval = 0\n"
         "confirm_after = 0\nmessage_max_chars = 3000\n"
-        f"subagents_folders = [{json.dumps(str(subagents))}]\ntmux_socket = \"{lab.socket}\"\n"
+        f'subagents_folders = [{json.dumps(str(subagents))}]\ntmux_socket = "{lab.socket}"\n'
     )
     record = tmp / "orchestrator.jsonl"
     daemon: subprocess.Popen[str] | None = None
@@ -157,25 +210,47 @@ def main() -> int:
         for n in range(args.subagents):
             folder = subagents / f"s{n:02d}"
             log = folder / "agent.jsonl"
-            agent = [sys.executable, "-m", "tether.harnesses.scripted", "--format",
-                     "claude-code", "--silent", "--", "work"]
-            lab.window(folder, ["bash", "-c",
-                                f"{shlex.join(agent)} > {shlex.quote(str(log))}; read -r d"])
+            agent = [
+                sys.executable,
+                "-m",
+                "tether.harnesses.scripted",
+                "--format",
+                "claude-code",
+                "--silent",
+                "--",
+                "work",
+            ]
+            lab.window(
+                folder, ["bash", "-c", f"{shlex.join(agent)} > {shlex.quote(str(log))}; read -r d"]
+            )
             logs.append(log)
-        subprocess.run([TETHER, "watch", "add-orchestrator", "--tmux-pane", pane], cwd=project,
-                       env=env, check=True, capture_output=True)
-        daemon = subprocess.Popen([TETHER, "watch"], cwd=project, env=env, text=True,
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        subprocess.run(
+            [TETHER, "watch", "add-orchestrator", "--tmux-pane", pane],
+            cwd=project,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        daemon = subprocess.Popen(
+            [TETHER, "watch"],
+            cwd=project,
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
         every = f"while {args.subagents} subagents run"
-        wait_for(lambda: any(every in str(e["line"]) for e in read_lines(record)), 60,
-                 f"a wake that counts all {args.subagents} subagents")
+        wait_for(
+            lambda: any(every in str(e["line"]) for e in read_lines(record)),
+            60,
+            f"a wake that counts all {args.subagents} subagents",
+        )
         proc = psutil.Process(daemon.pid)
         cpu0, wall0 = proc.cpu_times(), time.monotonic()
         start = wall0
         last_slot = max(1.0, args.seconds - args.interval - 2.0)
         pending = min(len(logs), args.pending if args.pending is not None else len(logs))
-        schedule = [(1.0 + (last_slot - 1.0) * i / max(1, pending - 1), i)
-                    for i in range(pending)]
+        schedule = [(1.0 + (last_slot - 1.0) * i / max(1, pending - 1), i) for i in range(pending)]
         appeared: dict[int, float] = {}
         delays: dict[int, float] = {}
         seen_lines = 0
@@ -197,8 +272,9 @@ def main() -> int:
         cpu1, wall1 = proc.cpu_times(), time.monotonic()
         wall = wall1 - wall0
         own = cpu1.user - cpu0.user + cpu1.system - cpu0.system
-        children = (cpu1.children_user - cpu0.children_user
-                    + cpu1.children_system - cpu0.children_system)
+        children = (
+            cpu1.children_user - cpu0.children_user + cpu1.children_system - cpu0.children_system
+        )
         cycles = wall / args.interval
         base = baseline_per_cycle(lab.socket)
     finally:
@@ -207,19 +283,27 @@ def main() -> int:
             daemon.communicate(timeout=30)
         lab.kill()
     values = sorted(delays.values())
-    print(f"watch bench: {args.subagents} subagent processes, interval {args.interval:g} s, "
-          f"window {wall:.1f} s (~{cycles:.0f} cycles)")
-    print(f"  daemon CPU: own {own:.3f} s = {100 * own / wall:.2f} % of one core; "
-          f"with its tmux clients {own + children:.3f} s = {100 * (own + children) / wall:.2f} %"
-          f"  (target <= 2 %)")
+    print(
+        f"watch bench: {args.subagents} subagent processes, interval {args.interval:g} s, "
+        f"window {wall:.1f} s (~{cycles:.0f} cycles)"
+    )
+    print(
+        f"  daemon CPU: own {own:.3f} s = {100 * own / wall:.2f} % of one core; "
+        f"with its tmux clients {own + children:.3f} s = {100 * (own + children) / wall:.2f} %"
+        f"  (target <= 2 %)"
+    )
     per_cycle = (own + children) / max(cycles, 1)
-    print(f"  per cycle: {1000 * per_cycle:.1f} ms CPU; baseline (one psutil pass + one tmux "
-          f"list-panes) {1000 * base:.1f} ms; ratio {per_cycle / base:.1f}x")
+    print(
+        f"  per cycle: {1000 * per_cycle:.1f} ms CPU; baseline (one psutil pass + one tmux "
+        f"list-panes) {1000 * base:.1f} ms; ratio {per_cycle / base:.1f}x"
+    )
     if values:
-        print(f"  detection delay (tool call appears -> wake in the orchestrator's terminal): "
-              f"median {statistics.median(values):.2f} s, max {values[-1]:.2f} s over "
-              f"{len(values)}/{len(appeared)} pending calls  (target <= interval + 1 = "
-              f"{args.interval + 1:g} s)")
+        print(
+            f"  detection delay (tool call appears -> wake in the orchestrator's terminal): "
+            f"median {statistics.median(values):.2f} s, max {values[-1]:.2f} s over "
+            f"{len(values)}/{len(appeared)} pending calls  (target <= interval + 1 = "
+            f"{args.interval + 1:g} s)"
+        )
     else:
         print("  detection delay: no pending call was seen in a wake")
     ok = values and values[-1] <= args.interval + 1 and (own + children) / wall <= 0.02

@@ -20,8 +20,28 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SYLLABLES = ("ka", "zo", "ri", "mun", "tel", "vex", "dra", "pol", "quin", "sar", "bel", "tor",
-             "nix", "gal", "fen", "lum", "ory", "pek", "wat", "zim")
+SYLLABLES = (
+    "ka",
+    "zo",
+    "ri",
+    "mun",
+    "tel",
+    "vex",
+    "dra",
+    "pol",
+    "quin",
+    "sar",
+    "bel",
+    "tor",
+    "nix",
+    "gal",
+    "fen",
+    "lum",
+    "ory",
+    "pek",
+    "wat",
+    "zim",
+)
 _FILLER_TEXT = (
     "the system keeps a record of each change and the team reviews it weekly while operators "
     "watch the dashboard for errors and latency under load during releases with careful notes "
@@ -88,12 +108,18 @@ def plan(pages: int, seed: int) -> tuple[dict[str, GenPage], list[str]]:
         page.relations = [(rng.choice(RELATIONS), others[0])]
         page.links = others[1:]
     hub = GenPage("hub", "concept", words[ordinary], "raw/source-00.md")
-    hub.relations = [(RELATIONS[k % len(RELATIONS)], ids[k * 3 % len(ids)])
-                     for k in range(HUB_RELATIONS)]
+    hub.relations = [
+        (RELATIONS[k % len(RELATIONS)], ids[k * 3 % len(ids)]) for k in range(HUB_RELATIONS)
+    ]
     result[hub.id] = hub
     for n in range(3):
-        page = GenPage(f"isolated-{n}", "concept", words[ordinary + 1 + n],
-                       f"raw/source-{n:02d}.md", isolated=True)
+        page = GenPage(
+            f"isolated-{n}",
+            "concept",
+            words[ordinary + 1 + n],
+            f"raw/source-{n:02d}.md",
+            isolated=True,
+        )
         result[page.id] = page
     stale = [pid for k, pid in enumerate(ids) if k % STALE_EVERY == 4]
     return result, stale
@@ -126,9 +152,11 @@ def _body(page: GenPage, pages: dict[str, GenPage], rng: random.Random) -> str:
 
 def _front(page: GenPage, day: int) -> str:
     data: dict[str, object] = {
-        "id": page.id, "title": f"{page.word.capitalize()} ({page.kind})",
+        "id": page.id,
+        "title": f"{page.word.capitalize()} ({page.kind})",
         "description": f"What {page.word} is and how it behaves.",
-        "sources": [page.source], "updated": f"2026-01-{day:02d}",
+        "sources": [page.source],
+        "updated": f"2026-01-{day:02d}",
     }
     if not page.isolated and page.relations:
         data["relations"] = [{"type": r, "target": t} for r, t in page.relations]
@@ -153,8 +181,9 @@ def generate(root: Path, pages: int = 300, seed: int = 7) -> GenWiki:
     index = ["---", "id: index", "title: Index", "---", "# Index", ""]
     index += [f"- [[{p.id}]]" for p in listed]
     (root / "wiki" / "index.md").write_text("\n".join(index) + "\n", encoding="utf-8")
-    stale_doc = {"stale": [{"page": pid, "reason": "source changed", "since": "2026-02-01"}
-                           for pid in stale]}
+    stale_doc = {
+        "stale": [{"page": pid, "reason": "source changed", "since": "2026-02-01"} for pid in stale]
+    }
     (root / "wiki" / "stale.json").write_text(json.dumps(stale_doc, indent=2) + "\n")
     (root / "incoming").mkdir(exist_ok=True)
     return GenWiki(root, planned, stale)

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from tests.board.conftest import tether
+
 from tether.board import Board, State
 
 MOVER = textwrap.dedent(

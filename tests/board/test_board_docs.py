@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from tests.board.conftest import tether
+
 from tether.board import REASONS, Board, State
 from tether.board.ticket import KEY_ORDER
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 import yaml
-
 from tests.board.conftest import FIXTURES, snapshot
+
 from tether.board import Board, State
 from tether.board.interop import export_to, import_from
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from tests.board.conftest import snapshot
+
 from tether.board import Board, BoardError, State, TicketFormatError
 
 GOOD = "id: {id}\ntitle: t\npriority: P2\ncreated: 2025-06-01T00:00:00Z\n"

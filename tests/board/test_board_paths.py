@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from tests.board.conftest import snapshot
+
 from tether.board import Board, BoardError, State, parse_state
 from tether.errors import PathEscapeError
 

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from tests.board.conftest import snapshot
+
 from tether.board import REASONS, Board, BoardError, State, TicketFormatError
 from tether.board.states import all_folders
 from tether.clock import FakeClock

@@ -16,8 +16,16 @@ import pytest
 from tether.gate.newsession import agent_ancestry
 
 TETHER = str(Path(sys.executable).parent / "tether")
-AGENT_VARS = ("TETHER_RUN_ID", "CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID",
-              "COPILOT_CLI", "AI_AGENT", "TETHER_DEPTH", "TETHER_SESSION_ID")
+AGENT_VARS = (
+    "TETHER_RUN_ID",
+    "CLAUDECODE",
+    "CLAUDE_CODE_SESSION_ID",
+    "CODEX_THREAD_ID",
+    "COPILOT_CLI",
+    "AI_AGENT",
+    "TETHER_DEPTH",
+    "TETHER_SESSION_ID",
+)
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -27,9 +35,16 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def test_inside_an_agent_it_says_why_and_is_refused() -> None:
-    done = subprocess.run([TETHER, "ingest", "continue-here"], capture_output=True, text=True,
-                          env=_env(TETHER_RUN_ID="r-1"), stdin=subprocess.DEVNULL, timeout=60,
-                          check=False, start_new_session=True)
+    done = subprocess.run(
+        [TETHER, "ingest", "continue-here"],
+        capture_output=True,
+        text=True,
+        env=_env(TETHER_RUN_ID="r-1"),
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+        start_new_session=True,
+    )
     assert done.returncode == 30
     assert done.stdout.count("Recommendation: /clear first") == 1
     assert "provenance" in done.stdout and "budget" in done.stdout
@@ -41,13 +56,23 @@ def test_from_a_terminal_it_issues_a_new_session_id(tether_home: Path) -> None:
     if why is not None:
         pytest.skip(f"the test runner runs inside an agent's process tree ({why})")
     gate = str(Path(sys.executable).parent / "tether-gate")
-    subprocess.run([gate, "tick", "--session", "ctx-ingest"], env=_env(), check=True,
-                   capture_output=True, start_new_session=True)
+    subprocess.run(
+        [gate, "tick", "--session", "ctx-ingest"],
+        env=_env(),
+        check=True,
+        capture_output=True,
+        start_new_session=True,
+    )
     leader, follower = pty.openpty()
     try:
         done = subprocess.run(
-            ["sh", "-c", f"{shlex.quote(TETHER)} ingest continue-here"], stdin=follower,
-            capture_output=True, text=True, env=_env(), timeout=60, check=False,
+            ["sh", "-c", f"{shlex.quote(TETHER)} ingest continue-here"],
+            stdin=follower,
+            capture_output=True,
+            text=True,
+            env=_env(),
+            timeout=60,
+            check=False,
             start_new_session=True,
         )
     finally:
@@ -58,7 +83,8 @@ def test_from_a_terminal_it_issues_a_new_session_id(tether_home: Path) -> None:
     assert lines[0].startswith("Recommendation: /clear first")
     assert "the next run counts under the new session id" in lines[1]
     assert "(follows ctx-ingest)" in lines[1]
-    log = subprocess.run([TETHER, "session", "log", "--json"], capture_output=True, text=True,
-                         env=_env(), check=True)
+    log = subprocess.run(
+        [TETHER, "session", "log", "--json"], capture_output=True, text=True, env=_env(), check=True
+    )
     entries = json.loads(log.stdout)
     assert [e["reason"] for e in entries] == ["user-request"]

@@ -16,8 +16,15 @@ from tether.wiki.layout import Wiki
 
 TETHER = str(Path(sys.executable).parent / "tether")
 GOLDEN = "4 more entries wait in incoming/. Next: /clear, then ingest.\n"
-AGENT_VARS = ("TETHER_RUN_ID", "CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID",
-              "COPILOT_CLI", "AI_AGENT", "TETHER_DEPTH")
+AGENT_VARS = (
+    "TETHER_RUN_ID",
+    "CLAUDECODE",
+    "CLAUDE_CODE_SESSION_ID",
+    "CODEX_THREAD_ID",
+    "COPILOT_CLI",
+    "AI_AGENT",
+    "TETHER_DEPTH",
+)
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -27,9 +34,15 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def tether(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([TETHER, "ingest", *args, "--root", str(root)], capture_output=True,
-                          text=True, timeout=60, check=False, env=_env(**env),
-                          start_new_session=True)
+    return subprocess.run(
+        [TETHER, "ingest", *args, "--root", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=_env(**env),
+        start_new_session=True,
+    )
 
 
 @pytest.fixture
@@ -69,8 +82,7 @@ def _waiting(kb: Path, n: int, tmp_path: Path) -> list[str]:
 
 
 @pytest.mark.usefixtures("human")
-def test_five_waiting_next_claims_one_end_prints_the_golden_line(kb: Path,
-                                                                  tmp_path: Path) -> None:
+def test_five_waiting_next_claims_one_end_prints_the_golden_line(kb: Path, tmp_path: Path) -> None:
     ids = _waiting(kb, 5, tmp_path)
     claimed = tether(kb, "next", "--json", TETHER_SESSION_ID="s-1")
     assert claimed.returncode == 0, claimed.stderr
@@ -100,9 +112,13 @@ def test_two_concurrent_next_never_claim_the_same_entry(kb: Path, tmp_path: Path
         queue.collect(path)
     queue.release([e.id for e in queue.quarantined()])
     procs = [
-        subprocess.Popen([TETHER, "ingest", "next", "--json", "--root", str(kb)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=_env(TETHER_SESSION_ID=f"racer-{k}"))
+        subprocess.Popen(
+            [TETHER, "ingest", "next", "--json", "--root", str(kb)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(TETHER_SESSION_ID=f"racer-{k}"),
+        )
         for k in range(6)
     ]
     claimed = []
@@ -111,8 +127,10 @@ def test_two_concurrent_next_never_claim_the_same_entry(kb: Path, tmp_path: Path
         assert proc.returncode == 0, err
         claimed.append(json.loads(out)["id"])
     assert sorted(claimed) == sorted(f"source-{k}.md" for k in range(6))  # all distinct
-    owners = {json.loads((kb / "incoming" / ".claimed" / c / "claim.json").read_text())["owner"]
-              for c in claimed}
+    owners = {
+        json.loads((kb / "incoming" / ".claimed" / c / "claim.json").read_text())["owner"]
+        for c in claimed
+    }
     assert owners == {f"racer-{k}" for k in range(6)}
 
 
@@ -127,18 +145,32 @@ def test_bundles_end_with_their_own_line(kb: Path, tmp_path: Path) -> None:
     tether(kb, "next", TETHER_SESSION_ID="b1")
     assert (kb / "raw" / "repo-a" / "docs" / "README.md").is_file()
     end = tether(kb, "end", TETHER_SESSION_ID="b1")
-    assert end.stdout == "2 more bundles changed. Next: /clear, then update the captured " \
-                         "repositories\n"
+    assert (
+        end.stdout == "2 more bundles changed. Next: /clear, then update the captured "
+        "repositories\n"
+    )
 
 
 def test_the_line_is_a_template_per_language(kb: Path, tmp_path: Path) -> None:
     ids = _waiting_lib(kb, tmp_path, 3)
     (kb / "tether.toml").write_text('[wiki]\nlanguage = "de"\n')
-    cwd_run = subprocess.run([TETHER, "ingest", "next"], cwd=kb, capture_output=True,
-                             text=True, env=_env(TETHER_SESSION_ID="de"), check=False)
+    cwd_run = subprocess.run(
+        [TETHER, "ingest", "next"],
+        cwd=kb,
+        capture_output=True,
+        text=True,
+        env=_env(TETHER_SESSION_ID="de"),
+        check=False,
+    )
     assert cwd_run.returncode == 0, cwd_run.stderr
-    end = subprocess.run([TETHER, "ingest", "end"], cwd=kb, capture_output=True, text=True,
-                         env=_env(TETHER_SESSION_ID="de"), check=False)
+    end = subprocess.run(
+        [TETHER, "ingest", "end"],
+        cwd=kb,
+        capture_output=True,
+        text=True,
+        env=_env(TETHER_SESSION_ID="de"),
+        check=False,
+    )
     assert end.stdout == "2 weitere Einträge warten in incoming/. Weiter: /clear, dann ingest.\n"
     assert ids
 
@@ -176,8 +208,9 @@ def test_collisions_stop_for_the_human_and_overwrite_nothing(kb: Path, tmp_path:
     (kb / "raw" / "source-0.md").write_text("an older capture\n")
     stop = tether(kb, "next", TETHER_SESSION_ID="c")
     assert stop.returncode == 41
-    assert "raw/source-0.md already exists with other content; nothing was overwritten" \
-        in stop.stderr
+    assert (
+        "raw/source-0.md already exists with other content; nothing was overwritten" in stop.stderr
+    )
     assert (kb / "raw" / "source-0.md").read_text() == "an older capture\n"
     assert (kb / "incoming" / "source-0.md").is_dir()  # given back, not lost
     # release: the same name waits already
@@ -186,7 +219,8 @@ def test_collisions_stop_for_the_human_and_overwrite_nothing(kb: Path, tmp_path:
     dup.write_text("yet another\n")
     (kb / "quarantine" / "source-0.md").mkdir(parents=True)
     (kb / "quarantine" / "source-0.md" / "manifest.json").write_text(
-        json.dumps({"id": "source-0.md", "name": "source-0.md", "kind": "source"}))
+        json.dumps({"id": "source-0.md", "name": "source-0.md", "kind": "source"})
+    )
     stop = tether(kb, "release", "source-0.md")
     assert stop.returncode == 41 and "already in incoming/" in stop.stderr
     assert (kb / "quarantine" / "source-0.md").is_dir()
@@ -231,6 +265,10 @@ def test_quarantine_is_never_indexed(kb: Path, tmp_path: Path) -> None:
     queue = Queue(Wiki.open(tmp_path / "kb"))
     (kb / "wiki").rmdir()  # a plain vault: pages from the top folder
     queue.collect(_sources(tmp_path, 1)[0])
-    done = subprocess.run([TETHER, "wiki", "search", "Content", "--root", str(kb), "--json"],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [TETHER, "wiki", "search", "Content", "--root", str(kb), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert json.loads(done.stdout) == []

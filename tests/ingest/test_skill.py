@@ -26,7 +26,8 @@ def test_skill_names_the_fixed_lines_and_the_hard_end() -> None:
     assert end_line(ENTRIES, 4) in text
     assert "N more bundles changed. Next: /clear, then update the captured repositories" in text
     assert end_line(BUNDLES, 2) == (
-        "2 more bundles changed. Next: /clear, then update the captured repositories")
+        "2 more bundles changed. Next: /clear, then update the captured repositories"
+    )
     assert "Do not start the next entry yourself" in text
     assert "tether ingest continue-here" in text
     assert "Never guess them" in text

@@ -25,7 +25,8 @@ def kb(tmp_path: Path) -> Path:
     (root / "wiki").mkdir(parents=True)
     args = json.dumps(["--format", "claude-code", "--steps", "3"])
     (root / "tether.toml").write_text(
-        f"[profiles.ingest]\nharness = \"scripted\"\nargs = {args}\ndefault = true\n")
+        f'[profiles.ingest]\nharness = "scripted"\nargs = {args}\ndefault = true\n'
+    )
     return root
 
 
@@ -47,16 +48,24 @@ def test_three_entries_three_sequential_runs_one_hold_to_the_user(
     _collect(kb, tmp_path, "needs-talk.md", None)  # no capture manifest: key points to confirm
     _collect(kb, tmp_path, "c.md", CAPTURE)
     env = {k: v for k, v in os.environ.items() if k not in ("TETHER_DEPTH", "TETHER_RUN_ID")}
-    done = subprocess.run([TETHER, "ingest", "run", "--json", "--board", str(kb / "tickets")],
-                          cwd=kb, capture_output=True, text=True, timeout=300, check=False,
-                          env=env)
+    done = subprocess.run(
+        [TETHER, "ingest", "run", "--json", "--board", str(kb / "tickets")],
+        cwd=kb,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env=env,
+    )
     assert done.returncode == 0, done.stderr
     results = json.loads(done.stdout)
     runs = [r for r in results if r["status"] == "done"]
     assert [r["id"] for r in runs] == ["a.md", "b.md", "c.md"]
     assert len({r["session_id"] for r in runs}) == 3  # a fresh session each
-    spans = [(datetime.fromisoformat(r["started_at"]), datetime.fromisoformat(r["ended_at"]))
-             for r in runs]
+    spans = [
+        (datetime.fromisoformat(r["started_at"]), datetime.fromisoformat(r["ended_at"]))
+        for r in runs
+    ]
     for (_, end), (start, _) in itertools.pairwise(spans):
         assert end <= start  # one after another, never overlapping
     hold = next(r for r in results if r["id"] == "needs-talk.md")
@@ -71,12 +80,19 @@ def test_three_entries_three_sequential_runs_one_hold_to_the_user(
     queue = Queue(Wiki.open(kb))
     assert [e.id for e in queue.waiting()] == ["needs-talk.md"]  # not run, still waiting
     assert sorted(e.id for e in queue.finished()) == ["a.md", "b.md", "c.md"]
-    records = [json.loads((tether_home / "runs" / r["run_id"] / "run.json").read_text())
-               for r in runs]
+    records = [
+        json.loads((tether_home / "runs" / r["run_id"] / "run.json").read_text()) for r in runs
+    ]
     assert [rec["unit"] for rec in records] == ["ingest:a.md", "ingest:b.md", "ingest:c.md"]
     # a second run files no second ticket for the same entry
-    again = subprocess.run([TETHER, "ingest", "run", "--json", "--board", str(kb / "tickets")],
-                           cwd=kb, capture_output=True, text=True, timeout=120, check=False,
-                           env=env)
+    again = subprocess.run(
+        [TETHER, "ingest", "run", "--json", "--board", str(kb / "tickets")],
+        cwd=kb,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
     assert json.loads(again.stdout)[0]["ticket"] == tickets[0].id
     assert len(Board(kb / "tickets").load().in_state(State.USER, "decision")) == 1

@@ -131,12 +131,21 @@ class Project:
         self.loops.append(loop)
         return loop
 
-    def add(self, title: str, state: State = State.ACTIONABLE, reason: str | None = None,
-            *, body: str = "", priority: str = "P2", **front: Any) -> Ticket:
+    def add(
+        self,
+        title: str,
+        state: State = State.ACTIONABLE,
+        reason: str | None = None,
+        *,
+        body: str = "",
+        priority: str = "P2",
+        **front: Any,
+    ) -> Ticket:
         board = self.board
         board.ensure()
-        return board.add(title, priority=priority, body=body, state=state, reason=reason,
-                         front=front or None)
+        return board.add(
+            title, priority=priority, body=body, state=state, reason=reason, front=front or None
+        )
 
     def note(self, name: str, text: str) -> Path:
         path = self.root / "tickets" / "INBOX" / name

@@ -19,15 +19,19 @@ def test_a_hanging_check_is_killed_at_its_timeout_and_the_ticket_stays_blocked(
 ) -> None:
     project.all_sources_ready()
     (project.root / "tether.toml").write_text(
-        (project.root / "tether.toml").read_text().replace('check_timeout = "5s"',
-                                                          'check_timeout = "500ms"')
+        (project.root / "tether.toml")
+        .read_text()
+        .replace('check_timeout = "5s"', 'check_timeout = "500ms"')
     )
     pid_file = project.root / "check.pid"
-    hang = [sys.executable, "-c",
-            f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
-            "time.sleep(600)"]
-    ticket = project.add("Wait for the mirror", State.BLOCKED, "foreign-state",
-                         blocked_by="mirror sync", check=hang)
+    hang = [
+        sys.executable,
+        "-c",
+        f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(600)",
+    ]
+    ticket = project.add(
+        "Wait for the mirror", State.BLOCKED, "foreign-state", blocked_by="mirror sync", check=hang
+    )
     loop = project.open()
     started = time.monotonic()
     result = tick(loop)
@@ -48,12 +52,19 @@ def test_a_hanging_check_is_killed_at_its_timeout_and_the_ticket_stays_blocked(
 
 def test_shell_metacharacters_in_a_check_run_nothing_else(project: Project) -> None:
     project.all_sources_ready()
-    sneaky = ["echo", "ok; touch pwned1", "$(touch pwned2)", "`touch pwned3`", "| touch pwned4",
-              "&& touch pwned5"]
+    sneaky = [
+        "echo",
+        "ok; touch pwned1",
+        "$(touch pwned2)",
+        "`touch pwned3`",
+        "| touch pwned4",
+        "&& touch pwned5",
+    ]
     glued = ["true;", "touch", "pwned6"]
     first = project.add("Echo check", State.BLOCKED, "lock", blocked_by="x", check=sneaky)
-    second = project.add("Glued check", State.BLOCKED, "lock", blocked_by="y", check=glued,
-                         priority="P1")
+    second = project.add(
+        "Glued check", State.BLOCKED, "lock", blocked_by="y", check=glued, priority="P1"
+    )
     loop = project.open()
     view = loop.board.load()
     glued_result = run_check(loop, view, loop.board.get(second.id))
@@ -73,8 +84,13 @@ def test_a_passing_check_unblocks_with_evidence_and_the_ticket_is_worked(
 ) -> None:
     (project.root / "build").mkdir()
     (project.root / "build" / "ready.txt").write_text("yes")
-    ticket = project.add("Package the release", State.BLOCKED, "dependency",
-                         blocked_by="the build", check=["test", "-f", "build/ready.txt"])
+    ticket = project.add(
+        "Package the release",
+        State.BLOCKED,
+        "dependency",
+        blocked_by="the build",
+        check=["test", "-f", "build/ready.txt"],
+    )
     loop = project.open()
     result = tick(loop)
     assert result.level1.work is not None and result.level1.work.source == "blocked"
@@ -90,8 +106,9 @@ def test_a_passing_check_unblocks_with_evidence_and_the_ticket_is_worked(
 def test_a_ticket_check_waits_for_the_other_ticket_to_be_done(project: Project) -> None:
     project.all_sources_ready()
     other = project.add("Upstream fix", State.PARKED, "backlog")
-    waiting = project.add("Downstream", State.BLOCKED, "dependency", blocked_by="upstream",
-                          check=other.id)
+    waiting = project.add(
+        "Downstream", State.BLOCKED, "dependency", blocked_by="upstream", check=other.id
+    )
     loop = project.open()
     assert tick(loop).signal is Signal.EXHAUSTED
     assert loop.board.get(waiting.id).front["last_check"]["state"] == "PARKED/backlog"
@@ -108,9 +125,12 @@ def test_failing_checks_are_not_rerun_within_check_interval(project: Project) ->
         text.replace('check_timeout = "5s"', 'check_timeout = "5s"\ncheck_interval = "10m"')
     )
     counter = project.root / "count.txt"
-    check = [sys.executable, "-c",
-             f"p={str(counter)!r}; import os; n=int(open(p).read()) if os.path.exists(p) else 0; "
-             "open(p,'w').write(str(n+1)); raise SystemExit(1)"]
+    check = [
+        sys.executable,
+        "-c",
+        f"p={str(counter)!r}; import os; n=int(open(p).read()) if os.path.exists(p) else 0; "
+        "open(p,'w').write(str(n+1)); raise SystemExit(1)",
+    ]
     project.add("Quota", State.BLOCKED, "quota", blocked_by="quota", check=check)
     loop = project.open()
     tick(loop)

@@ -19,8 +19,15 @@ TETHER = str(Path(sys.executable).parent / "tether")
 
 
 def _tether(project: Project, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([TETHER, *args], cwd=project.root, env=project.env(),
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [TETHER, *args],
+        cwd=project.root,
+        env=project.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_tick_ends_with_the_signal_line_and_its_exit_code(project: Project) -> None:
@@ -62,11 +69,20 @@ def test_tick_json_gives_the_evidence_and_keeps_stdout_json(project: Project) ->
     data = json.loads(done.stdout)
     assert data["line"] == done.stderr.splitlines()[-1]
     assert [s["status"] for s in data["level2"]["sources"]] == [
-        "empty", "unavailable", "empty", "empty"
+        "empty",
+        "unavailable",
+        "empty",
+        "empty",
     ]
     assert data["level1"]["work"] is None
     assert [s["source"] for s in data["level1"]["sources"]] == [
-        "intake", "actionable", "blocked", "waiting", "todo", "routine", "follow-up"
+        "intake",
+        "actionable",
+        "blocked",
+        "waiting",
+        "todo",
+        "routine",
+        "follow-up",
     ]
 
 
@@ -86,8 +102,7 @@ def test_loop_run_ticks_until_a_stop_with_one_progress_line_per_tick(project: Pr
     done = _tether(project, "loop", "run")
     assert done.returncode == 10, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert [line.split(":")[0] for line in lines[:-1]] == ["tick 1", "tick 2", "tick 3",
-                                                            "tick 4"]
+    assert [line.split(":")[0] for line in lines[:-1]] == ["tick 1", "tick 2", "tick 3", "tick 4"]
     assert "triaged 1 INBOX entry" in lines[0]
     assert "completed" in lines[1] and "Second thing" not in lines[1]
     assert lines[-1].startswith("TETHER-LOOP: STOP (exhausted)")
@@ -116,8 +131,14 @@ def test_ctrl_c_stops_the_loop_cleanly_after_recording_and_one_loop_per_board(
     )
     ticket = project.add("Long job")
     project.add("Next job", priority="P3")
-    proc = subprocess.Popen([TETHER, "loop", "run"], cwd=project.root, env=project.env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [TETHER, "loop", "run"],
+        cwd=project.root,
+        env=project.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     conn = connect(project.home)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

@@ -16,8 +16,14 @@ def test_demo_shows_the_loop_from_triage_to_exhausted(tmp_path: Path, tether_hom
     folder = tmp_path / "demo"
     # a fresh machine: no agent CLI, no usmc or gardener, no network needed
     env = {**os.environ, "PATH": os.defpath, "HOME": str(tmp_path / "home")}
-    done = subprocess.run([TETHER, "demo", "--dir", str(folder)], env=env, capture_output=True,
-                          text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [TETHER, "demo", "--dir", str(folder)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     steps = [
@@ -44,7 +50,7 @@ def test_demo_shows_the_loop_from_triage_to_exhausted(tmp_path: Path, tether_hom
     follow = [line for line in out.splitlines() if line.startswith("tick 3:")]
     assert follow and "follow-up r-" in follow[0] and "completed" in follow[0]
     blind_block = out[: out.index("STOP (blind")]
-    assert 'USER/decision' in blind_block and '"Pick the licence"' in blind_block
+    assert "USER/decision" in blind_block and '"Pick the licence"' in blind_block
     board = Board(folder / "tickets", folder).load()
     assert [t.title for t in board.in_state(State.WAITING)] == ["Review the draft with the team"]
     assert len(board.in_state(State.DONE)) == 5 and board.untriaged() == []

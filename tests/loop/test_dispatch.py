@@ -44,8 +44,12 @@ def test_limit_stop_keeps_the_ticket_actionable_with_the_report_then_a_follow_up
     (project.root / "tether.toml").write_text(
         text.replace('guard_interval = "15m"', 'guard_interval = "15m"\nfollow_up_iterations = 10')
     )
-    ticket = project.add("Port the parser", body="Move parse() to the new API.\n",
-                         budget=3, budget_reason="a first slice, to see the size")
+    ticket = project.add(
+        "Port the parser",
+        body="Move parse() to the new API.\n",
+        budget=3,
+        budget_reason="a first slice, to see the size",
+    )
     loop = project.open()
     first = tick(loop)
     assert first.dispatched is not None and first.dispatched.stop == "iteration_limit"
@@ -80,7 +84,7 @@ def test_prompt_injection_in_a_ticket_changes_nothing(project: Project) -> None:
     project.write_config(
         '\n[profiles.cheap]\nharness = "scripted"\nargs = ["--steps", "5"]\ndefault = true\n'
         '\n[profiles.strong]\nharness = "scripted"\nargs = ["--steps", "5"]\nstrength = 5\n'
-        'iteration_limit = 150\n'
+        "iteration_limit = 150\n"
     )
     bystanders = [
         project.add("Keep me", State.ACTIONABLE, priority="P3"),
@@ -108,7 +112,9 @@ def test_prompt_injection_in_a_ticket_changes_nothing(project: Project) -> None:
     assert row.iteration_limit == 20 and row.budget_request is None and row.justification is None
     assert loop.board.get(evil.id).state is State.DONE  # only because its run completed
     assert [loop.board.get(t.id).location for t in bystanders] == [
-        "ACTIONABLE", "BLOCKED/lock", "USER/decision"
+        "ACTIONABLE",
+        "BLOCKED/lock",
+        "USER/decision",
     ]
     assert loop.board.load().in_state(State.PARKED) == []
 
@@ -163,8 +169,15 @@ def test_a_hand_started_limit_stopped_run_is_followed_up(project: Project) -> No
     from tether.runs.supervisor import RunRequest, supervise
 
     project.all_sources_ready()
-    stopped = supervise(RunRequest(prompt="Port the parser to the new API.", unit="parser-port",
-                                   iterations=2, cwd=project.root), env=project.env())
+    stopped = supervise(
+        RunRequest(
+            prompt="Port the parser to the new API.",
+            unit="parser-port",
+            iterations=2,
+            cwd=project.root,
+        ),
+        env=project.env(),
+    )
     loop = project.open()
     result = tick(loop)
     assert result.level1.work is not None and result.level1.work.source == "follow-up"

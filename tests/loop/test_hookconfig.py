@@ -16,9 +16,15 @@ TETHER = str(Path(sys.executable).parent / "tether")
 
 
 def _hooks(project: Project, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([TETHER, "hooks", *args, "--project-dir", str(project.root)],
-                          cwd=project.root, env=project.env(), capture_output=True, text=True,
-                          timeout=60, check=False)
+    return subprocess.run(
+        [TETHER, "hooks", *args, "--project-dir", str(project.root)],
+        cwd=project.root,
+        env=project.env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def test_install_merges_beside_the_gate_and_the_users_own_stop_hook(project: Project) -> None:
@@ -42,8 +48,15 @@ def test_install_merges_beside_the_gate_and_the_users_own_stop_hook(project: Pro
     project.add("Fix the typo")
     argv = shlex.split(commands[0])
     payload = json.dumps({"session_id": "s", "cwd": str(project.root), "stop_hook_active": False})
-    answer = subprocess.run(argv, input=payload, capture_output=True, text=True, timeout=60,
-                            env=project.env(), check=True)
+    answer = subprocess.run(
+        argv,
+        input=payload,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=project.env(),
+        check=True,
+    )
     assert json.loads(answer.stdout)["decision"] == "block"
     removed = _hooks(project, "uninstall", "--harness", "claude-code", "--loop")
     assert removed.returncode == 0
@@ -53,12 +66,22 @@ def test_install_merges_beside_the_gate_and_the_users_own_stop_hook(project: Pro
 
 def test_copilot_and_codex_files(project: Project) -> None:
     root = str(project.root)
-    copilot = plan("copilot", "project", install=True, project_dir=root, argv=["t", "loop",
-                   "stop-hook", "--harness", "copilot"])
+    copilot = plan(
+        "copilot",
+        "project",
+        install=True,
+        project_dir=root,
+        argv=["t", "loop", "stop-hook", "--harness", "copilot"],
+    )
     data = json.loads(copilot.after or "")
-    assert data == {"hooks": {"agentStop": [{"type": "command",
-                                             "bash": "t loop stop-hook --harness copilot",
-                                             "timeoutSec": 30}]}, "version": 1}
+    assert data == {
+        "hooks": {
+            "agentStop": [
+                {"type": "command", "bash": "t loop stop-hook --harness copilot", "timeoutSec": 30}
+            ]
+        },
+        "version": 1,
+    }
     codex = plan("codex", "project", install=True, project_dir=root, argv=["t"])
     assert codex.path == str(project.root / ".codex" / "hooks.json")
     assert json.loads(codex.after or "")["hooks"]["Stop"][0]["hooks"][0]["command"] == "t"

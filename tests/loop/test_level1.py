@@ -23,8 +23,7 @@ def _actionable(p: Project) -> None:
 
 
 def _blocked(p: Project) -> None:
-    p.add("Use the new API", State.BLOCKED, "dependency", blocked_by="API release",
-          check=["true"])
+    p.add("Use the new API", State.BLOCKED, "dependency", blocked_by="API release", check=["true"])
 
 
 def _waiting(p: Project) -> None:
@@ -59,16 +58,18 @@ SETUPS: dict[str, Callable[[Project], None]] = {
 
 
 def _files(p: Project) -> dict[str, bytes]:
-    return {str(f.relative_to(p.root)): f.read_bytes()
-            for f in sorted((p.root / "tickets").rglob("*"))
-            if f.is_file() and f.name != ".lock"}
+    return {
+        str(f.relative_to(p.root)): f.read_bytes()
+        for f in sorted((p.root / "tickets").rglob("*"))
+        if f.is_file() and f.name != ".lock"
+    }
 
 
 @pytest.mark.parametrize("first", SOURCES)
 def test_each_level1_source_is_found_in_order(project: Project, first: str) -> None:
     """With work present for this source and every later one, this source's work is chosen."""
     assert list(SETUPS) == list(SOURCES)
-    for name in SOURCES[SOURCES.index(first):]:
+    for name in SOURCES[SOURCES.index(first) :]:
         SETUPS[name](project)
     before = _files(project)
     loop = project.open(spy=True)
@@ -157,8 +158,12 @@ def test_triage_follows_the_front_matter_of_inbox_tickets(project: Project) -> N
     result = tick(loop)
     assert result.level1.work is not None and result.level1.work.source == "intake"
     where = {t.title: t.location for t in loop.board.load().tickets}
-    assert where == {"Needs data": "USER/decision", "Later": "WAITING/scheduled",
-                     "After the release": "BLOCKED/dependency", "Plain": "ACTIONABLE"}
+    assert where == {
+        "Needs data": "USER/decision",
+        "Later": "WAITING/scheduled",
+        "After the release": "BLOCKED/dependency",
+        "Plain": "ACTIONABLE",
+    }
 
 
 def test_actionable_goes_by_priority_then_age(project: Project) -> None:

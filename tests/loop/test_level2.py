@@ -79,8 +79,10 @@ def test_a_command_source_past_its_timeout_is_unavailable(project: Project) -> N
     write_script(project.bin / "organic-memory", {"status": "empty", "items": []}, sleep=30)
     text = (project.root / "tether.toml").read_text()
     (project.root / "tether.toml").write_text(
-        text.replace('command = ["organic-memory", "--json"]',
-                     'command = ["organic-memory", "--json"]\ntimeout = "300ms"')
+        text.replace(
+            'command = ["organic-memory", "--json"]',
+            'command = ["organic-memory", "--json"]\ntimeout = "300ms"',
+        )
     )
     result = tick(project.open())
     assert result.level2 is not None
@@ -196,16 +198,15 @@ def test_user_model_confidence_threshold_is_configurable(project: Project) -> No
     result = tick(project.open())
     assert result.signal is Signal.USER_ONLY
     assert result.bundle is not None
-    assert result.bundle.items == [
-        "user model, confidence 90% (below 95%): tidy the changelog"
-    ]
+    assert result.bundle.items == ["user model, confidence 90% (below 95%): tidy the changelog"]
 
 
 def test_only_user_items_left_stop_with_one_bundle(project: Project) -> None:
     project.all_sources_ready()
     first = project.add("Pick the licence", State.USER, "decision", needs="MIT or Apache-2.0")
-    second = project.add("Plug in the board", State.USER, "hardware", needs="a person at the lab",
-                         priority="P1")
+    second = project.add(
+        "Plug in the board", State.USER, "hardware", needs="a person at the lab", priority="P1"
+    )
     undecided = "Rename the project?\n\nDrop Python 3.11?\n"
     (project.decisions / "TO-DECIDE-USER.txt").write_text(undecided)
     project.add("Someday", State.PARKED, "backlog")
@@ -218,7 +219,7 @@ def test_only_user_items_left_stop_with_one_bundle(project: Project) -> None:
         "undecided (TO-DECIDE-USER.txt): Drop Python 3.11?",
     ]
     lines = result.lines()
-    block = lines[lines.index("For you, in one bundle (4 items):"):]
+    block = lines[lines.index("For you, in one bundle (4 items):") :]
     assert block[-1] == result.line and len(block) == 6
     assert "needs: a person at the lab" in block[1]
 

@@ -22,12 +22,16 @@ def _load(tmp_path: Path, text: str) -> LoopSettings:
 def test_defaults_mirror_the_protocol(tmp_path: Path) -> None:
     settings = _load(tmp_path, "")
     assert (settings.board, settings.todo_files, settings.guard_interval) == (
-        "tickets", ["TODO.md"], "15m"
+        "tickets",
+        ["TODO.md"],
+        "15m",
     )
     sources = build_sources(settings, tmp_path, {"PATH": ""})
     assert [(s.role, type(s)) for s in sources] == [
-        ("decisions.ledger", FileSource), ("memory.organic", CommandSource),
-        ("memory.curated", CommandSource), ("user.model", FileSource),
+        ("decisions.ledger", FileSource),
+        ("memory.organic", CommandSource),
+        ("memory.curated", CommandSource),
+        ("user.model", FileSource),
     ]
     ledger, organic, curated, model = sources
     assert isinstance(ledger, FileSource) and isinstance(model, FileSource)
@@ -40,12 +44,17 @@ def test_defaults_mirror_the_protocol(tmp_path: Path) -> None:
 
 
 def test_a_source_table_overrides_only_what_it_names(tmp_path: Path) -> None:
-    settings = _load(tmp_path, '[loop.sources."memory.curated"]\ntimeout = "45s"\n'
-                               '[loop.sources."user.model"]\nkind = "command"\n'
-                               'command = ["byum", "--json"]\n')
+    settings = _load(
+        tmp_path,
+        '[loop.sources."memory.curated"]\ntimeout = "45s"\n'
+        '[loop.sources."user.model"]\nkind = "command"\n'
+        'command = ["byum", "--json"]\n',
+    )
     curated = effective_source(settings, "memory.curated")
     assert (curated.kind, curated.command, curated.timeout) == (
-        "command", ["usmc", "working", "--json"], "45s"
+        "command",
+        ["usmc", "working", "--json"],
+        "45s",
     )
     model = effective_source(settings, "user.model")
     assert (model.kind, model.path, model.command) == ("command", None, ["byum", "--json"])
@@ -55,13 +64,15 @@ def test_a_source_table_overrides_only_what_it_names(tmp_path: Path) -> None:
     ("text", "key"),
     [
         ('[loop]\nguard_interval = "soon"\n', "`loop.guard_interval`"),
-        ('[loop]\ncheck_timeout = 30\n', "`loop.check_timeout`"),
-        ('[loop]\nmax_attempts = 0\n', "`loop.max_attempts`"),
+        ("[loop]\ncheck_timeout = 30\n", "`loop.check_timeout`"),
+        ("[loop]\nmax_attempts = 0\n", "`loop.max_attempts`"),
         ('[loop]\nbord = "x"\n', "unknown key `loop.bord` (did you mean `loop.board`?)"),
         ('[loop.sources."memory.curatd"]\nkind = "files"\n', "`loop.sources.memory.curatd`"),
         ('[loop.sources."memory.curated"]\nkind = "cmd"\n', "`loop.sources.memory.curated.kind`"),
-        ('[loop.sources."user.model"]\nconfidence_threshold = 2\n',
-         "`loop.sources.user.model.confidence_threshold`"),
+        (
+            '[loop.sources."user.model"]\nconfidence_threshold = 2\n',
+            "`loop.sources.user.model.confidence_threshold`",
+        ),
         ('[[loop.routines]]\nname = "a b"\ncommand = ["x"]\n', "`loop.routines[0].name`"),
         ('[[loop.routines]]\nname = "x"\n', "`loop.routines[0].command`"),
     ],
@@ -81,8 +92,14 @@ def test_a_kind_without_its_location_names_the_missing_key(tmp_path: Path) -> No
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("500ms", 0.5), ("90s", 90.0), ("15m", 900.0), ("2h", 7200.0), ("1d", 86400.0),
-     ("1.5m", 90.0)],
+    [
+        ("500ms", 0.5),
+        ("90s", 90.0),
+        ("15m", 900.0),
+        ("2h", 7200.0),
+        ("1d", 86400.0),
+        ("1.5m", 90.0),
+    ],
 )
 def test_durations(text: str, seconds: float) -> None:
     assert parse_duration(text) == seconds
@@ -94,7 +111,8 @@ def test_a_stronger_loop_profile_without_a_reason_fails_before_any_tick(tmp_path
     (tmp_path / "tether.toml").write_text(
         '[profiles.cheap]\nharness = "scripted"\ndefault = true\n'
         '[profiles.strong]\nharness = "scripted"\nstrength = 3\n'
-        '[loop]\nprofile = "strong"\n', encoding="utf-8",
+        '[loop]\nprofile = "strong"\n',
+        encoding="utf-8",
     )
     with pytest.raises(ConfigError, match="stronger than the default"):
         open_loop(tmp_path, env={**NO_USER, "TETHER_HOME": str(tmp_path / "h")})

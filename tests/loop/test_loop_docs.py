@@ -58,15 +58,24 @@ def test_loop_page_documents_every_key_with_its_default() -> None:
     keys = _section(page, "## `[loop]` keys")
     documented = _keys(keys)
     assert documented[: len(LoopSettings.__struct_fields__)] == list(LoopSettings.__struct_fields__)
-    rest = documented[len(LoopSettings.__struct_fields__):]
+    rest = documented[len(LoopSettings.__struct_fields__) :]
     split = rest.index("name")
     source_keys, routine_keys = rest[:split], rest[split:]
     assert source_keys == list(SourceSettings.__struct_fields__)
     assert routine_keys == list(RoutineCheck.__struct_fields__)
     defaults = LoopSettings()
-    for name in ("board", "guard_interval", "check_timeout", "check_interval", "source_timeout",
-                 "max_attempts", "max_ticks", "stop_hook_max_blocks", "follow_up_manual_runs",
-                 "todo_files"):
+    for name in (
+        "board",
+        "guard_interval",
+        "check_timeout",
+        "check_interval",
+        "source_timeout",
+        "max_attempts",
+        "max_ticks",
+        "stop_hook_max_blocks",
+        "follow_up_manual_runs",
+        "todo_files",
+    ):
         row = re.search(rf"^\| `{name}` \| `([^`]+)` \|", keys, flags=re.MULTILINE)
         assert row is not None, name
         assert json.loads(row.group(1)) == getattr(defaults, name), name

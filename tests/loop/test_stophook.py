@@ -18,14 +18,26 @@ TETHER = str(Path(sys.executable).parent / "tether")
 
 def _hook(project: Project, harness: str, payload: Any) -> subprocess.CompletedProcess[str]:
     raw = payload if isinstance(payload, str) else json.dumps(payload)
-    return subprocess.run([TETHER, "loop", "stop-hook", "--harness", harness], input=raw,
-                          cwd=project.root, env=project.env(), capture_output=True, text=True,
-                          timeout=60, check=False)
+    return subprocess.run(
+        [TETHER, "loop", "stop-hook", "--harness", harness],
+        input=raw,
+        cwd=project.root,
+        env=project.env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def _payload(project: Project, active: bool, session: str = "sess-1") -> dict[str, Any]:
-    return {"session_id": session, "transcript_path": "/dev/null", "cwd": str(project.root),
-            "hook_event_name": "Stop", "stop_hook_active": active}
+    return {
+        "session_id": session,
+        "transcript_path": "/dev/null",
+        "cwd": str(project.root),
+        "hook_event_name": "Stop",
+        "stop_hook_active": active,
+    }
 
 
 @pytest.mark.parametrize("harness", ["claude-code", "codex"])
@@ -40,7 +52,7 @@ def test_blocks_while_level1_has_work_and_lets_go_after_the_cap(
         answers.append(done.stdout.strip())
     blocks = [json.loads(a) for a in answers[:3]]
     assert [b["decision"] for b in blocks] == ["block", "block", "block"]
-    assert f"ACTIONABLE {ticket.id} (P2) \"Fix the typo\"" in blocks[0]["reason"]
+    assert f'ACTIONABLE {ticket.id} (P2) "Fix the typo"' in blocks[0]["reason"]
     assert "block 1 of at most 3" in blocks[0]["reason"]
     assert "block 3 of at most 3" in blocks[2]["reason"]
     assert answers[3] == ("{}" if harness == "codex" else "")  # the 4th stop goes through
@@ -65,8 +77,13 @@ def test_no_autonomous_work_lets_the_agent_stop(project: Project) -> None:
 
 def test_copilot_agent_stop_payload_in_camel_case(project: Project) -> None:
     project.note("idea.txt", "Look into the flaky test\n")
-    payload = {"sessionId": "c-1", "timestamp": 1, "cwd": str(project.root),
-               "stopReason": "end_turn", "stopHookActive": False}
+    payload = {
+        "sessionId": "c-1",
+        "timestamp": 1,
+        "cwd": str(project.root),
+        "stopReason": "end_turn",
+        "stopHookActive": False,
+    }
     done = _hook(project, "copilot", payload)
     answer = json.loads(done.stdout)
     assert answer["decision"] == "block"

@@ -15,7 +15,8 @@ VAULT = TESTS.parent / ".." / "shared" / "corpora" / "obsidian-help-en"
 @pytest.fixture
 def vault() -> Path:
     if not VAULT.is_dir():
-        pytest.skip(f"the Obsidian Help vault is not at {VAULT.resolve()} "
-                    "(a copy of shared/ belongs beside the repository)")
+        pytest.skip(
+            f"the Obsidian Help vault is not at {VAULT.resolve()} "
+            "(a copy of shared/ belongs beside the repository)"
+        )
     return VAULT.resolve()
-

@@ -18,7 +18,7 @@ def write_profile(project: Path, commands: list[str] | None, *extra: str) -> Non
         script.write_text("\n".join(commands) + "\n", encoding="utf-8")
         args += ["--commands-file", str(script)]
     (project / "tether.toml").write_text(
-        "kill_grace_seconds = 0.5\n\n[profiles.room]\nharness = \"scripted\"\n"
+        'kill_grace_seconds = 0.5\n\n[profiles.room]\nharness = "scripted"\n'
         f"args = {json.dumps(args)}\ndefault = true\n",
         encoding="utf-8",
     )

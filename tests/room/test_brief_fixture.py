@@ -28,8 +28,9 @@ def _question(gen: GenWiki, page_id: str) -> str:
     return f"What is {gen.word_of(page_id)} and what does it depend on?"
 
 
-@pytest.mark.parametrize("page_id", ["concept-00004", "concept-00100", "episode-00019",
-                                     "concept-00250", "concept-00033"])
+@pytest.mark.parametrize(
+    "page_id", ["concept-00004", "concept-00100", "episode-00019", "concept-00250", "concept-00033"]
+)
 @pytest.mark.parametrize("budget", [12, 5])
 def test_brief_picks_the_page_and_its_typed_relation_within_b(
     gen: GenWiki, index: Index, page_id: str, budget: int

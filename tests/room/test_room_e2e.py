@@ -35,8 +35,15 @@ def project(tmp_path: Path) -> Path:
 def _room(project: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_ROOM")}
     env.pop("TETHER_DEPTH", None)
-    return subprocess.run([TETHER, "room", *args], cwd=project, capture_output=True, text=True,
-                          timeout=timeout, check=False, env=env)
+    return subprocess.run(
+        [TETHER, "room", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env=env,
+    )
 
 
 def _poll(predicate: Callable[[], bool], timeout: float = 30.0) -> bool:
@@ -80,8 +87,7 @@ def test_fourteen_reads_with_b12_refuse_13_and_14_and_the_budget_line_passes(
     assert reads["used"] == 12 and reads["read"] == listed
     assert reads["refused_budget"] == extra and reads["budget_hit"] is True
     assert result["check"]["ok"] is True
-    log = [json.loads(x) for x in
-           (Path(result["folder"]) / "reads.jsonl").read_text().splitlines()]
+    log = [json.loads(x) for x in (Path(result["folder"]) / "reads.jsonl").read_text().splitlines()]
     assert [r["outcome"] for r in log] == ["read"] * 12 + ["refused-budget"] * 2
     events = _events_text(tether_home, result["run"]["run_id"])
     assert f"refused: budget reached (12 of 12 pages read); '{extra[0]}' is not read" in events
@@ -94,11 +100,14 @@ def test_a_room_that_tries_to_open_a_room_is_refused(
     question = f"What is {gen.word_of('concept-00004')}?"
     conclusion = tmp_path / "c.md"
     conclusion.write_text("It is tracked by the operators [[concept-00004]] (stale).\n")
-    write_profile(project, [
-        f"{TETHER} wiki read concept-00004",
-        f"{TETHER} room open --root {gen.root} 'a nested question'",
-        f"{TETHER} room conclude {conclusion}",
-    ])
+    write_profile(
+        project,
+        [
+            f"{TETHER} wiki read concept-00004",
+            f"{TETHER} room open --root {gen.root} 'a nested question'",
+            f"{TETHER} room conclude {conclusion}",
+        ],
+    )
     done = _room(project, "open", "--root", str(gen.root), "--json", question)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
@@ -116,9 +125,14 @@ def test_a_second_room_while_one_is_open_is_refused(
     question = f"What is {gen.word_of('concept-00004')}?"
     write_profile(project, None, "--steps", "3", "--hang-before-result", "1")
     env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_ROOM")}
-    first = subprocess.Popen([TETHER, "room", "open", "--root", str(gen.root), question],
-                             cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env=env)
+    first = subprocess.Popen(
+        [TETHER, "room", "open", "--root", str(gen.root), question],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         lock = tether_home / "rooms" / ".lock"
         assert _poll(lambda: lock.exists() and "room " in lock.read_text())
@@ -139,4 +153,5 @@ def test_read_directly_opens_no_room(gen: GenWiki, project: Path, tether_home: P
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("read directly (1 pages, no room needed):")
     assert not (tether_home / "rooms").exists() or not any(
-        p.is_dir() for p in (tether_home / "rooms").iterdir())
+        p.is_dir() for p in (tether_home / "rooms").iterdir()
+    )

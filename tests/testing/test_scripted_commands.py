@@ -12,8 +12,12 @@ AGENT = (sys.executable, "-m", "tether.harnesses.scripted")
 
 def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*AGENT, *args, "--", "the prompt"], cwd=tmp_path, capture_output=True, text=True,
-        timeout=60, check=False,
+        [*AGENT, *args, "--", "the prompt"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 
@@ -31,13 +35,16 @@ def test_each_line_is_one_tool_step_run_as_argv(tmp_path: Path) -> None:
     lines = [json.loads(x) for x in done.stdout.splitlines()]
     results = [
         block["content"]
-        for line in lines if line["type"] == "user"
-        for block in line["message"]["content"] if block.get("type") == "tool_result"
+        for line in lines
+        if line["type"] == "user"
+        for block in line["message"]["content"]
+        if block.get("type") == "tool_result"
     ]
     # argv split with shlex and no shell: quotes group, $HOME stays literal
     assert results == ["got ['two words', '$HOME']", "second"]
     assert [x.split()[:4] for x in log.read_text().splitlines()] == [
-        ["step", "1", "call", "1"], ["step", "2", "call", "1"],
+        ["step", "1", "call", "1"],
+        ["step", "2", "call", "1"],
     ]
     final = lines[-1]
     assert final["type"] == "result" and final["result"] == "All 3 steps done."

@@ -57,8 +57,10 @@ def test_an_orchestrator_that_never_resumes_is_woken_at_most_once_per_min_interv
     assert len(wakes) == 5  # at 45, 105, 165, 225, 285 s
     assert actions.count("woken") == 5 and "rate-limited" in actions
     assert actions[:8] == ["active"] * 8  # 5 … 40 s: not idle yet
-    lines = wait_until(lambda: len(recording.lines()) == 5 and recording.lines(),
-                       what="five wake lines in the orchestrator")
+    lines = wait_until(
+        lambda: len(recording.lines()) == 5 and recording.lines(),
+        what="five wake lines in the orchestrator",
+    )
     assert all(line["line"].startswith("[tether watch] You have been idle") for line in lines)
     assert all(w.reason == "idle" and w.subagent == "a (pane %1)" for w in wakes)
 
@@ -95,8 +97,9 @@ def test_busy_and_own_permission_veto_typing_but_not_the_human(
 
     # the turn ends: now it is woken
     gate_event("orch-1", "Stop", tmp_path)
-    decision = wait_until(lambda: (d := dog.check().decisions[0]).action == "woken" and d,
-                          what="a wake")
+    decision = wait_until(
+        lambda: (d := dog.check().decisions[0]).action == "woken" and d, what="a wake"
+    )
     assert decision.activity_source == "hook Stop"
     assert wait_until(recording.lines)[0]["line"].startswith("[tether watch]")
     dog.close()
@@ -108,12 +111,18 @@ def test_wake_command_runs_with_the_wake_filled_in(
     pane, _ = lab.orchestrator()
     _running_subagent(lab, subagents_dir)
     out = tmp_path / "command.json"
-    script = "import json, os, sys; json.dump([sys.argv[1:], os.environ['TETHER_WAKE_REASON']], " \
-             f"open({str(out)!r}, 'w'))"
+    script = (
+        "import json, os, sys; json.dump([sys.argv[1:], os.environ['TETHER_WAKE_REASON']], "
+        f"open({str(out)!r}, 'w'))"
+    )
     clock = FakeClock(start=datetime.now(UTC))
     add_orchestrator(conn, tmux_pane=pane, tmux_socket=lab.socket, name="boss", clock=clock)
-    settings = _settings(lab, subagents_dir, notify=False,
-                         wake_command=[PYTHON, "-c", script, "{reason}", "{orchestrator}"])
+    settings = _settings(
+        lab,
+        subagents_dir,
+        notify=False,
+        wake_command=[PYTHON, "-c", script, "{reason}", "{orchestrator}"],
+    )
     dog = Watchdog(settings, tether_home, conn, clock=clock)
     wait_until(lambda: dog.check().running == 1, what="the subagent to run")
     clock.advance(46)
@@ -131,8 +140,7 @@ def test_without_an_orchestrator_the_human_is_told_at_the_same_rate(
     _running_subagent(lab, subagents_dir)
     clock = FakeClock(start=datetime.now(UTC))
     lines: list[str] = []
-    dog = Watchdog(_settings(lab, subagents_dir), tether_home, conn, clock=clock,
-                   log=lines.append)
+    dog = Watchdog(_settings(lab, subagents_dir), tether_home, conn, clock=clock, log=lines.append)
     report = wait_until(lambda: (r := dog.check()).running == 1 and r, what="the subagent")
     assert [d.action for d in report.decisions] == ["human-only"]
     clock.advance(30)
@@ -166,8 +174,10 @@ def test_a_growing_log_is_activity_and_a_still_one_is_not(
         actions.add((decision.action, decision.activity_source))
     # (the first append's mtime may trail the registration: file times are coarse)
     assert {action for action, _ in actions} == {"active"} and ("active", "log") in actions
-    decision = wait_until(lambda: (d := dog.check().decisions[0]).action == "woken" and d,
-                          what="a wake once the log stands still")
+    decision = wait_until(
+        lambda: (d := dog.check().decisions[0]).action == "woken" and d,
+        what="a wake once the log stands still",
+    )
     assert decision.activity_source == "log"
     assert wait_until(recording.lines)
     dog.close()

@@ -27,7 +27,10 @@ def _rewake(tmp_path: Path, payload: dict[str, object]) -> subprocess.Popen[str]
     (tmp_path / "stop.json").write_text(json.dumps({**payload, "cwd": str(tmp_path)}))
     return subprocess.Popen(
         ["bash", "-c", f"{TETHER} watch rewake < {tmp_path / 'stop.json'}; echo exit=$? >&2"],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -35,7 +38,9 @@ def test_rewake_hook_exits_2_with_the_message_when_asked(tether_home: Path, tmp_
     hook = _rewake(tmp_path, STOP)
     (endpoint,) = wait_until(lambda: live_endpoints(tether_home), what="the hook to announce")
     assert (endpoint.kind, endpoint.session_id, endpoint.agent_pid) == (
-        "claude-code", "claude-1", hook.pid
+        "claude-code",
+        "claude-1",
+        hook.pid,
     )
     assert endpoint.last_activity is not None and endpoint.idle is None
     write_request(tether_home, endpoint.key, "w-1", "[tether watch] wake up", time.time())
@@ -86,32 +91,55 @@ def test_the_daemon_wakes_through_the_rewake_hook_before_tmux(
     # the hook's session was bound to the orchestrator on the way
     (bound,) = [o for o in list_orchestrators(conn) if o.id == orch.id]
     assert bound.sessions == ("claude-1",)
-    logged = subprocess.run([TETHER, "watch", "log", "--json"], capture_output=True, text=True,
-                            timeout=30, check=True, cwd=tmp_path)
+    logged = subprocess.run(
+        [TETHER, "watch", "log", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+        cwd=tmp_path,
+    )
     (entry,) = json.loads(logged.stdout)
     assert entry["channels"][0]["acknowledged_at"] is not None
 
 
 def test_claude_hook_settings_merge_keeps_other_hooks(tmp_path: Path) -> None:
-    theirs = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}],
-                        "PreToolUse": [{"matcher": "*", "hooks": [
-                            {"type": "command", "command": "/x/tether-gate hook --harness c"}]}]},
-              "model": "opus"}
+    theirs = {
+        "hooks": {
+            "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}],
+            "PreToolUse": [
+                {
+                    "matcher": "*",
+                    "hooks": [{"type": "command", "command": "/x/tether-gate hook --harness c"}],
+                }
+            ],
+        },
+        "model": "opus",
+    }
     merged = merge_settings(theirs, ["/venv/bin/tether"])
-    assert merged["model"] == "opus" and merged["hooks"]["PreToolUse"] == theirs["hooks"][
-        "PreToolUse"]
+    assert (
+        merged["model"] == "opus" and merged["hooks"]["PreToolUse"] == theirs["hooks"]["PreToolUse"]
+    )
     assert merged["hooks"]["Stop"] == [
         {"hooks": [{"type": "command", "command": "say done"}]},
-        {"hooks": [{"type": "command", "command": "/venv/bin/tether watch rewake",
-                    "asyncRewake": True}]},
+        {
+            "hooks": [
+                {"type": "command", "command": "/venv/bin/tether watch rewake", "asyncRewake": True}
+            ]
+        },
     ]
     assert merge_settings(merged, ["/venv/bin/tether"]) == merged  # idempotent
     assert merge_settings(merged, None) == theirs  # uninstall: only ours goes
     project = tmp_path / "p"
     project.mkdir()
     for flag in ("--install", "--uninstall"):
-        subprocess.run([TETHER, "watch", "claude-hook", flag, "--project-dir", str(project)],
-                       capture_output=True, text=True, timeout=30, check=True)
+        subprocess.run(
+            [TETHER, "watch", "claude-hook", flag, "--project-dir", str(project)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
     assert json.loads((project / ".claude" / "settings.json").read_text()) == {}
 
 
@@ -122,13 +150,22 @@ def test_pi_extension_is_rendered_and_installed_beside_the_gate_extension(tmp_pa
     assert 'const BAKED_HOME: string | null = "/srv/tether-home";' in text
     project = tmp_path / "p"
     project.mkdir()
-    done = subprocess.run([TETHER, "watch", "pi-extension", "--install", "--project-dir",
-                           str(project)], capture_output=True, text=True, timeout=30, check=True)
+    done = subprocess.run(
+        [TETHER, "watch", "pi-extension", "--install", "--project-dir", str(project)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
     target = project / ".pi" / "extensions" / "tether-watch.ts"
     assert done.stdout.startswith(f"wrote {target}")
     assert MARKER in target.read_text()
     target.write_text("// someone else's\n")
-    refused = subprocess.run([TETHER, "watch", "pi-extension", "--install", "--project-dir",
-                              str(project)], capture_output=True, text=True, timeout=30)
+    refused = subprocess.run(
+        [TETHER, "watch", "pi-extension", "--install", "--project-dir", str(project)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert refused.returncode == 2 and "was not written by tether" in refused.stderr
     assert target.read_text() == "// someone else's\n"

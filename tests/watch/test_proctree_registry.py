@@ -37,8 +37,11 @@ DEFAULT_NAMES = ["claude", "codex", "copilot", "pi", "vibe", "tether.harnesses.s
         ("node", ("node", "/x/node_modules/@mariozechner/pi-coding-agent/dist/cli.js"), "pi"),
         ("node", ("node", "--no-warnings", "/usr/bin/codex"), "codex"),
         ("claude", ("/opt/claude-code/bin/claude.exe", "--resume"), "claude"),
-        ("python3", ("python3", "-m", "tether.harnesses.scripted", "--", "x"),
-         "tether.harnesses.scripted"),
+        (
+            "python3",
+            ("python3", "-m", "tether.harnesses.scripted", "--", "x"),
+            "tether.harnesses.scripted",
+        ),
         ("bash", ("bash", "-c", "pi --help"), None),  # a keyword in a command line is no agent
         ("python3", ("python3", "-c", "import pi"), None),
         ("vim", ("vim", "pi.txt"), None),
@@ -62,18 +65,25 @@ def test_an_agent_below_a_shell_is_found_and_gone_when_it_ends(tmp_path: Path) -
     shell = subprocess.Popen(["bash", "-c", script])
     inspector = ProcessInspector(AgentMatcher(DEFAULT_NAMES))
     try:
-        agent_pid = int(wait_until(lambda: (tmp_path / "pid").exists()
-                                   and (tmp_path / "pid").read_text().strip(), what="agent pid"))
-        table = wait_until(lambda: (t := inspector.snapshot()).find_agent(shell.pid) and t,
-                           what="the agent under the shell")
+        agent_pid = int(
+            wait_until(
+                lambda: (tmp_path / "pid").exists() and (tmp_path / "pid").read_text().strip(),
+                what="agent pid",
+            )
+        )
+        table = wait_until(
+            lambda: (t := inspector.snapshot()).find_agent(shell.pid) and t,
+            what="the agent under the shell",
+        )
         found = table.find_agent(shell.pid)
         assert found is not None and found.pid == agent_pid
         assert found.name == "tether.harnesses.scripted"
         assert table.agent(shell.pid) is None  # the shell itself is no agent
         assert shell.pid in list(table.ancestors(agent_pid))
         os.kill(agent_pid, 15)
-        wait_until(lambda: inspector.snapshot().find_agent(shell.pid) is None,
-                   what="the agent to be gone")
+        wait_until(
+            lambda: inspector.snapshot().find_agent(shell.pid) is None, what="the agent to be gone"
+        )
         assert inspector.snapshot().alive(shell.pid)  # bash still waits on read
     finally:
         with open(fifo, "w") as handle:
@@ -107,12 +117,21 @@ def test_wakes_are_logged_in_order(conn: sqlite3.Connection) -> None:
     assert last_wake_at(conn, orch.id) is None
     start = datetime.now(UTC)
     for n in range(3):
-        record_wake(conn, WakeRecord(
-            at=to_iso(start + timedelta(seconds=n)), orchestrator_id=orch.id,
-            reason="confirmation", subagent="a (pane %4)", pending_tool="Bash",
-            pending_call_id=f"c{n}", idle_seconds=50.0, message=f"wake {n}",
-            channels=({"channel": "tmux", "ok": True, "detail": "send-keys %1"},), delivered=True,
-        ))
+        record_wake(
+            conn,
+            WakeRecord(
+                at=to_iso(start + timedelta(seconds=n)),
+                orchestrator_id=orch.id,
+                reason="confirmation",
+                subagent="a (pane %4)",
+                pending_tool="Bash",
+                pending_call_id=f"c{n}",
+                idle_seconds=50.0,
+                message=f"wake {n}",
+                channels=({"channel": "tmux", "ok": True, "detail": "send-keys %1"},),
+                delivered=True,
+            ),
+        )
     wakes = list_wakes(conn)
     assert [w.message for w in wakes] == ["wake 0", "wake 1", "wake 2"]
     assert wakes[-1].pending_tool == "Bash" and wakes[-1].channels[0]["channel"] == "tmux"
@@ -124,5 +143,16 @@ def test_watch_tables_exist_after_migration(conn: sqlite3.Connection) -> None:
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"watch_orchestrators", "watch_sessions", "watch_wakes"} <= tables
     columns = [r[1] for r in conn.execute("PRAGMA table_info(watch_wakes)")]
-    assert columns == ["id", "at", "orchestrator_id", "reason", "subagent", "pending_tool",
-                       "pending_call_id", "idle_seconds", "message", "channels", "delivered"]
+    assert columns == [
+        "id",
+        "at",
+        "orchestrator_id",
+        "reason",
+        "subagent",
+        "pending_tool",
+        "pending_call_id",
+        "idle_seconds",
+        "message",
+        "channels",
+        "delivered",
+    ]

@@ -17,13 +17,21 @@ from tether.watch.registry import list_orchestrators
 
 
 def _project(tmp_path: Path, lab: TmuxLab, subagents: Path) -> Path:
-    return write_project(tmp_path / "project", lab, subagents, interval=0.5,
-                         idle_threshold=0.75, confirm_after=1.0)
+    return write_project(
+        tmp_path / "project", lab, subagents, interval=0.5, idle_threshold=0.75, confirm_after=1.0
+    )
 
 
 def _json(project: Path, *args: str, env: dict[str, str] | None = None) -> Any:
-    done = subprocess.run([TETHER, *args], cwd=project, capture_output=True, text=True,
-                          timeout=60, check=False, env={**os.environ, **(env or {})})
+    done = subprocess.run(
+        [TETHER, *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -31,8 +39,9 @@ def _json(project: Path, *args: str, env: dict[str, str] | None = None) -> Any:
 def _agent_in(folder: Path) -> psutil.Process | None:
     for proc in psutil.process_iter(["cmdline"]):
         try:
-            if "tether.harnesses.scripted" in (proc.info["cmdline"] or []) and \
-                    proc.cwd() == str(folder):
+            if "tether.harnesses.scripted" in (proc.info["cmdline"] or []) and proc.cwd() == str(
+                folder
+            ):
                 return proc
         except psutil.Error:
             continue
@@ -49,12 +58,18 @@ def test_subagents_wait_returns_on_a_change_and_counts_as_activity(
     _json(project, "watch", "add-orchestrator", "--tmux-pane", pane, "--json")
     agent = wait_until(lambda: _agent_in(folder), what="the subagent")
     env = {**os.environ, "TMUX_PANE": pane, "CLAUDE_CODE_SESSION_ID": "orch-session"}
-    waiter = subprocess.Popen([TETHER, "subagents", "wait", "--timeout", "30", "--json"],
-                              cwd=project, env=env, stdout=subprocess.PIPE, text=True)
+    waiter = subprocess.Popen(
+        [TETHER, "subagents", "wait", "--timeout", "30", "--json"],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     # the call touched the orchestrator and bound its session before it blocked
-    (orch,) = wait_until(lambda: [o for o in list_orchestrators(conn)
-                                  if o.last_activity_source == "subagents wait"],
-                         what="the call to count as activity")
+    (orch,) = wait_until(
+        lambda: [o for o in list_orchestrators(conn) if o.last_activity_source == "subagents wait"],
+        what="the call to count as activity",
+    )
     assert orch.sessions == ("orch-session",)
     assert waiter.poll() is None  # nothing changed yet: it blocks
     agent.send_signal(signal.SIGTERM)
@@ -84,13 +99,29 @@ def test_a_run_started_by_tether_run_is_a_subagent_and_its_hang_is_seen(
     """Runs register themselves: the store has their process group; no pane is needed."""
     pane, recording = lab.orchestrator()
     project = _project(tmp_path, lab, subagents_dir)
-    args = json.dumps(["--format", "claude-code", "--steps", "9", "--step-delay", "0.1",
-                       "--hang-before-result", "3"])
+    args = json.dumps(
+        [
+            "--format",
+            "claude-code",
+            "--steps",
+            "9",
+            "--step-delay",
+            "0.1",
+            "--hang-before-result",
+            "3",
+        ]
+    )
     with (project / "tether.toml").open("a") as handle:
         handle.write(f'\n[profiles.sub]\nharness = "scripted"\nargs = {args}\ndefault = true\n')
-    run = subprocess.Popen([TETHER, "run", "--unit", "T-1", "--prompt", "Do the unit."],
-                           cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        [TETHER, "run", "--unit", "T-1", "--prompt", "Do the unit."],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
+
         def waiting() -> dict[str, Any] | None:
             found = _json(project, "subagents", "list", "--json")
             return next((s for s in found if s["state"] == "waits-for-confirmation"), None)

@@ -77,9 +77,20 @@ def test_session_ids_are_read_from_the_log(harness: str) -> None:
 
 def test_a_run_end_closes_what_was_open_and_noise_is_skipped(tmp_path: Path) -> None:
     log = tmp_path / "x.jsonl"
-    call = {"type": "assistant", "message": {"content": [
-        {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "rm -rf build"}}]}}
-    log.write_text(json.dumps(call) + "\nnot json at all\n{\"type\": \"strange\"}\n")
+    call = {
+        "type": "assistant",
+        "message": {
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "t1",
+                    "name": "Bash",
+                    "input": {"command": "rm -rf build"},
+                }
+            ]
+        },
+    }
+    log.write_text(json.dumps(call) + '\nnot json at all\n{"type": "strange"}\n')
     reader = TranscriptReader()
     state = reader.read(log)
     assert state is not None and state.open_call is not None
@@ -107,8 +118,9 @@ def _event(at: float, event: str, tool: str | None = None, use: str | None = Non
 
 
 def test_harness_signals_read_newest_first() -> None:
-    permission = from_gate([_event(9, "PermissionRequest", "Bash", "u1"), _event(8, "PreToolUse",
-                                                                               "Bash", "u1")])
+    permission = from_gate(
+        [_event(9, "PermissionRequest", "Bash", "u1"), _event(8, "PreToolUse", "Bash", "u1")]
+    )
     assert permission == Wait("confirmation", "Bash", "", "u1", 9, "PermissionRequest")
     # a Notification right after a tool call started: the permission prompt
     notified = from_gate([_event(9, "Notification"), _event(8, "PreToolUse", "Write", "u2")])
@@ -140,10 +152,21 @@ def test_the_log_answers_after_confirm_after_seconds() -> None:
 def test_gate_reader_sees_real_hook_events(tether_home: Path, tmp_path: Path) -> None:
     reader = GateReader(tether_home)
     assert reader.recent(["sub-1"]) == []  # no gate.db yet: no events, no error
-    gate_event("sub-1", "PreToolUse", tmp_path, tool_name="Bash", tool_use_id="u7",
-               tool_input={"command": "rm -rf /tmp/x"})
-    gate_event("sub-1", "PermissionRequest", tmp_path, tool_name="Bash",
-               tool_input={"command": "rm -rf /tmp/x"})
+    gate_event(
+        "sub-1",
+        "PreToolUse",
+        tmp_path,
+        tool_name="Bash",
+        tool_use_id="u7",
+        tool_input={"command": "rm -rf /tmp/x"},
+    )
+    gate_event(
+        "sub-1",
+        "PermissionRequest",
+        tmp_path,
+        tool_name="Bash",
+        tool_input={"command": "rm -rf /tmp/x"},
+    )
     gate_event("other", "Stop", tmp_path)
     events = reader.recent(["sub-1"])
     assert [e.event for e in events] == ["PermissionRequest", "PreToolUse"]
@@ -157,18 +180,25 @@ def test_gate_reader_sees_real_hook_events(tether_home: Path, tmp_path: Path) ->
 def test_the_wake_message_names_the_longest_waits_and_counts_the_rest() -> None:
     def view(n: int, since: float | None) -> SubagentView:
         sub = Subagent(key=f"pane:%{n}", kind="pane", label=f"s{n} (pane %{n})", running=True)
-        wait = None if since is None else Wait("confirmation", "Bash", f'{{"command": "job {n}"}}',
-                                               f"c{n}", since, "log")
+        wait = (
+            None
+            if since is None
+            else Wait("confirmation", "Bash", f'{{"command": "job {n}"}}', f"c{n}", since, "log")
+        )
         return SubagentView(sub, wait)
 
     running = [view(n, 100.0 - n) for n in range(12)] + [view(90, None), view(91, None)]
     text = compose(running, idle_seconds=61.4, now=110.0, max_chars=600)
     assert len(text) <= 600 and "\n" not in text
-    assert text.startswith("[tether watch] You have been idle for 61 s while 14 subagents run. "
-                           "Subagent s11 (pane %11) waits for confirmation: Bash "
-                           '{"command": "job 11"} has had no result for 21 s.')
+    assert text.startswith(
+        "[tether watch] You have been idle for 61 s while 14 subagents run. "
+        "Subagent s11 (pane %11) waits for confirmation: Bash "
+        '{"command": "job 11"} has had no result for 21 s.'
+    )
     shown = text.count("waits for confirmation")
     assert 1 < shown < 12
-    assert f"{12 - shown} more subagent(s) wait too. Still working: s90 (pane %90), " \
-           "s91 (pane %91)." in text
+    assert (
+        f"{12 - shown} more subagent(s) wait too. Still working: s90 (pane %90), "
+        "s91 (pane %91)." in text
+    )
     assert text.endswith("keep watching until they finish.")

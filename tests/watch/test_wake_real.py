@@ -32,8 +32,9 @@ from tether.watch.transcript import TranscriptReader
 pytestmark = pytest.mark.real_harness
 
 REPO = Path(__file__).resolve().parents[2]
-BIN_DIR = Path(os.environ.get("TETHER_AGENT_BIN_DIR") or REPO / ".ci" / "agents" / "node_modules"
-               / ".bin")
+BIN_DIR = Path(
+    os.environ.get("TETHER_AGENT_BIN_DIR") or REPO / ".ci" / "agents" / "node_modules" / ".bin"
+)
 
 
 def _cli(name: str) -> str:
@@ -56,8 +57,9 @@ class Orchestrator:
     home: Path  # the CLI's HOME
 
 
-def _start(lab: TmuxLab, cli: str, harness: str, server: ModelServer, tmp_path: Path,
-           tether_home: Path) -> Orchestrator:
+def _start(
+    lab: TmuxLab, cli: str, harness: str, server: ModelServer, tmp_path: Path, tether_home: Path
+) -> Orchestrator:
     project = tmp_path / "orchestrator"
     project.mkdir()
     home = tmp_path / "cli-home"
@@ -65,22 +67,40 @@ def _start(lab: TmuxLab, cli: str, harness: str, server: ModelServer, tmp_path: 
     if harness == "claude-code":
         config = Path(setup.env["CLAUDE_CONFIG_DIR"])
         config.mkdir(parents=True, exist_ok=True)
-        (config / ".claude.json").write_text(json.dumps({
-            "hasCompletedOnboarding": True,
-            "projects": {str(project): {"hasTrustDialogAccepted": True,
-                                        "hasCompletedProjectOnboarding": True}},
-            "customApiKeyResponses": {"approved": ["sk-test"], "rejected": []},
-        }))
+        (config / ".claude.json").write_text(
+            json.dumps(
+                {
+                    "hasCompletedOnboarding": True,
+                    "projects": {
+                        str(project): {
+                            "hasTrustDialogAccepted": True,
+                            "hasCompletedProjectOnboarding": True,
+                        }
+                    },
+                    "customApiKeyResponses": {"approved": ["sk-test"], "rejected": []},
+                }
+            )
+        )
         (project / ".claude").mkdir()
         settings = merge_settings({}, [TETHER])
         (project / ".claude" / "settings.json").write_text(json.dumps(settings))
     else:
         (project / ".pi" / "extensions").mkdir(parents=True)
         (project / ".pi" / "extensions" / "tether-watch.ts").write_text(render())
-    env = {"PATH": os.environ["PATH"], "TERM": "xterm-256color", **setup.env,
-           "TETHER_HOME": str(tether_home)}
-    argv = ["env", *[f"{k}={v}" for k, v in env.items()], cli, *setup.extra_args,
-            "--model", "mock-model"]
+    env = {
+        "PATH": os.environ["PATH"],
+        "TERM": "xterm-256color",
+        **setup.env,
+        "TETHER_HOME": str(tether_home),
+    }
+    argv = [
+        "env",
+        *[f"{k}={v}" for k, v in env.items()],
+        cli,
+        *setup.extra_args,
+        "--model",
+        "mock-model",
+    ]
     return Orchestrator(lab.window(project, argv), project, home)
 
 
@@ -88,10 +108,16 @@ def _session_texts(root: Path) -> str:
     return "\n".join(p.read_text("utf-8") for p in root.rglob("*.jsonl"))
 
 
-def _watchdog(lab: TmuxLab, subagents: Path, home: Path, conn: sqlite3.Connection,
-              prefer: str) -> Watchdog:
-    settings = WatchSettings(subagents_folders=[str(subagents)], tmux_socket=lab.socket,
-                             idle_threshold=1.0, confirm_after=0.5, wake_prefer=prefer)
+def _watchdog(
+    lab: TmuxLab, subagents: Path, home: Path, conn: sqlite3.Connection, prefer: str
+) -> Watchdog:
+    settings = WatchSettings(
+        subagents_folders=[str(subagents)],
+        tmux_socket=lab.socket,
+        idle_threshold=1.0,
+        confirm_after=0.5,
+        wake_prefer=prefer,
+    )
     return Watchdog(settings, home, conn)
 
 
@@ -103,8 +129,11 @@ def _hanging_subagent(lab: TmuxLab, subagents: Path) -> None:
     folder = subagents / "mailer"
     lab.subagent(folder, ["--format", "claude-code", "--steps", "5", "--hang-before-result", "1"])
     reader = TranscriptReader()
-    call = wait_until(lambda: (s := reader.read(folder / "agent.jsonl")) and s.open_call,
-                      timeout=30, what="the subagent to hang")
+    call = wait_until(
+        lambda: (s := reader.read(folder / "agent.jsonl")) and s.open_call,
+        timeout=30,
+        what="the subagent to hang",
+    )
     wait_until(lambda: time.time() - call.since >= 0.6, what="confirm_after to pass")
 
 
@@ -113,8 +142,15 @@ def _wake(dog: Watchdog) -> None:
 
 
 @pytest.mark.parametrize("prefer", ["harness", "tmux"])
-def test_pi_is_woken(prefer: str, lab: TmuxLab, subagents_dir: Path, tmp_path: Path,
-                     tether_home: Path, conn: sqlite3.Connection, server: ModelServer) -> None:
+def test_pi_is_woken(
+    prefer: str,
+    lab: TmuxLab,
+    subagents_dir: Path,
+    tmp_path: Path,
+    tether_home: Path,
+    conn: sqlite3.Connection,
+    server: ModelServer,
+) -> None:
     orch = _start(lab, _cli("pi"), "pi", server, tmp_path, tether_home)
     wait_until(lambda: live_endpoints(tether_home), timeout=60, what="the Pi extension")
     _hanging_subagent(lab, subagents_dir)
@@ -123,24 +159,34 @@ def test_pi_is_woken(prefer: str, lab: TmuxLab, subagents_dir: Path, tmp_path: P
     _wake(dog)
     dog.close()
     wait_until(lambda: server.model_calls >= 2, timeout=60, what="Pi's turn")
-    texts = wait_until(lambda: (t := _session_texts(orch.home / ".pi")) and "[tether watch]" in t
-                       and t, what="the wake in Pi's session")
+    texts = wait_until(
+        lambda: (t := _session_texts(orch.home / ".pi")) and "[tether watch]" in t and t,
+        what="the wake in Pi's session",
+    )
     assert "waits for confirmation: Bash" in texts
     acks = list((tether_home / "watch" / "acks").glob("*.json"))
     assert len(acks) == (1 if prefer == "harness" else 0)
 
 
 def test_claude_code_is_woken_by_the_rewake_hook(
-    lab: TmuxLab, subagents_dir: Path, tmp_path: Path, tether_home: Path,
-    conn: sqlite3.Connection, server: ModelServer,
+    lab: TmuxLab,
+    subagents_dir: Path,
+    tmp_path: Path,
+    tether_home: Path,
+    conn: sqlite3.Connection,
+    server: ModelServer,
 ) -> None:
     orch = _start(lab, _cli("claude"), "claude-code", server, tmp_path, tether_home)
-    wait_until(lambda: "❯" in lab.run("capture-pane", "-p", "-t", orch.pane), timeout=60,
-               what="Claude Code's prompt")
+    wait_until(
+        lambda: "❯" in lab.run("capture-pane", "-p", "-t", orch.pane),
+        timeout=60,
+        what="Claude Code's prompt",
+    )
     lab.tmux.send_text(orch.pane, "Run the scripted steps.")
     # the turn ends; the Stop hook starts waiting as a wake endpoint
-    (endpoint,) = wait_until(lambda: live_endpoints(tether_home), timeout=60,
-                             what="the rewake hook")
+    (endpoint,) = wait_until(
+        lambda: live_endpoints(tether_home), timeout=60, what="the rewake hook"
+    )
     assert endpoint.kind == "claude-code"
     calls = server.model_calls
     _hanging_subagent(lab, subagents_dir)
@@ -150,20 +196,32 @@ def test_claude_code_is_woken_by_the_rewake_hook(
     dog.close()
     wait_until(lambda: server.model_calls > calls, timeout=60, what="Claude Code's new turn")
     texts = wait_until(
-        lambda: (t := _session_texts(orch.home / ".claude" / "projects")) and "[tether watch]" in t
-        and t, what="the wake in Claude Code's transcript")
+        lambda: (
+            (t := _session_texts(orch.home / ".claude" / "projects"))
+            and "[tether watch]" in t
+            and t
+        ),
+        what="the wake in Claude Code's transcript",
+    )
     assert "Stop hook blocking error" in texts and "waits for confirmation: Bash" in texts
     (ack,) = (tether_home / "watch" / "acks").glob("*.json")
     assert read_ack(tether_home, ack.stem) is not None
 
 
 def test_claude_code_is_woken_by_typing_into_its_pane(
-    lab: TmuxLab, subagents_dir: Path, tmp_path: Path, tether_home: Path,
-    conn: sqlite3.Connection, server: ModelServer,
+    lab: TmuxLab,
+    subagents_dir: Path,
+    tmp_path: Path,
+    tether_home: Path,
+    conn: sqlite3.Connection,
+    server: ModelServer,
 ) -> None:
     orch = _start(lab, _cli("claude"), "claude-code", server, tmp_path, tether_home)
-    wait_until(lambda: "❯" in lab.run("capture-pane", "-p", "-t", orch.pane), timeout=60,
-               what="Claude Code's prompt")
+    wait_until(
+        lambda: "❯" in lab.run("capture-pane", "-p", "-t", orch.pane),
+        timeout=60,
+        what="Claude Code's prompt",
+    )
     _hanging_subagent(lab, subagents_dir)
     add_orchestrator(conn, tmux_pane=orch.pane, tmux_socket=lab.socket, harness="claude-code")
     dog = _watchdog(lab, subagents_dir, tether_home, conn, "tmux")
@@ -171,6 +229,11 @@ def test_claude_code_is_woken_by_typing_into_its_pane(
     dog.close()
     wait_until(lambda: server.model_calls >= 1, timeout=60, what="Claude Code's turn")
     texts = wait_until(
-        lambda: (t := _session_texts(orch.home / ".claude" / "projects")) and "[tether watch]" in t
-        and t, what="the typed wake in Claude Code's transcript")
+        lambda: (
+            (t := _session_texts(orch.home / ".claude" / "projects"))
+            and "[tether watch]" in t
+            and t
+        ),
+        what="the typed wake in Claude Code's transcript",
+    )
     assert "waits for confirmation: Bash" in texts

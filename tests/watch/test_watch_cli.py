@@ -10,21 +10,34 @@ from watch_support import TETHER, TmuxLab, wait_until, write_project
 
 
 def _tether(project: Path, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([TETHER, *args], cwd=project, capture_output=True, text=True,
-                          timeout=60, check=False)
+    done = subprocess.run(
+        [TETHER, *args], cwd=project, capture_output=True, text=True, timeout=60, check=False
+    )
     assert done.returncode == code, done.stderr
     return done
 
 
-def test_register_look_once_log_and_remove(lab: TmuxLab, subagents_dir: Path,
-                                           tmp_path: Path) -> None:
+def test_register_look_once_log_and_remove(
+    lab: TmuxLab, subagents_dir: Path, tmp_path: Path
+) -> None:
     pane, recording = lab.orchestrator()
     lab.subagent(subagents_dir / "a", ["--format", "codex", "--silent"])
     project = write_project(tmp_path / "project", lab, subagents_dir, idle_threshold=0.01)
     log = tmp_path / "orchestrator.log"
     log.write_text("")
-    added = _tether(project, "watch", "add-orchestrator", "--tmux-pane", pane, "--session", "s1",
-                    "--name", "boss", "--harness", "codex").stdout
+    added = _tether(
+        project,
+        "watch",
+        "add-orchestrator",
+        "--tmux-pane",
+        pane,
+        "--session",
+        "s1",
+        "--name",
+        "boss",
+        "--harness",
+        "codex",
+    ).stdout
     assert added == "orchestrator 1 (boss) registered\n"
     listed = _tether(project, "watch", "orchestrators").stdout
     assert listed == f"1: boss ({pane}) sessions: s1\n"
@@ -45,7 +58,8 @@ def test_register_look_once_log_and_remove(lab: TmuxLab, subagents_dir: Path,
     text = _tether(project, "watch", "log").stdout
     assert text.endswith(" #1 idle: a (pane %1) via tmux, log, tmux-status\n")
     assert _tether(project, "watch", "remove-orchestrator", "1").stdout == (
-        "orchestrator 1 removed\n")
+        "orchestrator 1 removed\n"
+    )
     gone = _tether(project, "watch", "remove-orchestrator", "1", code=2)
     assert "no active orchestrator 1" in gone.stderr
     assert _tether(project, "watch", "orchestrators").stdout == ""

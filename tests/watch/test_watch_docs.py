@@ -59,8 +59,9 @@ def test_every_command_and_flag_is_in_the_synopsis(group: click.Group) -> None:
             assert flag in synopsis, flag
 
 
-@pytest.mark.parametrize("page", ["reference/watch.md", "how-to/watch-subagents.md",
-                                  "explanation/the-wake-invariant.md"])
+@pytest.mark.parametrize(
+    "page", ["reference/watch.md", "how-to/watch-subagents.md", "explanation/the-wake-invariant.md"]
+)
 def test_links_point_at_pages_that_exist(page: str) -> None:
     path = DOCS / page
     for target in re.findall(r"\]\(([^)#]+\.md)\)", path.read_text("utf-8")):

@@ -27,8 +27,12 @@ IDLE = 0.75
 
 
 def _project(tmp_path: Path, lab: TmuxLab, subagents: Path, **watch: Any) -> Path:
-    values: dict[str, Any] = {"interval": INTERVAL, "idle_threshold": IDLE,
-                              "wake_min_interval": 30, "confirm_after": 1.0}
+    values: dict[str, Any] = {
+        "interval": INTERVAL,
+        "idle_threshold": IDLE,
+        "wake_min_interval": 30,
+        "confirm_after": 1.0,
+    }
     values.update(watch)
     return write_project(tmp_path / "project", lab, subagents, **values)
 
@@ -36,15 +40,27 @@ def _project(tmp_path: Path, lab: TmuxLab, subagents: Path, **watch: Any) -> Pat
 def _tether(project: Path, *args: str, env: dict[str, str] | None = None) -> Any:
     import os
 
-    done = subprocess.run([TETHER, *args], cwd=project, capture_output=True, text=True,
-                          timeout=60, check=False, env={**os.environ, **(env or {})})
+    done = subprocess.run(
+        [TETHER, *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout) if "--json" in args else done.stdout
 
 
 def _daemon(project: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([TETHER, "watch", *args], cwd=project, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [TETHER, "watch", *args],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _stop(daemon: subprocess.Popen[str]) -> str:
@@ -59,8 +75,9 @@ def test_an_idle_orchestrator_is_woken_within_interval_plus_one_second(
     lab: TmuxLab, subagents_dir: Path, tmp_path: Path
 ) -> None:
     pane, recording = lab.orchestrator()
-    lab.subagent(subagents_dir / "writer", ["--format", "claude-code", "--forever",
-                                            "--step-delay", "0.2"])
+    lab.subagent(
+        subagents_dir / "writer", ["--format", "claude-code", "--forever", "--step-delay", "0.2"]
+    )
     project = _project(tmp_path, lab, subagents_dir)
     orch = _tether(project, "watch", "add-orchestrator", "--tmux-pane", pane, "--json")
     registered = time.time()
@@ -72,8 +89,9 @@ def test_an_idle_orchestrator_is_woken_within_interval_plus_one_second(
     idle_from = registered + IDLE
     assert line["t"] >= idle_from - 0.05  # not before it was idle
     assert line["t"] - idle_from <= INTERVAL + 1.0
-    assert re.match(r"\[tether watch\] You have been idle for \d+ s while 1 subagent runs\.",
-                    line["line"])
+    assert re.match(
+        r"\[tether watch\] You have been idle for \d+ s while 1 subagent runs\.", line["line"]
+    )
     assert "writer (pane %1)" in line["line"]
     assert "stopped by signal; watching ends." in out
     (wake,) = _tether(project, "watch", "log", "--json")
@@ -96,8 +114,9 @@ def test_an_orchestrator_with_hook_events_every_little_while_is_never_woken(
         n = 0
         while time.monotonic() < deadline:
             started = time.monotonic()
-            gate_event("orch-1", events[n % 2], tmp_path, tool_name="Bash",
-                       tool_use_id=f"u{n // 2}")
+            gate_event(
+                "orch-1", events[n % 2], tmp_path, tool_name="Bash", tool_use_id=f"u{n // 2}"
+            )
             n += 1
             assert recording.lines() == []
             time.sleep(max(0.0, 0.6 - (time.monotonic() - started)))
@@ -116,11 +135,24 @@ def test_a_hanging_tool_call_is_named_in_the_wake(
 ) -> None:
     pane, recording = lab.orchestrator()
     folder = subagents_dir / "deployer"
-    lab.subagent(folder, ["--format", "claude-code", "--steps", "10", "--step-delay", "0.1",
-                          "--hang-before-result", "2"])
+    lab.subagent(
+        folder,
+        [
+            "--format",
+            "claude-code",
+            "--steps",
+            "10",
+            "--step-delay",
+            "0.1",
+            "--hang-before-result",
+            "2",
+        ],
+    )
     reader = TranscriptReader()
-    call = wait_until(lambda: (s := reader.read(folder / "agent.jsonl")) and s.open_call,
-                      what="the subagent to hang on a tool call")
+    call = wait_until(
+        lambda: (s := reader.read(folder / "agent.jsonl")) and s.open_call,
+        what="the subagent to hang on a tool call",
+    )
     assert call.tool == "Bash" and "echo step 2" in call.input
     wait_until(lambda: time.time() - call.since > 1.0, what="confirm_after to pass")
     project = _project(tmp_path, lab, subagents_dir)
@@ -147,10 +179,18 @@ def test_watching_ends_by_itself_one_interval_after_the_last_subagent_ended(
     project = _project(tmp_path, lab, subagents_dir, idle_threshold=30)
     _tether(project, "watch", "add-orchestrator", "--tmux-pane", pane)
     daemon = _daemon(project)
-    agent = wait_until(lambda: next((p for p in psutil.process_iter(["cmdline"])
-                                     if "tether.harnesses.scripted" in (p.info["cmdline"] or [])
-                                     and p.cwd() == str(folder)), None),
-                       what="the subagent process")
+    agent = wait_until(
+        lambda: next(
+            (
+                p
+                for p in psutil.process_iter(["cmdline"])
+                if "tether.harnesses.scripted" in (p.info["cmdline"] or [])
+                and p.cwd() == str(folder)
+            ),
+            None,
+        ),
+        what="the subagent process",
+    )
     try:
         agent.wait(timeout=20)
         ended = time.monotonic()
@@ -198,8 +238,10 @@ def test_detached_daemon_writes_its_pid_and_ends_cleanly_on_sigterm(
     pid = int(pid_file.read_text())
     proc = psutil.Process(pid)
     log = tether_home / "watch" / "watch.log"
-    wait_until(lambda: log.exists() and "watching (interval 0.5 s" in log.read_text(),
-               what="the daemon to start")
+    wait_until(
+        lambda: log.exists() and "watching (interval 0.5 s" in log.read_text(),
+        what="the daemon to start",
+    )
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=20)
     assert "stopped by signal; watching ends." in log.read_text()
@@ -208,23 +250,38 @@ def test_detached_daemon_writes_its_pid_and_ends_cleanly_on_sigterm(
 
 def test_detach_needs_a_pid_file(lab: TmuxLab, subagents_dir: Path, tmp_path: Path) -> None:
     project = _project(tmp_path, lab, subagents_dir)
-    done = subprocess.run([TETHER, "watch", "--detach"], cwd=project, capture_output=True,
-                          text=True, timeout=30, check=False)
+    done = subprocess.run(
+        [TETHER, "watch", "--detach"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     assert done.returncode == 2
     assert "--detach needs --pid-file" in done.stderr
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--tmux-pane", "%99"], "no tmux pane %99"),
-    (["--pid", "999999999"], "no process 999999999"),
-    ([], "give exactly one of --tmux-pane"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--tmux-pane", "%99"], "no tmux pane %99"),
+        (["--pid", "999999999"], "no process 999999999"),
+        ([], "give exactly one of --tmux-pane"),
+    ],
+)
 def test_add_orchestrator_refuses_what_is_not_there(
     lab: TmuxLab, subagents_dir: Path, tmp_path: Path, args: list[str], message: str
 ) -> None:
     lab.orchestrator()
     project = _project(tmp_path, lab, subagents_dir)
-    done = subprocess.run([TETHER, "watch", "add-orchestrator", *args], cwd=project,
-                          capture_output=True, text=True, timeout=30, check=False)
+    done = subprocess.run(
+        [TETHER, "watch", "add-orchestrator", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     assert done.returncode == 2, done.stderr
     assert message in done.stderr

@@ -82,11 +82,24 @@ class TmuxLab:
         if not self._started:
             self._started = True
             return self.run(
-                "new-session", "-d", "-s", "lab", "-x", "220", "-y", "50", "-c", str(cwd),
-                "-P", "-F", "#{pane_id}", *argv,
+                "new-session",
+                "-d",
+                "-s",
+                "lab",
+                "-x",
+                "220",
+                "-y",
+                "50",
+                "-c",
+                str(cwd),
+                "-P",
+                "-F",
+                "#{pane_id}",
+                *argv,
             )
-        return self.run("new-window", "-d", "-t", "lab", "-c", str(cwd), "-P", "-F",
-                        "#{pane_id}", *argv)
+        return self.run(
+            "new-window", "-d", "-t", "lab", "-c", str(cwd), "-P", "-F", "#{pane_id}", *argv
+        )
 
     def orchestrator(self, name: str = "orchestrator") -> tuple[str, Recording]:
         out = self.root / f"{name}.jsonl"
@@ -129,6 +142,10 @@ def gate_event(session: str, event: str, cwd: Path, **fields: Any) -> None:
     payload = {"session_id": session, "hook_event_name": event, "cwd": str(cwd), **fields}
     subprocess.run(
         [TETHER_GATE, "hook", "--harness", "claude-code"],
-        input=json.dumps(payload), capture_output=True, text=True, timeout=30, check=True,
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
         cwd=cwd,
     )

@@ -20,8 +20,7 @@ TETHER = str(Path(sys.executable).parent / "tether")
 
 
 def _tether(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([TETHER, *args], capture_output=True, text=True, timeout=120,
-                          check=False)
+    return subprocess.run([TETHER, *args], capture_output=True, text=True, timeout=120, check=False)
 
 
 @pytest.fixture
@@ -66,9 +65,11 @@ def test_provenance_violations_are_reported_with_file_and_line(
         "- [fact] escaping (source: ../../etc/passwd)\n"
     )
     (gen.root / "wiki" / "concepts" / "nosource.md").write_text(
-        "---\nid: nosource\n---\nSee [[mixed]].\n")
+        "---\nid: nosource\n---\nSee [[mixed]].\n"
+    )
     (gen.root / "wiki" / "index.md").write_text(
-        (gen.root / "wiki" / "index.md").read_text() + "- [[nosource]]\n")
+        (gen.root / "wiki" / "index.md").read_text() + "- [[nosource]]\n"
+    )
     with Index.open(Wiki.open(gen.root), tether_home) as index:
         index.update()
         result = check(index)
@@ -98,9 +99,12 @@ def test_path_safety_of_page_reads(gen: GenWiki, tmp_path: Path) -> None:
         assert done.returncode != 0, name
         assert "Secret" not in done.stdout and "root:" not in done.stdout
     check_out = json.loads(_tether("wiki", "check", "--root", str(gen.root), "--json").stdout)
-    assert {"path": "wiki/concepts/leak.md", "line": 1, "kind": "outside-root",
-            "message": "symlink resolves outside the wiki; it is not read"} in check_out[
-                "violations"]
+    assert {
+        "path": "wiki/concepts/leak.md",
+        "line": 1,
+        "kind": "outside-root",
+        "message": "symlink resolves outside the wiki; it is not read",
+    } in check_out["violations"]
     with pytest.raises(PathEscapeError):
         Wiki.open(gen.root).page_file("../../etc/passwd")
     done = _tether("wiki", "read", "--root", str(gen.root), "hub")

@@ -22,8 +22,7 @@ TETHER = str(Path(sys.executable).parent / "tether")
 
 
 def _tether(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([TETHER, *args], capture_output=True, text=True, timeout=120,
-                          check=False)
+    return subprocess.run([TETHER, *args], capture_output=True, text=True, timeout=120, check=False)
 
 
 @pytest.fixture
@@ -45,11 +44,13 @@ def test_index_and_check_run_clean_of_their_own_errors(vault: Path) -> None:
     assert "Traceback" not in check.stderr
     result = json.loads(check.stdout)
     assert result["provenance_checked"] is False  # no raw/: not a tether wiki
-    broken = sorted((v["path"], v["line"]) for v in result["violations"]
-                    if v["kind"] == "broken-link")
+    broken = sorted(
+        (v["path"], v["line"]) for v in result["violations"] if v["kind"] == "broken-link"
+    )
     # The vault's own demonstration links to a note "Example" that does not exist.
-    assert broken == [("Linking notes and files/Internal links.md", n)
-                      for n in (154, 155, 162, 163, 168, 169)]
+    assert broken == [
+        ("Linking notes and files/Internal links.md", n) for n in (154, 155, 162, 163, 168, 169)
+    ]
     missing = [v for v in result["violations"] if v["kind"] == "missing-file"]
     assert missing and all(not v["message"].endswith(".md'") for v in missing)  # attachments
     text = _tether("wiki", "check", "--root", str(vault)).stdout
@@ -58,33 +59,51 @@ def test_index_and_check_run_clean_of_their_own_errors(vault: Path) -> None:
 
 def test_links_resolve_by_name_alias_and_path(index: Index) -> None:
     edges = {(e.src, e.line, e.raw): e for e in index.all_edges()}
-    by_name = edges[("Linking notes and files/Internal links.md", 17,
-                     "[[Settings#Files and links|Files and links]]")]
+    by_name = edges[
+        (
+            "Linking notes and files/Internal links.md",
+            17,
+            "[[Settings#Files and links|Files and links]]",
+        )
+    ]
     assert (by_name.dst, by_name.how, by_name.heading) == (
-        "User interface/Settings.md", "name", "Files and links")
-    in_code = [e for e in index.edges_from(["Linking notes and files/Internal links.md"])
-               if e.target == "Three laws of motion"]
+        "User interface/Settings.md",
+        "name",
+        "Files and links",
+    )
+    in_code = [
+        e
+        for e in index.edges_from(["Linking notes and files/Internal links.md"])
+        if e.target == "Three laws of motion"
+    ]
     assert in_code == []  # `[[Three laws of motion]]` sits in inline code: not a link
     resolver = index.resolver()
     alias = resolver.resolve("Obsidian Publish/Set up a custom domain")
     assert alias is not None and (alias.path, alias.how) == (
-        "Obsidian Publish/Custom domains.md", "alias")
+        "Obsidian Publish/Custom domains.md",
+        "alias",
+    )
     start = resolver.resolve("Start here")
     assert start is not None and (start.path, start.how) == ("Home.md", "alias")
     path = resolver.resolve("Obsidian Sync/Security and privacy")
     assert path is not None and (path.path, path.how) == (
-        "Obsidian Sync/Security and privacy.md", "path")
+        "Obsidian Sync/Security and privacy.md",
+        "path",
+    )
     # the same file name in two folders: the page id is the path
     assert index.find("Obsidian Sync/Security and privacy").id == (  # type: ignore[union-attr]
-        "Obsidian Sync/Security and privacy")
+        "Obsidian Sync/Security and privacy"
+    )
     assert index.find("Custom domains").path == (  # type: ignore[union-attr]
-        "Obsidian Publish/Custom domains.md")
+        "Obsidian Publish/Custom domains.md"
+    )
 
 
 QUESTIONS = {
     "How do I set up a custom domain for my Publish site?": "Obsidian Publish/Custom domains.md",
-    "How do I embed a heading or block from another note?":
-        "Linking notes and files/Embed files.md",
+    "How do I embed a heading or block from another note?": (
+        "Linking notes and files/Embed files.md"
+    ),
     "How do I refund my Catalyst license?": "Licenses and payment/Refund policy.md",
     "Which keyboard shortcut opens the command palette?": "Plugins/Command palette.md",
     "How do I see older versions of a note with Sync?": "Obsidian Sync/Version history.md",
@@ -103,8 +122,16 @@ def test_brief_puts_the_answering_page_within_b(index: Index, question: str) -> 
 
 
 def test_brief_json_lists_path_reason_and_stale_flag(vault: Path) -> None:
-    done = _tether("room", "brief", "--root", str(vault), "--json", "--budget", "6",
-                   "How do I import notes from Evernote?")
+    done = _tether(
+        "room",
+        "brief",
+        "--root",
+        str(vault),
+        "--json",
+        "--budget",
+        "6",
+        "How do I import notes from Evernote?",
+    )
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["budget"] == 6 and len(data["pages"]) == 6

@@ -62,14 +62,20 @@ def test_bad_front_matter_is_a_problem_not_a_crash() -> None:
 def test_table_escaped_pipe_and_empty_links() -> None:
     page = parse_page("t.md", "| a | [[Page\\|shown]] |\n[[ ]] [[#Local heading]]\n")
     assert [(ln.target, ln.text, ln.heading) for ln in page.links] == [
-        ("Page", "shown", None), ("", None, "Local heading"),
+        ("Page", "shown", None),
+        ("", None, "Local heading"),
     ]
 
 
 def test_resolution_follows_obsidian_rules() -> None:
     files = [
-        "Home.md", "Notes/Alpha.md", "Archive/Alpha.md", "Deep/Projects/Plan.md",
-        "Projects/Plan.md", "img/diagram.png", "Notes/Beta.md",
+        "Home.md",
+        "Notes/Alpha.md",
+        "Archive/Alpha.md",
+        "Deep/Projects/Plan.md",
+        "Projects/Plan.md",
+        "img/diagram.png",
+        "Notes/Beta.md",
     ]
     r = Resolver(files, [("Notes/Beta.md", "Second letter")])
 

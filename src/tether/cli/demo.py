@@ -21,8 +21,12 @@ def _cmd(text: str) -> None:
 
 
 @click.command()
-@click.option("--dir", "folder", type=click.Path(file_okay=False, path_type=Path),
-              help="Build the example here (default: a new temporary folder).")
+@click.option(
+    "--dir",
+    "folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Build the example here (default: a new temporary folder).",
+)
 def demo(folder: Path | None) -> None:
     """Run the loop on an example board with the scripted agent (no agent CLI, no network).
 
@@ -44,16 +48,24 @@ def demo(folder: Path | None) -> None:
     _say()
     _say("The board:")
     _say(f"  INBOX       {example.note.name}: an informal note, not yet a ticket")
-    _say(f'  ACTIONABLE  {example.parser.id} (P1) "{example.parser.title}": budget 3 '
-         f"iterations, the work takes 5")
+    _say(
+        f'  ACTIONABLE  {example.parser.id} (P1) "{example.parser.title}": budget 3 '
+        f"iterations, the work takes 5"
+    )
     _say(f'  ACTIONABLE  {example.typo.id} (P2) "{example.typo.title}"')
-    _say(f'  BLOCKED     {example.release.id} "{example.release.title}": check '
-         f"`test -f build/ready.txt` (the file is there now)")
-    _say(f'  WAITING     {example.review.id} "{example.review.title}": until '
-         f"{example.review.front['until']} (tomorrow)")
+    _say(
+        f'  BLOCKED     {example.release.id} "{example.release.title}": check '
+        f"`test -f build/ready.txt` (the file is there now)"
+    )
+    _say(
+        f'  WAITING     {example.review.id} "{example.review.title}": until '
+        f"{example.review.front['until']} (tomorrow)"
+    )
     _say(f'  USER        {example.licence.id} "{example.licence.title}": needs a choice')
-    _say("The sources: decisions.ledger and user.model are folders; memory.organic is the "
-         "`gardener` CLI (a stand-in); memory.curated is the `usmc` CLI, which is not installed.")
+    _say(
+        "The sources: decisions.ledger and user.model are folders; memory.organic is the "
+        "`gardener` CLI (a stand-in); memory.curated is the `usmc` CLI, which is not installed."
+    )
     _say()
 
     signals: list[Signal] = []
@@ -72,8 +84,14 @@ def demo(folder: Path | None) -> None:
     for line in [*(last.bundle.lines() if last.bundle else []), last.line]:
         _say(line)
     signals.append(last.signal)
-    report = next((t.dispatched.report for t in outcome.ticks
-                   if t.dispatched is not None and t.dispatched.report), None)
+    report = next(
+        (
+            t.dispatched.report
+            for t in outcome.ticks
+            if t.dispatched is not None and t.dispatched.report
+        ),
+        None,
+    )
     if report:
         _say()
         _say(f"The progress report of the limit-stopped run ({report}),")

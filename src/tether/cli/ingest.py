@@ -52,11 +52,16 @@ def ingest() -> None:
 @ingest.command("collect")
 @root_option
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("--capture", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.json",
-              help="Capture manifest (fidelity, authority, dialog) for these entries.")
+@click.option(
+    "--capture",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE.json",
+    help="Capture manifest (fidelity, authority, dialog) for these entries.",
+)
 @click.option("--json", "as_json", is_flag=True)
-def collect_cmd(root: str | None, paths: tuple[Path, ...], capture: Path | None,
-                as_json: bool) -> None:
+def collect_cmd(
+    root: str | None, paths: tuple[Path, ...], capture: Path | None, as_json: bool
+) -> None:
     """Copy new files (or folders: bundles) into quarantine/ with a manifest."""
     from tether.ingest.manifest import load_capture
 
@@ -71,8 +76,10 @@ def collect_cmd(root: str | None, paths: tuple[Path, ...], capture: Path | None,
             click.echo(f"{r['id']}: already collected ({r['of']})")
         else:
             click.echo(f"{r['id']}: collected into quarantine/ ({r['kind']}, {r['size']} bytes)")
-    click.echo("Nothing in quarantine/ is shown to an agent; `tether ingest release ID` "
-               "moves an entry to incoming/.")
+    click.echo(
+        "Nothing in quarantine/ is shown to an agent; `tether ingest release ID` "
+        "moves an entry to incoming/."
+    )
 
 
 @ingest.command("release")
@@ -143,8 +150,9 @@ def next_cmd(root: str | None, as_json: bool) -> None:
 
 @ingest.command("end")
 @root_option
-@click.option("--entry", "entry_id", metavar="ID", help="The claimed entry (default: this "
-              "session's claim).")
+@click.option(
+    "--entry", "entry_id", metavar="ID", help="The claimed entry (default: this session's claim)."
+)
 def end_cmd(root: str | None, entry_id: str | None) -> None:
     """Mark the claimed entry done; prints one fixed line when more wait, nothing otherwise."""
     from tether.ingest.lines import BUNDLES, ENTRIES, end_line
@@ -172,8 +180,10 @@ def continue_here_cmd() -> None:
         record = new_session(resolve_home(), reason=REASON_USER)
     except NewSessionRefusedError as exc:
         raise SessionRefusedError(str(exc)) from None
-    click.echo(f"Going on in this context, as asked: the next run counts under the new session "
-               f"id {record['session_id']} (follows {record['previous_session_id']}).")
+    click.echo(
+        f"Going on in this context, as asked: the next run counts under the new session "
+        f"id {record['session_id']} (follows {record['previous_session_id']})."
+    )
 
 
 @ingest.command("requeue")
@@ -192,11 +202,21 @@ def requeue_cmd(root: str | None, entry_id: str) -> None:
 @click.option("--profile", metavar="NAME", help="Profile for each run.")
 @click.option("--limit", type=click.IntRange(min=1), help="At most N runs.")
 @click.option("--timeout", type=float, metavar="SECONDS", help="Wall-clock cap per run.")
-@click.option("--board", "board_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="The ticket board for entries that need the user (default: ./tickets).")
+@click.option(
+    "--board",
+    "board_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The ticket board for entries that need the user (default: ./tickets).",
+)
 @click.option("--json", "as_json", is_flag=True)
-def run_cmd(root: str | None, profile: str | None, limit: int | None, timeout: float | None,
-            board_dir: Path | None, as_json: bool) -> None:
+def run_cmd(
+    root: str | None,
+    profile: str | None,
+    limit: int | None,
+    timeout: float | None,
+    board_dir: Path | None,
+    as_json: bool,
+) -> None:
     """Unattended: one fresh run per entry, one after another; holds go to the board."""
     from tether.ingest.unattended import run_unattended
 
@@ -207,15 +227,24 @@ def run_cmd(root: str | None, profile: str | None, limit: int | None, timeout: f
         if as_json:
             return
         if result["status"] == "user":
-            click.echo(f"{result['id']}: needs the user -> ticket {result['ticket']} "
-                       f"({'; '.join(result['reasons'])})")
+            click.echo(
+                f"{result['id']}: needs the user -> ticket {result['ticket']} "
+                f"({'; '.join(result['reasons'])})"
+            )
         else:
-            click.echo(f"{result['id']}: {result['status']} (run {result['run_id']}, session "
-                       f"{result['session_id']})")
+            click.echo(
+                f"{result['id']}: {result['status']} (run {result['run_id']}, session "
+                f"{result['session_id']})"
+            )
 
     results = run_unattended(
-        ctx.wiki, board_root=board_root, profile=profile or ctx.settings.ingest_profile,
-        env=os.environ, timeout=timeout, limit=limit, report=report,
+        ctx.wiki,
+        board_root=board_root,
+        profile=profile or ctx.settings.ingest_profile,
+        env=os.environ,
+        timeout=timeout,
+        limit=limit,
+        report=report,
     )
     if as_json:
         _print(results)
@@ -223,5 +252,6 @@ def run_cmd(root: str | None, profile: str | None, limit: int | None, timeout: f
         click.echo("nothing waits in incoming/")
     failed = [r for r in results if r["status"] not in ("done", "user")]
     if failed:
-        raise UsageError(f"{len(failed)} runs did not complete: "
-                         f"{', '.join(r['id'] for r in failed)}")
+        raise UsageError(
+            f"{len(failed)} runs did not complete: {', '.join(r['id'] for r in failed)}"
+        )

@@ -15,12 +15,21 @@ def loop() -> None:
 
 
 @loop.command("tick")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the full evidence as JSON (the signal line goes to stderr).")
-@click.option("--dry-run", is_flag=True,
-              help="Decide and say what would be dispatched; run no agent, move no ticket.")
-@click.option("--profile", help="Profile for a dispatched run (default: [loop] profile or the "
-              "default profile).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the full evidence as JSON (the signal line goes to stderr).",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Decide and say what would be dispatched; run no agent, move no ticket.",
+)
+@click.option(
+    "--profile",
+    help="Profile for a dispatched run (default: [loop] profile or the default profile).",
+)
 @click.option("--justification", help="Why a profile stronger than the default is needed.")
 def tick_cmd(as_json: bool, dry_run: bool, profile: str | None, justification: str | None) -> None:
     """Do one tick: level 1, else level 2 behind the guard; end with one signal line.
@@ -45,8 +54,12 @@ def tick_cmd(as_json: bool, dry_run: bool, profile: str | None, justification: s
 
 
 @loop.command("run")
-@click.option("--max-ticks", type=click.IntRange(min=1), metavar="N",
-              help="Stop after N ticks even without a STOP (default: [loop] max_ticks).")
+@click.option(
+    "--max-ticks",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Stop after N ticks even without a STOP (default: [loop] max_ticks).",
+)
 @click.option("--profile", help="Profile for the dispatched runs.")
 @click.option("--justification", help="Why a profile stronger than the default is needed.")
 def run_cmd(max_ticks: int | None, profile: str | None, justification: str | None) -> None:
@@ -78,9 +91,12 @@ def run_cmd(max_ticks: int | None, profile: str | None, justification: str | Non
 
 
 @loop.command("stop-hook")
-@click.option("--harness", required=True,
-              type=click.Choice(["claude-code", "codex", "copilot"]),
-              help="Whose Stop hook contract to answer.")
+@click.option(
+    "--harness",
+    required=True,
+    type=click.Choice(["claude-code", "codex", "copilot"]),
+    help="Whose Stop hook contract to answer.",
+)
 def stop_hook_cmd(harness: str) -> None:
     """Answer an agent's Stop hook: keep it working while level 1 has autonomous work.
 

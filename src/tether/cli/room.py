@@ -34,8 +34,10 @@ def _print_brief(data: dict[str, Any]) -> None:
         via = f"  via {'; '.join(page['via'])}" if page["via"] else ""
         click.echo(f"  {page['why']:<9} {page['id']}  ({page['path']}){via}{flag}")
     if data["cut"]:
-        click.echo(f"  cut by the budget: {', '.join(p['id'] for p in data['cut'])}"
-                   + (" …" if data["cut_total"] > len(data["cut"]) else ""))
+        click.echo(
+            f"  cut by the budget: {', '.join(p['id'] for p in data['cut'])}"
+            + (" …" if data["cut_total"] > len(data["cut"]) else "")
+        )
 
 
 @room.command("brief")
@@ -68,8 +70,14 @@ def brief_cmd(root: str | None, question: str, budget: int | None, as_json: bool
 @click.option("--profile", metavar="NAME", help="Profile for the room's run.")
 @click.option("--timeout", type=float, metavar="SECONDS", help="Wall-clock cap of the room.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def open_cmd(root: str | None, question: str, budget: int | None, profile: str | None,
-             timeout: float | None, as_json: bool) -> None:
+def open_cmd(
+    root: str | None,
+    question: str,
+    budget: int | None,
+    profile: str | None,
+    timeout: float | None,
+    as_json: bool,
+) -> None:
     """Open exactly one room for QUESTION and return its checked conclusion."""
     from tether.room.brief import make_brief
     from tether.room.room import (
@@ -87,8 +95,14 @@ def open_cmd(root: str | None, question: str, budget: int | None, profile: str |
     index, _ = ctx.fresh_index()
     with index:
         brief = make_brief(index, question, _budget(ctx.settings.room_budget, budget))
-    result = open_room(ctx.wiki, ctx.home, brief, profile=profile or ctx.settings.room_profile,
-                       env=os.environ, timeout=timeout)
+    result = open_room(
+        ctx.wiki,
+        ctx.home,
+        brief,
+        profile=profile or ctx.settings.room_profile,
+        env=os.environ,
+        timeout=timeout,
+    )
     if as_json:
         from tether.cli.render import print_json
 
@@ -101,22 +115,28 @@ def open_cmd(root: str | None, question: str, budget: int | None, profile: str |
         return
     if result.status == STATUS_CHECK_FAILED:
         raise CheckFailedError(f"the room's conclusion failed the check (room {result.room_id})")
-    raise UsageError(f"the room ended without a conclusion (run {result.run.get('run_id')}, "
-                     f"{result.run.get('stop')}); see {result.folder}")
+    raise UsageError(
+        f"the room ended without a conclusion (run {result.run.get('run_id')}, "
+        f"{result.run.get('stop')}); see {result.folder}"
+    )
 
 
 def _print_result(data: dict[str, Any]) -> None:
     reads = data["reads"]
-    click.echo(f"room {data['room']}: {data['status']} — read {reads.get('used', 0)} of "
-               f"{reads.get('budget')} pages; run {data['run'].get('run_id')} "
-               f"({data['run'].get('stop')})")
+    click.echo(
+        f"room {data['room']}: {data['status']} — read {reads.get('used', 0)} of "
+        f"{reads.get('budget')} pages; run {data['run'].get('run_id')} "
+        f"({data['run'].get('stop')})"
+    )
     if reads.get("refused_budget"):
         click.echo(f"  budget reached, not read: {', '.join(reads['refused_budget'])}")
     if reads.get("missing"):
         click.echo(f"  missing: {', '.join(reads['missing'])}")
     if data["status"] == "b01":
-        click.echo("  B01: decide here — use this conclusion as it is, or read the few "
-                   "missing pages directly (no second room).")
+        click.echo(
+            "  B01: decide here — use this conclusion as it is, or read the few "
+            "missing pages directly (no second room)."
+        )
     check = data.get("check")
     if check and check["violations"]:
         click.echo("  the conclusion failed the check:")
@@ -151,8 +171,9 @@ def conclude_cmd(source: str) -> None:
 
 @room.command("check")
 @click.argument("conclusion", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--room", "room_id", metavar="ID", help="The room (default: this room, or the "
-              "newest one).")
+@click.option(
+    "--room", "room_id", metavar="ID", help="The room (default: this room, or the newest one)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 def check_cmd(conclusion: Path, room_id: str | None, as_json: bool) -> None:
     """Check a conclusion: <= 500 words, cited claims, pages really read, stale flags,
@@ -175,10 +196,13 @@ def check_cmd(conclusion: Path, room_id: str | None, as_json: bool) -> None:
         print_json({"room": current.id, **result.to_dict()})
     else:
         for v in result.violations:
-            click.echo(f"{conclusion}:{v.line}: {v.message}" if v.line
-                       else f"{conclusion}: {v.message}")
+            click.echo(
+                f"{conclusion}:{v.line}: {v.message}" if v.line else f"{conclusion}: {v.message}"
+            )
         state = "passes" if result.ok else f"fails ({len(result.violations)} violations)"
-        click.echo(f"conclusion {state}: {result.words} words, cites "
-                   f"{', '.join(result.cited) or 'nothing'} (room {current.id})")
+        click.echo(
+            f"conclusion {state}: {result.words} words, cites "
+            f"{', '.join(result.cited) or 'nothing'} (room {current.id})"
+        )
     if not result.ok:
         raise CheckFailedError("the conclusion failed the room check")

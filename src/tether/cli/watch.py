@@ -24,25 +24,37 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def _tuning(func: F) -> F:
     """The daemon's timing flags (they override ``[watch]`` in tether.toml)."""
-    func = click.option("--wake-min-interval", type=float, metavar="S",
-                        help="At most one wake per S seconds (default 60).")(func)
-    func = click.option("--idle-threshold", type=float, metavar="S",
-                        help="Idle = no orchestrator activity for S seconds (default 45).")(func)
-    func = click.option("--interval", type=float, metavar="S",
-                        help="Seconds between checks (default 30).")(func)
+    func = click.option(
+        "--wake-min-interval",
+        type=float,
+        metavar="S",
+        help="At most one wake per S seconds (default 60).",
+    )(func)
+    func = click.option(
+        "--idle-threshold",
+        type=float,
+        metavar="S",
+        help="Idle = no orchestrator activity for S seconds (default 45).",
+    )(func)
+    func = click.option(
+        "--interval", type=float, metavar="S", help="Seconds between checks (default 30)."
+    )(func)
     return func
 
 
-def _settings(interval: float | None = None, idle: float | None = None,
-              wake_min: float | None = None) -> tuple[Any, Path]:
+def _settings(
+    interval: float | None = None, idle: float | None = None, wake_min: float | None = None
+) -> tuple[Any, Path]:
     from tether.config import load_config
     from tether.config.schema import WatchSettings
 
-    config = load_config(overrides={
-        "watch.interval": interval,
-        "watch.idle_threshold": idle,
-        "watch.wake_min_interval": wake_min,
-    })
+    config = load_config(
+        overrides={
+            "watch.interval": interval,
+            "watch.idle_threshold": idle,
+            "watch.wake_min_interval": wake_min,
+        }
+    )
     return config.section("watch", WatchSettings), config.home
 
 
@@ -73,13 +85,22 @@ def _stamp(line: str) -> None:
 @click.group(invoke_without_command=True)
 @_tuning
 @click.option("--detach", is_flag=True, help="Run in the background (needs --pid-file).")
-@click.option("--pid-file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the daemon's pid here; removed when it ends.")
+@click.option(
+    "--pid-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the daemon's pid here; removed when it ends.",
+)
 @click.option("--forever", is_flag=True, help="Do not end when no subagent runs.")
 @click.pass_context
-def watch(ctx: click.Context, interval: float | None, idle_threshold: float | None,
-          wake_min_interval: float | None, detach: bool, pid_file: Path | None,
-          forever: bool) -> None:
+def watch(
+    ctx: click.Context,
+    interval: float | None,
+    idle_threshold: float | None,
+    wake_min_interval: float | None,
+    detach: bool,
+    pid_file: Path | None,
+    forever: bool,
+) -> None:
     """Wake the orchestrator when it sits idle while a subagent runs.
 
     Without a sub-command: the daemon, in the foreground (SIGTERM ends it
@@ -133,8 +154,7 @@ def _detach(pid_file: Path | None, params: dict[str, Any]) -> None:
     from tether.fs import atomic_write_text
     from tether.watch.endpoints import watch_dir
 
-    _, home = _settings(params["interval"], params["idle_threshold"],
-                        params["wake_min_interval"])
+    _, home = _settings(params["interval"], params["idle_threshold"], params["wake_min_interval"])
     argv = [*_tether_argv(), "watch", "--pid-file", str(pid_file.resolve())]
     for name in ("interval", "idle_threshold", "wake_min_interval"):
         if params[name] is not None:
@@ -145,8 +165,12 @@ def _detach(pid_file: Path | None, params: dict[str, Any]) -> None:
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("ab") as log:
         child = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True, close_fds=True,
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
         )
     atomic_write_text(pid_file, f"{child.pid}\n")
     click.echo(f"tether watch: running as pid {child.pid} (log: {log_path}, pid file: {pid_file})")
@@ -155,8 +179,12 @@ def _detach(pid_file: Path | None, params: dict[str, Any]) -> None:
 @watch.command("once")
 @_tuning
 @click.option("--json", "as_json", is_flag=True)
-def once(interval: float | None, idle_threshold: float | None,
-         wake_min_interval: float | None, as_json: bool) -> None:
+def once(
+    interval: float | None,
+    idle_threshold: float | None,
+    wake_min_interval: float | None,
+    as_json: bool,
+) -> None:
     """Run one check cycle (for tests and cron): detect, wake if due, report."""
     from tether.watch.daemon import Watchdog
 
@@ -188,20 +216,40 @@ def _wait_text(view: Any, report: Any) -> str:
 
 @watch.command("add-orchestrator")
 @click.option("--tmux-pane", metavar="%N", help="The orchestrator's tmux pane (e.g. %3).")
-@click.option("--tmux-socket", metavar="NAME|PATH",
-              help="The pane's tmux server: -L NAME or -S PATH (default: [watch] tmux_socket).")
+@click.option(
+    "--tmux-socket",
+    metavar="NAME|PATH",
+    help="The pane's tmux server: -L NAME or -S PATH (default: [watch] tmux_socket).",
+)
 @click.option("--pid", type=int, help="The orchestrator's process id.")
-@click.option("--log", "log_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="A log or transcript file the orchestrator appends to (activity).")
+@click.option(
+    "--log",
+    "log_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A log or transcript file the orchestrator appends to (activity).",
+)
 @click.option("--run", "run_id", metavar="RUN_ID", help="An orchestrator started by tether run.")
-@click.option("--session", "sessions", multiple=True, metavar="ID",
-              help="A session id whose hook events are the orchestrator's (repeatable).")
+@click.option(
+    "--session",
+    "sessions",
+    multiple=True,
+    metavar="ID",
+    help="A session id whose hook events are the orchestrator's (repeatable).",
+)
 @click.option("--harness", help="The orchestrator's agent CLI (claude-code, pi, ...).")
 @click.option("--name", help="A name to show in logs.")
 @click.option("--json", "as_json", is_flag=True)
-def add_orchestrator(tmux_pane: str | None, tmux_socket: str | None, pid: int | None,
-                     log_file: Path | None, run_id: str | None, sessions: tuple[str, ...],
-                     harness: str | None, name: str | None, as_json: bool) -> None:
+def add_orchestrator(
+    tmux_pane: str | None,
+    tmux_socket: str | None,
+    pid: int | None,
+    log_file: Path | None,
+    run_id: str | None,
+    sessions: tuple[str, ...],
+    harness: str | None,
+    name: str | None,
+    as_json: bool,
+) -> None:
     """Register the orchestrator to keep awake: --tmux-pane %3 | --pid N [--log FILE] | --run ID."""
     import psutil
 
@@ -233,9 +281,18 @@ def add_orchestrator(tmux_pane: str | None, tmux_socket: str | None, pid: int | 
             start_time = psutil.Process(pid).create_time()
         except psutil.Error:
             raise UsageError(f"no process {pid}.") from None
-    orch = add(conn, name=name, tmux_pane=tmux_pane, tmux_socket=socket if tmux_pane else None,
-               pid=pid, pid_start_time=start_time, log_path=log_path, run_id=run_id,
-               harness=harness, sessions=sessions)
+    orch = add(
+        conn,
+        name=name,
+        tmux_pane=tmux_pane,
+        tmux_socket=socket if tmux_pane else None,
+        pid=pid,
+        pid_start_time=start_time,
+        log_path=log_path,
+        run_id=run_id,
+        harness=harness,
+        sessions=sessions,
+    )
     if as_json:
         print_json(orch.as_dict())
     else:
@@ -298,8 +355,13 @@ def log(limit: int, as_json: bool) -> None:
 
 
 @watch.command("rewake", hidden=False)
-@click.option("--max-wait", type=float, default=6 * 3600.0, show_default=True,
-              help="Give up after this many seconds.")
+@click.option(
+    "--max-wait",
+    type=float,
+    default=6 * 3600.0,
+    show_default=True,
+    help="Give up after this many seconds.",
+)
 def rewake(max_wait: float) -> None:
     """Claude Code Stop hook (asyncRewake): wait for a wake, then exit 2 with the message."""
     from tether.watch.rewake import read_payload, wait_for_wake
@@ -308,10 +370,14 @@ def rewake(max_wait: float) -> None:
     sys.exit(wait_for_wake(home, read_payload(sys.stdin), max_wait=max_wait))
 
 
-_scope = click.option("--scope", type=click.Choice(["project", "user"]), default="project",
-                      show_default=True)
-_project = click.option("--project-dir", type=click.Path(file_okay=False, path_type=Path),
-                        help="Project root (default: nearest parent with tether.toml or .git).")
+_scope = click.option(
+    "--scope", type=click.Choice(["project", "user"]), default="project", show_default=True
+)
+_project = click.option(
+    "--project-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Project root (default: nearest parent with tether.toml or .git).",
+)
 
 
 @watch.command("pi-extension")
@@ -407,8 +473,13 @@ def list_(as_json: bool) -> None:
 
 
 @subagents.command("wait")
-@click.option("--timeout", type=float, default=30.0, show_default=True,
-              help="Return after this many seconds when nothing changed.")
+@click.option(
+    "--timeout",
+    type=float,
+    default=30.0,
+    show_default=True,
+    help="Return after this many seconds when nothing changed.",
+)
 @click.option("--json", "as_json", is_flag=True)
 def wait(timeout: float, as_json: bool) -> None:
     """Block until a subagent starts, waits for confirmation or ends; print all states."""
@@ -422,14 +493,16 @@ def wait(timeout: float, as_json: bool) -> None:
     outcome = wait_for_change(Surveyor(settings, home), _connect(home), timeout=timeout)
     survey = outcome.survey
     if as_json:
-        print_json({
-            "changed": outcome.changed,
-            "timed_out": outcome.timed_out,
-            "changes": outcome.changes,
-            "running": len(survey.running),
-            "orchestrator": None if outcome.orchestrator is None else outcome.orchestrator.id,
-            "subagents": [subagent_dict(v) for v in survey.subagents],
-        })
+        print_json(
+            {
+                "changed": outcome.changed,
+                "timed_out": outcome.timed_out,
+                "changes": outcome.changes,
+                "running": len(survey.running),
+                "orchestrator": None if outcome.orchestrator is None else outcome.orchestrator.id,
+                "subagents": [subagent_dict(v) for v in survey.subagents],
+            }
+        )
         return
     what = "; ".join(f"{c['key']}: {c['from'] or 'new'} -> {c['to']}" for c in outcome.changes)
     head = f"changed: {what}" if outcome.changed else f"no change in {timeout:g} s"

@@ -34,8 +34,14 @@ def _progress(enabled: bool) -> Iterator[Any]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
     state: dict[str, Any] = {}
-    with Progress("indexing", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
+    with Progress(
+        "indexing",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
 
         def update(done: int, total: int) -> None:
             if total < PROGRESS_MIN_PAGES:
@@ -64,8 +70,12 @@ def index_cmd(root: str | None, as_json: bool) -> None:
         index, stats = ctx.fresh_index(progress)
     with index:
         data = {
-            "root": str(ctx.wiki.root), "index": str(index.path), "pages": stats.pages,
-            "files": stats.files, "read": stats.parsed, "removed": stats.removed,
+            "root": str(ctx.wiki.root),
+            "index": str(index.path),
+            "pages": stats.pages,
+            "files": stats.files,
+            "read": stats.parsed,
+            "removed": stats.removed,
             "seconds": round(stats.seconds, 3),
             "pages_per_second": round(stats.parsed / stats.seconds, 1) if stats.parsed else None,
         }
@@ -74,8 +84,10 @@ def index_cmd(root: str | None, as_json: bool) -> None:
 
         print_json(data)
         return
-    click.echo(f"indexed {stats.pages} pages ({stats.parsed} read, {stats.removed} removed) "
-               f"in {stats.seconds:.2f} s")
+    click.echo(
+        f"indexed {stats.pages} pages ({stats.parsed} read, {stats.removed} removed) "
+        f"in {stats.seconds:.2f} s"
+    )
     click.echo(f"  index {index.path}")
 
 
@@ -93,8 +105,12 @@ def search_cmd(root: str | None, query: str, limit: int, as_json: bool) -> None:
     with index:
         hits = index.search(query, limit)
         rows = [
-            {"id": h.page.id, "path": ctx.wiki.root_relative(h.page.path), "title": h.page.title,
-             "score": round(h.score, 4)}
+            {
+                "id": h.page.id,
+                "path": ctx.wiki.root_relative(h.page.path),
+                "title": h.page.title,
+                "score": round(h.score, 4),
+            }
             for h in hits
         ]
     if as_json:
@@ -123,11 +139,15 @@ def stale_cmd(root: str | None, as_json: bool) -> None:
         rows: list[dict[str, Any]] = []
         for entry in load_stale(ctx.wiki.stale_path):
             page = index.find(entry.page)
-            rows.append({
-                "entry": entry.page, "id": page.id if page else None,
-                "path": ctx.wiki.root_relative(page.path) if page else None,
-                "reason": entry.reason, "since": entry.since,
-            })
+            rows.append(
+                {
+                    "entry": entry.page,
+                    "id": page.id if page else None,
+                    "path": ctx.wiki.root_relative(page.path) if page else None,
+                    "reason": entry.reason,
+                    "since": entry.since,
+                }
+            )
     if as_json:
         from tether.cli.render import print_json
 
@@ -144,8 +164,12 @@ def stale_cmd(root: str | None, as_json: bool) -> None:
 
 @wiki.command("check")
 @root_option
-@click.option("--skip", multiple=True, metavar="KIND",
-              help="Leave out a kind of finding (provenance, orphan, missing-file, ...).")
+@click.option(
+    "--skip",
+    multiple=True,
+    metavar="KIND",
+    help="Leave out a kind of finding (provenance, orphan, missing-file, ...).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 def check_cmd(root: str | None, skip: tuple[str, ...], as_json: bool) -> None:
     """Provenance, broken links and orphans; exits 40 on violations (file:line each)."""
@@ -154,8 +178,9 @@ def check_cmd(root: str | None, skip: tuple[str, ...], as_json: bool) -> None:
 
     unknown = [k for k in skip if k not in (*KINDS, "provenance")]
     if unknown:
-        raise UsageError(f"unknown --skip {', '.join(unknown)}; known: provenance, "
-                         f"{', '.join(KINDS)}")
+        raise UsageError(
+            f"unknown --skip {', '.join(unknown)}; known: provenance, {', '.join(KINDS)}"
+        )
     ctx = load_context(root)
     index = ctx.index()
     with index:
@@ -177,9 +202,11 @@ def check_cmd(root: str | None, skip: tuple[str, ...], as_json: bool) -> None:
         for finding in result.violations:
             kinds[finding.kind] = kinds.get(finding.kind, 0) + 1
         detail = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
-        click.echo(f"{result.pages} pages: {len(result.violations)} violations"
-                   + (f" ({detail})" if detail else "")
-                   + f", {len(result.warnings)} warnings")
+        click.echo(
+            f"{result.pages} pages: {len(result.violations)} violations"
+            + (f" ({detail})" if detail else "")
+            + f", {len(result.warnings)} warnings"
+        )
     if not result.ok:
         raise CheckFailedError(f"wiki check found {len(result.violations)} violations")
 
@@ -212,10 +239,13 @@ def read_cmd(root: str | None, page_id: str) -> None:
                 f"refused: {page_id!r} is not on this room's page list ({listed})."
             )
         if result.outcome == MISSING:
-            raise UsageError(f"page {page_id!r} is on the list but its file cannot be read; "
-                             f"write `missing: {page_id}` in the conclusion.")
-        click.echo(f"room: {result.page_id} ({result.used} of {result.budget} pages read)",
-                   err=True)
+            raise UsageError(
+                f"page {page_id!r} is on the list but its file cannot be read; "
+                f"write `missing: {page_id}` in the conclusion."
+            )
+        click.echo(
+            f"room: {result.page_id} ({result.used} of {result.budget} pages read)", err=True
+        )
         click.echo(result.text or "", nl=False)
         return
     from tether.wiki.context import load_context
@@ -225,7 +255,8 @@ def read_cmd(root: str | None, page_id: str) -> None:
     with index:
         page = index.find(page_id)
         if page is None:
-            raise UsageError(f"no page {page_id!r} in {ctx.wiki.root}; "
-                             f"`tether wiki search` finds pages.")
+            raise UsageError(
+                f"no page {page_id!r} in {ctx.wiki.root}; `tether wiki search` finds pages."
+            )
         file = ctx.wiki.page_file(page.path)
     click.echo(file.read_text("utf-8", "replace"), nl=False)

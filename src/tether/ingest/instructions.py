@@ -20,10 +20,16 @@ RECOMMENDATION = (
 def entry_summary(entry: Entry, wiki: Wiki) -> dict[str, Any]:
     m = entry.manifest
     return {
-        "id": entry.id, "kind": entry.kind, "name": entry.name,
-        "source": f"raw/{entry.name}", "origin": m.get("origin"), "size": m.get("size"),
-        "sha256": m.get("sha256"), "released_at": m.get("released_at"),
-        "capture": m.get("capture"), "folder": str(entry.folder),
+        "id": entry.id,
+        "kind": entry.kind,
+        "name": entry.name,
+        "source": f"raw/{entry.name}",
+        "origin": m.get("origin"),
+        "size": m.get("size"),
+        "sha256": m.get("sha256"),
+        "released_at": m.get("released_at"),
+        "capture": m.get("capture"),
+        "folder": str(entry.folder),
     }
 
 

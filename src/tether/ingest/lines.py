@@ -48,6 +48,7 @@ def end_line(
                 key="wiki.language",
             ) from None
     if "{n}" not in template:
-        raise ConfigError(f"the end-line template {template!r} needs {{n}} (the count)",
-                          key=f"wiki.{kind}_line")
+        raise ConfigError(
+            f"the end-line template {template!r} needs {{n}} (the count)", key=f"wiki.{kind}_line"
+        )
     return template.replace("{n}", str(waiting))

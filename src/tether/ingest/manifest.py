@@ -90,7 +90,7 @@ def dialog_reasons(manifest: dict[str, Any], raw_dir: Path) -> list[str]:
         reasons.append("key points to confirm with the user (no capture manifest)")
         capture = {}
     elif capture.get("dialog") != "none":
-        reasons.append("key points to confirm with the user (capture `dialog` is not \"none\")")
+        reasons.append('key points to confirm with the user (capture `dialog` is not "none")')
     unset = [k for k in ("fidelity", "authority") if not capture.get(k)]
     if unset:
         reasons.append(f"{'/'.join(unset)} to set by the user (never guessed)")

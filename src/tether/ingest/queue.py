@@ -143,8 +143,12 @@ class Queue:
         kind = BUNDLE if source.is_dir() else SOURCE
         name = entry_id(source.name)
         digest, size = sha256_of(source)
-        for entry in (*self.quarantined(), *self._entries(self.incoming), *self.claims(),
-                      *self.finished()):
+        for entry in (
+            *self.quarantined(),
+            *self._entries(self.incoming),
+            *self.claims(),
+            *self.finished(),
+        ):
             if entry.manifest.get("sha256") == digest:
                 return {"id": entry.id, "status": "duplicate", "of": str(entry.folder)}
         target = self.quarantine / name
@@ -163,22 +167,30 @@ class Queue:
             else:
                 shutil.copyfile(source, temp / name)
             manifest = {
-                "id": name, "kind": kind, "name": name, "origin": str(source.resolve()),
-                "size": size, "sha256": digest, "collected_at": _now(),
-                "collected_by": _who(), "released_at": None, "capture": capture,
-                "sync_exit": None, "ticket": None,
+                "id": name,
+                "kind": kind,
+                "name": name,
+                "origin": str(source.resolve()),
+                "size": size,
+                "sha256": digest,
+                "collected_at": _now(),
+                "collected_by": _who(),
+                "released_at": None,
+                "capture": capture,
+                "sync_exit": None,
+                "ticket": None,
             }
             write_manifest(temp, manifest)
             temp.rename(target)
         except OSError as exc:
             shutil.rmtree(temp, ignore_errors=True)
             if target.exists():
-                raise HumanStopError(f"stop: {name!r} appeared in quarantine meanwhile; "
-                                     f"nothing was overwritten") from exc
+                raise HumanStopError(
+                    f"stop: {name!r} appeared in quarantine meanwhile; nothing was overwritten"
+                ) from exc
             raise
         _fsync_dir(self.quarantine)
-        return {"id": name, "status": "collected", "kind": kind, "size": size,
-                "sha256": digest}
+        return {"id": name, "status": "collected", "kind": kind, "size": size, "sha256": digest}
 
     def _child(self, folder: Path, given: str) -> Path:
         """``folder/given`` for an entry name; refuses paths, '..' and links out."""
@@ -197,8 +209,9 @@ class Queue:
         for given in ids:
             folder = self._child(self.quarantine, given)
             if not (folder / MANIFEST).is_file():
-                raise UsageError(f"no entry {given!r} in quarantine/ "
-                                 f"(`tether ingest status` lists them)")
+                raise UsageError(
+                    f"no entry {given!r} in quarantine/ (`tether ingest status` lists them)"
+                )
             name = folder.name
             if (self.incoming / name).exists() or (self.claimed / name).exists():
                 stops.append(name)
@@ -243,10 +256,15 @@ class Queue:
             entry.folder.rename(target)
         except OSError:
             return None  # taken by another run a moment ago (or a claim of that name is open)
-        atomic_write_json(target / CLAIM_FILE, {
-            "owner": owner, "pid": os.getppid(), "host": socket.gethostname(),
-            "claimed_at": _now(),
-        })
+        atomic_write_json(
+            target / CLAIM_FILE,
+            {
+                "owner": owner,
+                "pid": os.getppid(),
+                "host": socket.gethostname(),
+                "claimed_at": _now(),
+            },
+        )
         _fsync_dir(self.claimed)
         _fsync_dir(self.incoming)
         claimed = Entry(entry.id, target, entry.manifest)
@@ -278,14 +296,16 @@ class Queue:
                 temp.rename(target)
             except OSError:
                 shutil.rmtree(temp, ignore_errors=True)
-                raise HumanStopError(f"stop: raw/{entry.name} appeared meanwhile; nothing was "
-                                     f"overwritten") from None
+                raise HumanStopError(
+                    f"stop: raw/{entry.name} appeared meanwhile; nothing was overwritten"
+                ) from None
         else:
             try:
                 os.link(entry.payload, target)
             except FileExistsError:
-                raise HumanStopError(f"stop: raw/{entry.name} appeared meanwhile; nothing was "
-                                     f"overwritten") from None
+                raise HumanStopError(
+                    f"stop: raw/{entry.name} appeared meanwhile; nothing was overwritten"
+                ) from None
         _fsync_dir(self.raw)
         return target
 
@@ -300,8 +320,11 @@ class Queue:
             mine = [e for e in self.claims() if e.claim().get("owner") == owner]
             if not mine:
                 others = ", ".join(e.id for e in self.claims())
-                hint = f" Claimed by other sessions: {others}; name one with --entry." if others \
+                hint = (
+                    f" Claimed by other sessions: {others}; name one with --entry."
+                    if others
                     else ""
+                )
                 raise UsageError(f"this session has no claimed entry to end.{hint}")
             entry = mine[0]
         self.done.mkdir(parents=True, exist_ok=True)

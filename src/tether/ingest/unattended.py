@@ -46,17 +46,22 @@ def ticket_for(board_root: Path, entry: Entry, reasons: list[str]) -> str:
 
     board = Board(board_root)
     board.ensure()
-    body = "\n".join([
-        f"The ingest entry `{entry.id}` ({entry.kind}) needs the user before it can be "
-        "ingested; an unattended run would have to guess.",
-        "",
-        *[f"- {reason}" for reason in reasons],
-        "",
-        "Ingest it interactively (`tether ingest next` in a fresh context), or complete its "
-        "capture manifest.",
-    ])
+    body = "\n".join(
+        [
+            f"The ingest entry `{entry.id}` ({entry.kind}) needs the user before it can be "
+            "ingested; an unattended run would have to guess.",
+            "",
+            *[f"- {reason}" for reason in reasons],
+            "",
+            "Ingest it interactively (`tether ingest next` in a fresh context), or complete its "
+            "capture manifest.",
+        ]
+    )
     ticket = board.add(
-        f"Ingest {entry.id}: needs the user", state=State.USER, reason="decision", body=body,
+        f"Ingest {entry.id}: needs the user",
+        state=State.USER,
+        reason="decision",
+        body=body,
         front={"ingest_entry": entry.id, "needs": "; ".join(reasons)},
     )
     return ticket.id
@@ -77,8 +82,14 @@ def _stages_exit(outcome: Any) -> int | None:
 
 
 def run_unattended(
-    wiki: Wiki, *, board_root: Path, profile: str | None, env: Mapping[str, str],
-    timeout: float | None = None, limit: int | None = None, report: Report | None = None,
+    wiki: Wiki,
+    *,
+    board_root: Path,
+    profile: str | None,
+    env: Mapping[str, str],
+    timeout: float | None = None,
+    limit: int | None = None,
+    report: Report | None = None,
 ) -> list[dict[str, Any]]:
     from tether.runs.budget import StopReason
     from tether.runs.supervisor import RunRequest, supervise
@@ -103,17 +114,24 @@ def run_unattended(
                 if claimed is None:
                     continue
                 outcome = supervise(
-                    RunRequest(prompt=ingest_instructions(claimed, wiki, unattended=True),
-                               profile=profile, unit=f"ingest:{entry.id}", timeout=timeout,
-                               cwd=wiki.root),
+                    RunRequest(
+                        prompt=ingest_instructions(claimed, wiki, unattended=True),
+                        profile=profile,
+                        unit=f"ingest:{entry.id}",
+                        timeout=timeout,
+                        cwd=wiki.root,
+                    ),
                     env=env,
                 )
                 done_runs += 1
                 record = outcome.record
                 result = {
-                    "id": entry.id, "status": outcome.stop.value, "run_id": outcome.run_id,
+                    "id": entry.id,
+                    "status": outcome.stop.value,
+                    "run_id": outcome.run_id,
                     "session_id": record.get("session_id"),
-                    "started_at": record.get("started_at"), "ended_at": record.get("ended_at"),
+                    "started_at": record.get("started_at"),
+                    "ended_at": record.get("ended_at"),
                     "exit_code": int(outcome.exit_code),
                 }
                 stage_exit = _stages_exit(outcome)
@@ -126,8 +144,10 @@ def run_unattended(
                     queue.end(owner, claimed.id)
                     result["status"] = "done"
                 else:
-                    result["note"] = (f"left claimed; see `tether report {outcome.run_id}`, then "
-                                      f"`tether ingest requeue {entry.id}`")
+                    result["note"] = (
+                        f"left claimed; see `tether report {outcome.run_id}`, then "
+                        f"`tether ingest requeue {entry.id}`"
+                    )
             results.append(result)
             if report is not None:
                 report(result)

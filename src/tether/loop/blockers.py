@@ -56,8 +56,7 @@ def run_check(loop: Loop, view: BoardView, ticket: Ticket) -> CheckOutcome:
         other = view.get(check)
         state = other.location if other is not None else "not on the board"
         passed = other is not None and other.state is State.DONE
-        return CheckOutcome(ticket.id, passed, {"ticket": check, "state": state,
-                                                "passed": passed})
+        return CheckOutcome(ticket.id, passed, {"ticket": check, "state": state, "passed": passed})
     if not check:
         return CheckOutcome(ticket.id, False, {"passed": False}, skipped="no check")
     result = run_command(check, cwd=loop.project_root, timeout=loop.check_timeout, env=loop.env)
@@ -65,9 +64,9 @@ def run_check(loop: Loop, view: BoardView, ticket: Ticket) -> CheckOutcome:
     return CheckOutcome(ticket.id, result.ok, evidence)
 
 
-def check_blocked(loop: Loop, view: BoardView, *, dry_run: bool) -> tuple[
-    Ticket | None, CheckOutcome | None, list[dict[str, Any]]
-]:
+def check_blocked(
+    loop: Loop, view: BoardView, *, dry_run: bool
+) -> tuple[Ticket | None, CheckOutcome | None, list[dict[str, Any]]]:
     """The first BLOCKED ticket (priority order) whose check passes now, and all evidence."""
     now = loop.clock.now()
     evidence: list[dict[str, Any]] = []
@@ -83,16 +82,26 @@ def check_blocked(loop: Loop, view: BoardView, *, dry_run: bool) -> tuple[
         outcome = run_check(loop, view, ticket)
         evidence.append({"ticket": ticket.id, **outcome.evidence})
         if not dry_run:
-            records.record_check(loop.conn, loop.scope, ticket.id, now, outcome.passed,
-                                 outcome.evidence.get("exit_code"))
+            records.record_check(
+                loop.conn,
+                loop.scope,
+                ticket.id,
+                now,
+                outcome.passed,
+                outcome.evidence.get("exit_code"),
+            )
             if not outcome.passed and _changed(ticket, outcome, now):
                 loop.board.update(ticket.id, front={"last_check": _front(outcome, now)})
         if outcome.passed:
             found = (ticket, outcome)
             break
     if recent:
-        evidence.append({"skipped": recent,
-                         "why": f"checked within check_interval {loop.settings.check_interval}"})
+        evidence.append(
+            {
+                "skipped": recent,
+                "why": f"checked within check_interval {loop.settings.check_interval}",
+            }
+        )
     if found is None:
         return None, None, evidence
     return found[0], found[1], evidence
@@ -115,8 +124,12 @@ def _front(outcome: CheckOutcome, now: Any) -> dict[str, Any]:
     if "ticket" in e:
         front.update(ticket=e["ticket"], state=e["state"])
     else:
-        front.update(command=list(e["command"]), exit_code=e["exit_code"],
-                     timed_out=e["timed_out"], output_tail=(e["output_tail"] or "")[-300:])
+        front.update(
+            command=list(e["command"]),
+            exit_code=e["exit_code"],
+            timed_out=e["timed_out"],
+            output_tail=(e["output_tail"] or "")[-300:],
+        )
     return front
 
 

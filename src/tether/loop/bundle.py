@@ -34,16 +34,23 @@ class Bundle:
         out = [f"For you, in one bundle ({self.size} {noun}):"]
         for ticket in self.tickets:
             needs = f" — needs: {ticket.needs}" if ticket.needs else ""
-            out.append(f"  - {ticket.location} {ticket.id} ({ticket.priority}) "
-                       f"\"{ticket.title}\"{needs}")
+            out.append(
+                f'  - {ticket.location} {ticket.id} ({ticket.priority}) "{ticket.title}"{needs}'
+            )
         out += [f"  - {item}" for item in self.items]
         return out
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "tickets": [
-                {"id": t.id, "title": t.title, "location": t.location, "priority": t.priority,
-                 "needs": t.needs, "path": str(t.path)}
+                {
+                    "id": t.id,
+                    "title": t.title,
+                    "location": t.location,
+                    "priority": t.priority,
+                    "needs": t.needs,
+                    "path": str(t.path),
+                }
                 for t in self.tickets
             ],
             "items": list(self.items),
@@ -51,6 +58,7 @@ class Bundle:
 
 
 def collect(view: BoardView, items: list[str]) -> Bundle:
-    tickets = sorted(view.in_state(State.USER),
-                     key=lambda t: (t.priority, t.created.timestamp(), t.id))
+    tickets = sorted(
+        view.in_state(State.USER), key=lambda t: (t.priority, t.created.timestamp(), t.id)
+    )
     return Bundle(tickets, list(dict.fromkeys(items)))

@@ -142,8 +142,16 @@ def open_loop(
     _check_choices(config, settings, profile or settings.profile, justification)
     conn = db.connect(config.home)
     return Loop(
-        config=config, settings=settings, project_root=root, board=board, conn=conn,
-        clock=clock, env=environ, sources=sources, dispatcher=dispatcher, profile=profile,
+        config=config,
+        settings=settings,
+        project_root=root,
+        board=board,
+        conn=conn,
+        clock=clock,
+        env=environ,
+        sources=sources,
+        dispatcher=dispatcher,
+        profile=profile,
         justification=justification,
     )
 
@@ -157,8 +165,11 @@ def _check_choices(
 
     choose_profile(config, profile, justification)
     if settings.follow_up_iterations is not None:
-        validate_iterations(settings.follow_up_iterations, config.max_iterations_cap,
-                            what="loop.follow_up_iterations")
+        validate_iterations(
+            settings.follow_up_iterations,
+            config.max_iterations_cap,
+            what="loop.follow_up_iterations",
+        )
 
 
 def _supervisor(config: Config, env: Mapping[str, str]) -> Dispatcher:

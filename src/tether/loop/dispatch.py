@@ -39,9 +39,16 @@ class Dispatched:
     would: bool = False  # dry run: nothing was done
 
     def as_dict(self) -> dict[str, Any]:
-        return {"summary": self.summary, "run_id": self.run_id, "stop": self.stop,
-                "follow_up_of": self.follow_up_of, "report": self.report, "moved": self.moved,
-                "cancelled": self.cancelled, "dry_run": self.would}
+        return {
+            "summary": self.summary,
+            "run_id": self.run_id,
+            "stop": self.stop,
+            "follow_up_of": self.follow_up_of,
+            "report": self.report,
+            "moved": self.moved,
+            "cancelled": self.cancelled,
+            "dry_run": self.would,
+        }
 
 
 def dispatch(loop: Loop, work: Work, view: BoardView, *, dry_run: bool) -> Dispatched:
@@ -119,11 +126,16 @@ def _ticket(loop: Loop, work: Work, ticket: Ticket, dry_run: bool) -> Dispatched
     previous = followups.followable(loop.conn, ticket.last_run)
     if dry_run:
         kind = f"a follow-up of {previous.id}" if previous else "a run"
-        return Dispatched(f"would start {kind} on {ticket.id} \"{ticket.title}\"",
-                          follow_up_of=previous.id if previous else None, would=True)
+        return Dispatched(
+            f'would start {kind} on {ticket.id} "{ticket.title}"',
+            follow_up_of=previous.id if previous else None,
+            would=True,
+        )
     if work.source == "blocked" and work.check is not None:
         ticket = loop.board.move(
-            ticket.id, State.ACTIONABLE, note=f"unblocked: {work.check.note()}",
+            ticket.id,
+            State.ACTIONABLE,
+            note=f"unblocked: {work.check.note()}",
             front={"last_check": blockers.evidence_front(work.check, loop.clock.now())},
         )
         moved.append(f"{ticket.id} BLOCKED → ACTIONABLE")
@@ -136,11 +148,17 @@ def _ticket(loop: Loop, work: Work, ticket: Ticket, dry_run: bool) -> Dispatched
         request = _ticket_request(loop, ticket, previous.id if previous else None)
         outcome = loop.dispatcher(request)
     except BudgetError as exc:  # the ticket's own budget is not acceptable
-        loop.board.move(ticket.id, State.USER, "decision", note=f"not started: {exc}",
-                        front={"needs": f"a decision: {exc}"})
+        loop.board.move(
+            ticket.id,
+            State.USER,
+            "decision",
+            note=f"not started: {exc}",
+            front={"needs": f"a decision: {exc}"},
+        )
         moved.append(f"{ticket.id} → USER/decision")
-        return Dispatched(f"{ticket.id} could not start: {exc}; moved to USER/decision",
-                          moved=moved)
+        return Dispatched(
+            f"{ticket.id} could not start: {exc}; moved to USER/decision", moved=moved
+        )
     return _record_ticket(loop, ticket, outcome, previous.id if previous else None, moved)
 
 
@@ -149,8 +167,10 @@ def _ticket_request(loop: Loop, ticket: Ticket, follow_up: str | None) -> RunReq
 
     budget = ticket.front.get("budget")
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)):
-        raise BudgetError(f"`budget` of {ticket.id} must be a whole number of iterations, "
-                          f"got {budget!r}", key="budget")
+        raise BudgetError(
+            f"`budget` of {ticket.id} must be a whole number of iterations, got {budget!r}",
+            key="budget",
+        )
     iterations: int | None = None
     budget_request: int | None = None
     justification = loop.justification
@@ -159,13 +179,20 @@ def _ticket_request(loop: Loop, ticket: Ticket, follow_up: str | None) -> RunReq
     elif budget is not None:
         budget_request = budget
         reason = ticket.front.get("budget_reason")
-        justification = str(reason) if isinstance(reason, str) and reason.strip() else (
-            f"budget of {budget} iterations proposed in the front matter of {ticket.id}"
+        justification = (
+            str(reason)
+            if isinstance(reason, str) and reason.strip()
+            else (f"budget of {budget} iterations proposed in the front matter of {ticket.id}")
         )
     return RunRequest(
-        prompt=prompts.ticket_prompt(ticket), profile=loop.profile, unit=f"ticket:{ticket.id}",
-        iterations=iterations, follow_up=follow_up, budget_request=budget_request,
-        justification=justification, cwd=loop.project_root,
+        prompt=prompts.ticket_prompt(ticket),
+        profile=loop.profile,
+        unit=f"ticket:{ticket.id}",
+        iterations=iterations,
+        follow_up=follow_up,
+        budget_request=budget_request,
+        justification=justification,
+        cwd=loop.project_root,
     )
 
 
@@ -185,12 +212,21 @@ def _record_ticket(
 ) -> Dispatched:
     runs = [*ticket.runs, outcome.run_id]
     kind = f"follow-up {outcome.run_id} of {follow_up}" if follow_up else f"run {outcome.run_id}"
-    base = Dispatched("", run_id=outcome.run_id, stop=outcome.stop.value, follow_up_of=follow_up,
-                      moved=moved, cancelled=outcome.stop is StopReason.CANCELLED)
+    base = Dispatched(
+        "",
+        run_id=outcome.run_id,
+        stop=outcome.stop.value,
+        follow_up_of=follow_up,
+        moved=moved,
+        cancelled=outcome.stop is StopReason.CANCELLED,
+    )
     if outcome.stop is StopReason.COMPLETED:
-        loop.board.move(ticket.id, State.DONE, note=f"done in run {outcome.run_id} "
-                        f"({_counts(outcome)})",
-                        front={"runs": runs, "last_run": outcome.run_id, "report": None})
+        loop.board.move(
+            ticket.id,
+            State.DONE,
+            note=f"done in run {outcome.run_id} ({_counts(outcome)})",
+            front={"runs": runs, "last_run": outcome.run_id, "report": None},
+        )
         moved.append(f"{ticket.id} → DONE")
         base.summary = f"{kind} on {ticket.id} completed ({_counts(outcome)}) → DONE"
         return base
@@ -198,10 +234,12 @@ def _record_ticket(
     base.report = report
     linked = f"; report: {report}" if report else ""
     note = f"run {outcome.run_id} ended: {REASON_TEXT[outcome.stop]} ({_counts(outcome)}){linked}"
-    updated = loop.board.update(ticket.id, front={"runs": runs, "last_run": outcome.run_id,
-                                                  "report": report}, note=note)
-    base.summary = f"{kind} on {ticket.id} stopped: {REASON_TEXT[outcome.stop]} " \
-                   f"({_counts(outcome)}){linked}"
+    updated = loop.board.update(
+        ticket.id, front={"runs": runs, "last_run": outcome.run_id, "report": report}, note=note
+    )
+    base.summary = (
+        f"{kind} on {ticket.id} stopped: {REASON_TEXT[outcome.stop]} ({_counts(outcome)}){linked}"
+    )
     streak = followups.unfinished_streak(loop.conn, updated.runs)
     if outcome.stop is not StopReason.CANCELLED and streak >= loop.settings.max_attempts:
         given = _give_up(loop, updated, streak, moved)
@@ -210,12 +248,15 @@ def _record_ticket(
 
 
 def _give_up(loop: Loop, ticket: Ticket, streak: int, moved: list[str]) -> Dispatched:
-    needs = (f"a decision: {streak} runs in a row ended unfinished; split the ticket or "
-             f"give it a bigger budget (front matter `budget`), then move it back")
+    needs = (
+        f"a decision: {streak} runs in a row ended unfinished; split the ticket or "
+        f"give it a bigger budget (front matter `budget`), then move it back"
+    )
     loop.board.move(ticket.id, State.USER, "decision", note=needs, front={"needs": needs})
     moved.append(f"{ticket.id} → USER/decision")
-    return Dispatched(f"{ticket.id} ended unfinished {streak} times in a row → USER/decision",
-                      moved=moved)
+    return Dispatched(
+        f"{ticket.id} ended unfinished {streak} times in a row → USER/decision", moved=moved
+    )
 
 
 # --- TODO items and hand-started runs ------------------------------------------
@@ -228,17 +269,30 @@ def _todo(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
     previous = followups.followable(loop.conn, last.id if last else None)
     if dry_run:
         kind = f"a follow-up of {previous.id}" if previous else "a run"
-        return Dispatched(f"would start {kind} on {item.file}:{item.line} {item.text!r}",
-                          follow_up_of=previous.id if previous else None, would=True)
+        return Dispatched(
+            f"would start {kind} on {item.file}:{item.line} {item.text!r}",
+            follow_up_of=previous.id if previous else None,
+            would=True,
+        )
     iterations = loop.settings.follow_up_iterations if previous else None
-    request = RunRequest(prompt=prompts.todo_prompt(item), profile=loop.profile, unit=item.key,
-                         iterations=iterations, follow_up=previous.id if previous else None,
-                         justification=loop.justification, cwd=loop.project_root)
+    request = RunRequest(
+        prompt=prompts.todo_prompt(item),
+        profile=loop.profile,
+        unit=item.key,
+        iterations=iterations,
+        follow_up=previous.id if previous else None,
+        justification=loop.justification,
+        cwd=loop.project_root,
+    )
     outcome = loop.dispatcher(request)
-    result = Dispatched("", run_id=outcome.run_id, stop=outcome.stop.value,
-                        follow_up_of=previous.id if previous else None,
-                        report=_report_path(outcome),
-                        cancelled=outcome.stop is StopReason.CANCELLED)
+    result = Dispatched(
+        "",
+        run_id=outcome.run_id,
+        stop=outcome.stop.value,
+        follow_up_of=previous.id if previous else None,
+        report=_report_path(outcome),
+        cancelled=outcome.stop is StopReason.CANCELLED,
+    )
     where = f"{item.file}:{item.line}"
     if outcome.stop is StopReason.COMPLETED:
         ticked = todo.mark_done(loop.project_root, item, f"done in tether run {outcome.run_id}")
@@ -246,8 +300,10 @@ def _todo(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
             "; box ticked" if ticked else "; the item changed meanwhile, box left as is"
         )
     else:
-        result.summary = f"run {outcome.run_id} on {where} stopped: " \
-                         f"{REASON_TEXT[outcome.stop]}; report: {result.report}"
+        result.summary = (
+            f"run {outcome.run_id} on {where} stopped: "
+            f"{REASON_TEXT[outcome.stop]}; report: {result.report}"
+        )
     return result
 
 
@@ -256,19 +312,27 @@ def _manual_follow_up(loop: Loop, found: followups.ManualFollowUp, dry_run: bool
 
     run = found.run
     if dry_run:
-        return Dispatched(f"would follow up run {run.id} (unit {run.unit})", follow_up_of=run.id,
-                          would=True)
+        return Dispatched(
+            f"would follow up run {run.id} (unit {run.unit})", follow_up_of=run.id, would=True
+        )
     prompt_file = Path(run.run_dir) / "prompt.md"
     original = prompt_file.read_text("utf-8") if prompt_file.is_file() else ""
     request = RunRequest(
         prompt=prompts.manual_follow_up_prompt(run.unit or run.id, original),
-        profile=loop.profile, unit=run.unit, iterations=loop.settings.follow_up_iterations,
-        follow_up=run.id, justification=loop.justification, cwd=loop.project_root,
+        profile=loop.profile,
+        unit=run.unit,
+        iterations=loop.settings.follow_up_iterations,
+        follow_up=run.id,
+        justification=loop.justification,
+        cwd=loop.project_root,
     )
     outcome = loop.dispatcher(request)
     return Dispatched(
         f"follow-up {outcome.run_id} of {run.id} (unit {run.unit}): {REASON_TEXT[outcome.stop]} "
-        f"({_counts(outcome)})", run_id=outcome.run_id, stop=outcome.stop.value,
-        follow_up_of=run.id, report=_report_path(outcome),
+        f"({_counts(outcome)})",
+        run_id=outcome.run_id,
+        stop=outcome.stop.value,
+        follow_up_of=run.id,
+        report=_report_path(outcome),
         cancelled=outcome.stop is StopReason.CANCELLED,
     )

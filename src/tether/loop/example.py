@@ -79,9 +79,7 @@ def build(root: Path, clock: Clock | None = None) -> Example:
     (root / "tether.toml").write_text(CONFIG, encoding="utf-8")
     decisions = root / "_control-center" / "_DECISIONS"
     decisions.mkdir(parents=True, exist_ok=True)
-    (decisions / "DECIDED-AND-DONE.md").write_text(
-        "# Decided and done\n\n", encoding="utf-8"
-    )
+    (decisions / "DECIDED-AND-DONE.md").write_text("# Decided and done\n\n", encoding="utf-8")
     profile = root / "_control-center" / "_TOM-lm"
     profile.mkdir(parents=True, exist_ok=True)
     (profile / "README.md").write_text(
@@ -95,28 +93,51 @@ def build(root: Path, clock: Clock | None = None) -> Example:
 
     board = Board(root / "tickets", root, clock=clock)
     board.ensure()
-    typo = board.add("Fix the typo in the README", state=State.ACTIONABLE,
-                     body="`recieve` should be `receive` in the second paragraph.\n")
+    typo = board.add(
+        "Fix the typo in the README",
+        state=State.ACTIONABLE,
+        body="`recieve` should be `receive` in the second paragraph.\n",
+    )
     parser = board.add(
-        "Port the parser to the new API", priority="P1", state=State.ACTIONABLE,
+        "Port the parser to the new API",
+        priority="P1",
+        state=State.ACTIONABLE,
         body="Move parse() and its helpers to the new tokenizer API.\n",
         front={"budget": 3, "budget_reason": "a first estimate; the port may take longer"},
     )
     release = board.add(
-        "Package the release", state=State.BLOCKED, reason="dependency",
+        "Package the release",
+        state=State.BLOCKED,
+        reason="dependency",
         front={"blocked_by": "the build", "check": ["test", "-f", "build/ready.txt"]},
         body="Build the wheel once the build has finished.\n",
     )
     tomorrow = (clock.now() + timedelta(days=1)).date().isoformat()
-    review = board.add("Review the draft with the team", state=State.WAITING,
-                       reason="scheduled", front={"until": tomorrow})
-    licence = board.add("Pick the licence", state=State.USER, reason="decision",
-                        front={"needs": "a choice: MIT or Apache-2.0"})
+    review = board.add(
+        "Review the draft with the team",
+        state=State.WAITING,
+        reason="scheduled",
+        front={"until": tomorrow},
+    )
+    licence = board.add(
+        "Pick the licence",
+        state=State.USER,
+        reason="decision",
+        front={"needs": "a choice: MIT or Apache-2.0"},
+    )
     note = board.folder(State.INBOX) / "call-notes.txt"
     note.write_text(
         "Add a --version flag to the CLI\n\nAsked for in yesterday's call.\n", encoding="utf-8"
     )
     return Example(
-        root=root, home=root / ".tether", bin=root / "bin", later=root / "later",
-        parser=parser, typo=typo, release=release, review=review, licence=licence, note=note,
+        root=root,
+        home=root / ".tether",
+        bin=root / "bin",
+        later=root / "later",
+        parser=parser,
+        typo=typo,
+        release=release,
+        review=review,
+        licence=licence,
+        note=note,
     )

@@ -49,8 +49,12 @@ class Work:
         if self.triage:
             data["triage"] = [str(p) for p in self.triage]
         if self.ticket is not None:
-            data["ticket"] = {"id": self.ticket.id, "title": self.ticket.title,
-                              "location": self.ticket.location, "priority": self.ticket.priority}
+            data["ticket"] = {
+                "id": self.ticket.id,
+                "title": self.ticket.title,
+                "location": self.ticket.location,
+                "priority": self.ticket.priority,
+            }
         if self.check is not None:
             data["check"] = self.check.evidence
         if self.arrived:
@@ -95,19 +99,31 @@ def scan(loop: Loop, view: BoardView, *, dry_run: bool, run_checks: bool = True)
 
 
 def _scan(
-    loop: Loop, view: BoardView, dry_run: bool, run_checks: bool,
-    evidence: list[dict[str, Any]], user_items: list[str], held: list[todo.TodoItem],
+    loop: Loop,
+    view: BoardView,
+    dry_run: bool,
+    run_checks: bool,
+    evidence: list[dict[str, Any]],
+    user_items: list[str],
+    held: list[todo.TodoItem],
 ) -> Work | None:
     # 1. intake gate
     untriaged = view.untriaged()
     inbox = loop.board.folder(State.INBOX)
     broken = [(p, m) for p, m in view.malformed if p.parent == inbox]
-    evidence.append({"source": "intake", "reached": True, "untriaged": [str(p) for p in untriaged],
-                     "malformed": [str(p) for p, _ in broken]})
+    evidence.append(
+        {
+            "source": "intake",
+            "reached": True,
+            "untriaged": [str(p) for p in untriaged],
+            "malformed": [str(p) for p, _ in broken],
+        }
+    )
     if untriaged:
         noun = "entry" if len(untriaged) == 1 else "entries"
-        return Work("intake", f"INBOX has {len(untriaged)} untriaged {noun}: triage",
-                    triage=untriaged)
+        return Work(
+            "intake", f"INBOX has {len(untriaged)} untriaged {noun}: triage", triage=untriaged
+        )
     if broken:
         listing = "; ".join(f"{p.name}: {m}" for p, m in broken)
         raise LoopError(
@@ -116,8 +132,7 @@ def _scan(
         )
     # 2. ACTIONABLE
     actionable = view.actionable_by_priority()
-    evidence.append({"source": "actionable", "reached": True,
-                     "open": [t.id for t in actionable]})
+    evidence.append({"source": "actionable", "reached": True, "open": [t.id for t in actionable]})
     if actionable:
         ticket = actionable[0]
         return Work("actionable", f"ACTIONABLE {_title(ticket)}", ticket=ticket)
@@ -125,15 +140,26 @@ def _scan(
     unblocked, outcome, checks = (
         blockers.check_blocked(loop, view, dry_run=dry_run) if run_checks else (None, None, [])
     )
-    evidence.append({"source": "blocked", "reached": True, "checks": checks,
-                     "skipped": not run_checks})
+    evidence.append(
+        {"source": "blocked", "reached": True, "checks": checks, "skipped": not run_checks}
+    )
     if unblocked is not None and outcome is not None:
-        return Work("blocked", f"BLOCKED {_title(unblocked)}: {outcome.note()}",
-                    ticket=unblocked, check=outcome)
+        return Work(
+            "blocked",
+            f"BLOCKED {_title(unblocked)}: {outcome.note()}",
+            ticket=unblocked,
+            check=outcome,
+        )
     # 4. WAITING whose date or marker arrived
     due, why, waiting = blockers.check_waiting(loop, view)
-    evidence.append({"source": "waiting", "reached": True, "waiting": waiting,
-                     "arrived": due.id if due else None})
+    evidence.append(
+        {
+            "source": "waiting",
+            "reached": True,
+            "waiting": waiting,
+            "arrived": due.id if due else None,
+        }
+    )
     if due is not None:
         return Work("waiting", f"WAITING {_title(due)}: {why}", ticket=due, arrived=why)
     # 5. TODO items
@@ -142,28 +168,41 @@ def _scan(
         return Work("todo", f"TODO {item.file}:{item.line} {item.text!r}", todo=item)
     # 6. routine checks
     routine, statuses = routines.due_routine(loop)
-    evidence.append({"source": "routine", "reached": True,
-                     "routines": [s.as_dict() for s in statuses]})
+    evidence.append(
+        {"source": "routine", "reached": True, "routines": [s.as_dict() for s in statuses]}
+    )
     if routine is not None:
         return Work("routine", f"routine {routine.name} is due", routine=routine)
     # 7. limit-stopped runs without a follow-up
     follow_up, given_up, looked_at = followups.manual_follow_ups(loop)
     user_items += given_up
-    evidence.append({"source": "follow-up", "reached": True, "candidates": looked_at,
-                     "run": follow_up.run.id if follow_up else None})
+    evidence.append(
+        {
+            "source": "follow-up",
+            "reached": True,
+            "candidates": looked_at,
+            "run": follow_up.run.id if follow_up else None,
+        }
+    )
     if follow_up is not None:
         run = follow_up.run
-        return Work("follow-up", f"run {run.id} (unit {run.unit}) stopped at {run.status} "
-                    f"with a report: follow up", follow_up=follow_up)
+        return Work(
+            "follow-up",
+            f"run {run.id} (unit {run.unit}) stopped at {run.status} with a report: follow up",
+            follow_up=follow_up,
+        )
     return None
 
 
 def _todo(
-    loop: Loop, evidence: list[dict[str, Any]], user_items: list[str],
+    loop: Loop,
+    evidence: list[dict[str, Any]],
+    user_items: list[str],
     held: list[todo.TodoItem],
 ) -> todo.TodoItem | None:
-    items, missing = todo.open_items(loop.project_root, loop.settings.todo_files,
-                                     loop.settings.todo_hold_words)
+    items, missing = todo.open_items(
+        loop.project_root, loop.settings.todo_files, loop.settings.todo_hold_words
+    )
     held += [i for i in items if i.held]
     chosen: todo.TodoItem | None = None
     exhausted = 0
@@ -182,7 +221,16 @@ def _todo(
                 continue
         chosen = item
         break
-    evidence.append({"source": "todo", "reached": True, "files": list(loop.settings.todo_files),
-                     "missing": missing, "open": len(items), "held": len(held),
-                     "given_up": exhausted, "chosen": chosen.key if chosen else None})
+    evidence.append(
+        {
+            "source": "todo",
+            "reached": True,
+            "files": list(loop.settings.todo_files),
+            "missing": missing,
+            "open": len(items),
+            "held": len(held),
+            "given_up": exhausted,
+            "chosen": chosen.key if chosen else None,
+        }
+    )
     return chosen

@@ -50,10 +50,17 @@ class SourceReport:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "role": self.role, "kind": self.kind, "where": self.where, "located": self.located,
-            "status": self.status, "reason": self.reason, "read": self.read,
-            "items": self.items, "new": [i.as_dict() for i in self.new],
-            "found": [i.as_dict() for i in self.found], "user_items": self.user_items,
+            "role": self.role,
+            "kind": self.kind,
+            "where": self.where,
+            "located": self.located,
+            "status": self.status,
+            "reason": self.reason,
+            "read": self.read,
+            "items": self.items,
+            "new": [i.as_dict() for i in self.new],
+            "found": [i.as_dict() for i in self.found],
+            "user_items": self.user_items,
         }
 
     def line(self) -> str:
@@ -149,19 +156,28 @@ def _fingerprint(
 
 def _unread(source: Source, where: Location, *, asked: bool = True) -> SourceReport:
     if not where.located:
-        return SourceReport(source.role, source.kind, where.where, False, "unavailable",
-                            where.reason)
+        return SourceReport(
+            source.role, source.kind, where.where, False, "unavailable", where.reason
+        )
     reason = "guard holds: not read" if asked else None
     return SourceReport(source.role, source.kind, where.where, True, "not asked", reason)
 
 
 def _ask(loop: Loop, view: BoardView, source: Source, where: Location) -> SourceReport:
     if not where.located:
-        return SourceReport(source.role, source.kind, where.where, False, "unavailable",
-                            where.reason)
+        return SourceReport(
+            source.role, source.kind, where.where, False, "unavailable", where.reason
+        )
     reading = source.read(where)
-    report = SourceReport(source.role, source.kind, where.where, True, "empty",
-                          read=reading.read, items=len(reading.items))
+    report = SourceReport(
+        source.role,
+        source.kind,
+        where.where,
+        True,
+        "empty",
+        read=reading.read,
+        items=len(reading.items),
+    )
     if not reading.ok:
         report.status = "unavailable"
         report.reason = f"located, but the read failed: {reading.error}"
@@ -219,12 +235,21 @@ def _apply(loop: Loop, view: BoardView, reports: list[SourceReport]) -> list[str
             if users:
                 continue
             name = f"{report.role}-{hashlib.sha256(item.key.encode()).hexdigest()[:10]}.md"
-            atomic_write_text(inbox / name, f"{item.text}\n\nFound by {report.role} in "
-                              f"{report.where} ({item.origin}).\n\n{loop.session_line()}\n")
+            atomic_write_text(
+                inbox / name,
+                f"{item.text}\n\nFound by {report.role} in "
+                f"{report.where} ({item.origin}).\n\n{loop.session_line()}\n",
+            )
             applied.append(f"INBOX/{name} ({report.role})")
         if report.status in ("found", "empty"):
-            keep_unseen = {u for u in report.new if report.role == "user.model" and u not in
-                           report.found}
-            records.mark_seen(loop.conn, loop.scope, report.role,
-                              [i.key for i in report.new if i not in keep_unseen], now)
+            keep_unseen = {
+                u for u in report.new if report.role == "user.model" and u not in report.found
+            }
+            records.mark_seen(
+                loop.conn,
+                loop.scope,
+                report.role,
+                [i.key for i in report.new if i not in keep_unseen],
+                now,
+            )
     return applied

@@ -30,10 +30,7 @@ def ticket_prompt(ticket: Ticket) -> str:
 
 def todo_prompt(item: TodoItem) -> str:
     closing = _CLOSING.format(where=f" and ticks the box in {item.file}")
-    return (
-        f"# TODO item from {item.file} (line {item.line})\n\n"
-        f"{item.text}\n\n{closing}\n"
-    )
+    return f"# TODO item from {item.file} (line {item.line})\n\n{item.text}\n\n{closing}\n"
 
 
 def manual_follow_up_prompt(unit: str, original: str) -> str:

@@ -35,8 +35,12 @@ class RoutineStatus:
     why: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.routine.name, "command": list(self.routine.command),
-                "due": self.due, "why": self.why}
+        return {
+            "name": self.routine.name,
+            "command": list(self.routine.command),
+            "due": self.due,
+            "why": self.why,
+        }
 
 
 def _lock_path(loop: Loop, routine: RoutineCheck) -> Path | None:
@@ -84,16 +88,14 @@ def run_routine(loop: Loop, routine: RoutineCheck) -> tuple[CommandResult | None
             return None, f"routine {routine.name}: locked ({routine.lock} exists), skipped"
     try:
         timeout = parse_duration(routine.timeout or loop.settings.check_timeout)
-        result = run_command(routine.command, cwd=loop.project_root, timeout=timeout,
-                             env=loop.env)
+        result = run_command(routine.command, cwd=loop.project_root, timeout=timeout, env=loop.env)
     finally:
         if fd is not None and lock is not None:
             os.close(fd)
             with contextlib.suppress(FileNotFoundError):
                 lock.unlink()
     now = loop.clock.now()
-    records.record_routine(loop.conn, loop.scope, routine.name, now, result.exit_code,
-                           result.tail)
+    records.record_routine(loop.conn, loop.scope, routine.name, now, result.exit_code, result.tail)
     if result.ok:
         return result, f"routine {routine.name}: {result.summary()}"
     note = loop.board.folder(State.INBOX) / f"routine-{routine.name}-{now:%Y%m%d-%H%M%S}.md"

@@ -52,8 +52,12 @@ class Item:
     origin: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "tickets": list(self.tickets), "confidence": self.confidence,
-                "origin": self.origin}
+        return {
+            "text": self.text,
+            "tickets": list(self.tickets),
+            "confidence": self.confidence,
+            "origin": self.origin,
+        }
 
 
 @dataclass(frozen=True)
@@ -105,17 +109,33 @@ def item_from(raw: Any, origin: str) -> Item | None:
     """An item from a JSON value (string or object); None for anything else."""
     if isinstance(raw, str):
         text = raw.strip()
-        return Item(_key(origin, text), text, tuple(TICKET_ID.findall(text)),
-                    confidence_of(text), origin) if text else None
+        return (
+            Item(
+                _key(origin, text),
+                text,
+                tuple(TICKET_ID.findall(text)),
+                confidence_of(text),
+                origin,
+            )
+            if text
+            else None
+        )
     if not isinstance(raw, Mapping):
         return None
-    text = next((str(raw[k]) for k in ("text", "title", "summary", "note", "content")
-                 if isinstance(raw.get(k), str | int | float) and str(raw[k]).strip()), "")
+    text = next(
+        (
+            str(raw[k])
+            for k in ("text", "title", "summary", "note", "content")
+            if isinstance(raw.get(k), str | int | float) and str(raw[k]).strip()
+        ),
+        "",
+    )
     if not text:
         text = json.dumps(raw, sort_keys=True, ensure_ascii=False)[:500]
     tickets = raw.get("tickets", raw.get("ticket", []))
-    named = [tickets] if isinstance(tickets, str) else [t for t in tickets or [] if
-                                                          isinstance(t, str)]
+    named = (
+        [tickets] if isinstance(tickets, str) else [t for t in tickets or [] if isinstance(t, str)]
+    )
     named += TICKET_ID.findall(text)
     confidence = raw.get("confidence")
     value: float | None
@@ -162,7 +182,8 @@ class FileSource:
 
     def _files(self) -> list[Path]:
         return sorted(
-            p for p in self.folder.iterdir()
+            p
+            for p in self.folder.iterdir()
             if p.is_file() and not p.name.startswith(".") and p.suffix.lower() in TEXT_SUFFIXES
         )
 
@@ -188,8 +209,9 @@ class FileSource:
                 return Reading(ok=False, error=f"cannot read {path.name}: {exc.strerror}")
             reading.read.append(f"{self.display}/{path.name}")
             if self.role == "decisions.ledger" and path.name.startswith(DECISIONS_TODO):
-                reading.user_items += [f"undecided ({path.name}): {i.text}"
-                                       for i in text_items(text, path.name)]
+                reading.user_items += [
+                    f"undecided ({path.name}): {i.text}" for i in text_items(text, path.name)
+                ]
             elif path.suffix.lower() in (".json", ".jsonl"):
                 reading.items += _json_items(text, path.name)
             else:
@@ -242,8 +264,9 @@ class CommandSource:
             return Location(False, where, f"`{self.argv[0]}` is not on PATH")
         situation = ""
         if self.fingerprint_command:
-            result = run_command(self.fingerprint_command, cwd=self.cwd, timeout=self.timeout,
-                                 env=self.env)
+            result = run_command(
+                self.fingerprint_command, cwd=self.cwd, timeout=self.timeout, env=self.env
+            )
             situation = result.stdout.strip()[:200] if result.ok else result.summary()
         return Location(True, where, situation=situation)
 
@@ -263,13 +286,17 @@ class CommandSource:
             return Reading(ok=True, items=items, read=[described])
         if isinstance(data, dict) and data.get("status") in ("found", "empty"):
             raw_items = data.get("items") or []
-            items = [i for raw in raw_items if (i := item_from(raw, origin)) is not None] if \
-                isinstance(raw_items, list) else []
+            items = (
+                [i for raw in raw_items if (i := item_from(raw, origin)) is not None]
+                if isinstance(raw_items, list)
+                else []
+            )
             return Reading(ok=True, items=items, read=[described], claimed=str(data["status"]))
         return Reading(
-            ok=False, read=[described],
-            error=f"{described}: expected a JSON list or {{\"status\": \"found\"|\"empty\", "
-                  f"\"items\": [...]}}",
+            ok=False,
+            read=[described],
+            error=f'{described}: expected a JSON list or {{"status": "found"|"empty", '
+            f'"items": [...]}}',
         )
 
 
@@ -283,18 +310,24 @@ def build_sources(
         key = f"loop.sources.{role}"
         if spec.kind == "files":
             if not spec.path:
-                raise ConfigError(f"`{key}.path` is needed for kind = \"files\"", key=f"{key}.path")
+                raise ConfigError(f'`{key}.path` is needed for kind = "files"', key=f"{key}.path")
             folder = Path(spec.path).expanduser()
             folder = folder if folder.is_absolute() else project_root / folder
             sources.append(FileSource(role, folder, spec.path))
         else:
             if not spec.command:
                 raise ConfigError(
-                    f"`{key}.command` is needed for kind = \"command\"", key=f"{key}.command"
+                    f'`{key}.command` is needed for kind = "command"', key=f"{key}.command"
                 )
             timeout = parse_duration(spec.timeout or settings.source_timeout)
             sources.append(
-                CommandSource(role, spec.command, cwd=project_root, timeout=timeout, env=env,
-                              fingerprint_command=spec.fingerprint_command)
+                CommandSource(
+                    role,
+                    spec.command,
+                    cwd=project_root,
+                    timeout=timeout,
+                    env=env,
+                    fingerprint_command=spec.fingerprint_command,
+                )
             )
     return sources

@@ -65,8 +65,9 @@ def decide(
 
     environ = dict(os.environ if env is None else env)
     active = _flag(payload, "stop_hook_active", "stopHookActive")
-    session = (_text(payload, "session_id", "sessionId")
-               or environ.get("TETHER_SESSION_ID") or "unknown")
+    session = (
+        _text(payload, "session_id", "sessionId") or environ.get("TETHER_SESSION_ID") or "unknown"
+    )
     where = Path(_text(payload, "cwd") or cwd or Path.cwd())
     loop = open_loop(where, env=environ, clock=clock, dispatcher=_no_runs)
     try:
@@ -80,13 +81,18 @@ def decide(
         if blocks >= cap:
             records.set_stop_hook_blocks(loop.conn, session, 0, now)
             return StopDecision(
-                False, f"level 1 still has work ({work.summary}), but the stop was already "
-                f"blocked {blocks} times in a row; letting the session end", 0,
+                False,
+                f"level 1 still has work ({work.summary}), but the stop was already "
+                f"blocked {blocks} times in a row; letting the session end",
+                0,
             )
         blocks += 1
         records.set_stop_hook_blocks(loop.conn, session, blocks, now)
-        how = ("run `tether loop tick` and tether triages it" if work.source == "intake"
-               else "do this unit next")
+        how = (
+            "run `tether loop tick` and tether triages it"
+            if work.source == "intake"
+            else "do this unit next"
+        )
         reason = (
             f"tether loop: level 1 still has autonomous work: {work.summary}. Please {how}. "
             f"If it cannot be done without the user, say why and stop "

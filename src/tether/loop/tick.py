@@ -113,8 +113,9 @@ def _looked_at(level1: Level1) -> str:
         elif source == "blocked":
             ran = sum(1 for c in entry["checks"] if "ticket" in c)
             skipped = sum(c.get("skipped", 0) for c in entry["checks"])
-            parts.append(f"{ran} BLOCKED checked" + (f", {skipped} checked recently"
-                                                     if skipped else ""))
+            parts.append(
+                f"{ran} BLOCKED checked" + (f", {skipped} checked recently" if skipped else "")
+            )
         elif source == "waiting":
             parts.append(f"{entry['waiting']} WAITING not due")
         elif source == "todo":
@@ -140,8 +141,9 @@ def _tick(loop: Loop, *, dry_run: bool) -> TickResult:
     level1 = scan(loop, view, dry_run=dry_run)
     if level1.work is not None:
         dispatched = dispatch(loop, level1.work, view, dry_run=dry_run)
-        return TickResult(Signal.CONTINUE, render(Signal.CONTINUE), now, dry_run, level1,
-                          dispatched=dispatched)
+        return TickResult(
+            Signal.CONTINUE, render(Signal.CONTINUE), now, dry_run, level1, dispatched=dispatched
+        )
     level2 = run_chain(loop, view, dry_run=dry_run)
     result = TickResult(Signal.CONTINUE, "", now, dry_run, level1, level2=level2)
     if level2.outcome == "guard":

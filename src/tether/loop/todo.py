@@ -33,8 +33,13 @@ class TodoItem:
         return unit_key(self.file, self.text, self.occurrence)
 
     def as_dict(self) -> dict[str, object]:
-        return {"file": self.file, "line": self.line, "text": self.text, "unit": self.key,
-                "held": self.held}
+        return {
+            "file": self.file,
+            "line": self.line,
+            "text": self.text,
+            "unit": self.key,
+            "held": self.held,
+        }
 
 
 # path -> ((mtime_ns, size, hold words), the file's open items)
@@ -80,8 +85,9 @@ def _file_items(root: Path, name: str, words: tuple[str, ...]) -> tuple[TodoItem
             item_text = match["text"]
             count = occurrences.get(item_text, 0)
             occurrences[item_text] = count + 1
-            items.append(TodoItem(name, number, item_text,
-                                  hold.search(item_text) is not None, count))
+            items.append(
+                TodoItem(name, number, item_text, hold.search(item_text) is not None, count)
+            )
     result = tuple(items)
     _cache[path] = (stamp, result)
     return result

@@ -105,7 +105,7 @@ def _stale_names(index: Index) -> dict[str, str]:
         if name.startswith("[[") and name.endswith("]]"):
             name = name[2:-2]
         if index.wiki.tether_layout and name.startswith("wiki/"):
-            name = name[len("wiki/"):]
+            name = name[len("wiki/") :]
         out[name] = entry.reason or "listed in stale.json"
         if name.endswith(".md"):
             out[name[:-3]] = out[name]
@@ -119,13 +119,26 @@ def _stale_reason(row: PageRow, names: dict[str, str]) -> str | None:
     return None
 
 
-def _page(index: Index, row: PageRow, why: str, priority: float,
-          stale: dict[str, str], score: float | None = None) -> BriefPage:
+def _page(
+    index: Index,
+    row: PageRow,
+    why: str,
+    priority: float,
+    stale: dict[str, str],
+    score: float | None = None,
+) -> BriefPage:
     reason = _stale_reason(row, stale)
     return BriefPage(
-        id=row.id, path=index.wiki.root_relative(row.path), page_path=row.path, title=row.title,
-        why=why, priority=priority, stale=reason is not None, stale_reason=reason,
-        score=score, aliases=list(row.aliases),
+        id=row.id,
+        path=index.wiki.root_relative(row.path),
+        page_path=row.path,
+        title=row.title,
+        why=why,
+        priority=priority,
+        stale=reason is not None,
+        stale_reason=reason,
+        score=score,
+        aliases=list(row.aliases),
     )
 
 
@@ -141,8 +154,9 @@ def make_brief(index: Index, question: str, budget: int = DEFAULT_BUDGET) -> Bri
     matches = [h for h in hits if best > 0 and h.score >= MATCH_CUTOFF * best]
     candidates: dict[str, BriefPage] = {}
     for hit in matches:
-        candidates[hit.page.path] = _page(index, hit.page, MATCH, hit.score / best, stale,
-                                          hit.score)
+        candidates[hit.page.path] = _page(
+            index, hit.page, MATCH, hit.score / best, stale, hit.score
+        )
     _add_episodes(index, question, best, candidates, stale)
     _add_neighbours(index, matches[:budget], best, candidates, stale)
     ranked = sorted(candidates.values(), key=lambda p: (-p.priority, p.id.lower()))
@@ -151,8 +165,13 @@ def make_brief(index: Index, question: str, budget: int = DEFAULT_BUDGET) -> Bri
     return Brief(question, budget, query_terms(question), chosen, rest[:CUT_SHOWN], len(rest))
 
 
-def _add_episodes(index: Index, question: str, best: float,
-                  candidates: dict[str, BriefPage], stale: dict[str, str]) -> None:
+def _add_episodes(
+    index: Index,
+    question: str,
+    best: float,
+    candidates: dict[str, BriefPage],
+    stale: dict[str, str],
+) -> None:
     """Seed episodes: the best-matching episode pages, if they match well enough."""
     if best <= 0:
         return
@@ -168,8 +187,13 @@ def _add_episodes(index: Index, question: str, best: float,
         candidates[hit.page.path] = _page(index, hit.page, EPISODE, priority, stale, hit.score)
 
 
-def _add_neighbours(index: Index, matches: list[Hit], best: float,
-                    candidates: dict[str, BriefPage], stale: dict[str, str]) -> None:
+def _add_neighbours(
+    index: Index,
+    matches: list[Hit],
+    best: float,
+    candidates: dict[str, BriefPage],
+    stale: dict[str, str],
+) -> None:
     if not matches:
         return
     strength = {h.page.path: h.score / best for h in matches}
@@ -189,8 +213,11 @@ def _add_neighbours(index: Index, matches: list[Hit], best: float,
         if row is None or path == index.wiki.index_page:
             continue  # an attachment, or the table of contents (it links to everything)
         scores = sorted(
-            (NEIGHBOUR_SHARE * strength[parent] * (1.0 if typed else PLAIN_LINK_WEIGHT)
-             for parent, _, typed in found), reverse=True,
+            (
+                NEIGHBOUR_SHARE * strength[parent] * (1.0 if typed else PLAIN_LINK_WEIGHT)
+                for parent, _, typed in found
+            ),
+            reverse=True,
         )
         parents = {parent for parent, _, _ in found}
         bonus = min(EXTRA_LINK_BONUS * (len(parents) - 1), EXTRA_LINK_CAP)

@@ -56,8 +56,11 @@ class ConclusionCheck:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "ok": self.ok, "words": self.words, "cited": self.cited,
-            "budget_hit": self.budget_hit, "has_missing": self.has_missing,
+            "ok": self.ok,
+            "words": self.words,
+            "cited": self.cited,
+            "budget_hit": self.budget_hit,
+            "has_missing": self.has_missing,
             "violations": [asdict(v) for v in self.violations],
         }
 
@@ -83,8 +86,12 @@ def _claims(lines: list[str]) -> list[tuple[int, str]]:
         if in_fence:
             continue
         special = (
-            not stripped or stripped.startswith("#") or _RULE.match(line)
-            or BUDGET_LINE.match(line) or MISSING_LINE.match(line) or STALE_LINE.match(line)
+            not stripped
+            or stripped.startswith("#")
+            or _RULE.match(line)
+            or BUDGET_LINE.match(line)
+            or MISSING_LINE.match(line)
+            or STALE_LINE.match(line)
         )
         if special:
             close()
@@ -102,8 +109,11 @@ def check_conclusion(text: str, room: Room) -> ConclusionCheck:
     out: list[Violation] = []
     words = len(text.split())
     if words > MAX_WORDS:
-        out.append(Violation(0, "words", f"the conclusion has {words} words; at most "
-                                         f"{MAX_WORDS} are allowed"))
+        out.append(
+            Violation(
+                0, "words", f"the conclusion has {words} words; at most {MAX_WORDS} are allowed"
+            )
+        )
     summary = room.summary()
     read = {pid.lower() for pid in summary["read"]}
     stale = {p["id"].lower() for p in room.pages + room.cut if p.get("stale")}
@@ -119,8 +129,11 @@ def check_conclusion(text: str, room: Room) -> ConclusionCheck:
     for number, claim in _claims(lines):
         links = CITATION.findall(claim)
         if not links:
-            out.append(Violation(number, "uncited",
-                                 f"claim without a [[page]] citation: {_short(claim)!r}"))
+            out.append(
+                Violation(
+                    number, "uncited", f"claim without a [[page]] citation: {_short(claim)!r}"
+                )
+            )
             continue
         for inner in links:
             target = split_link(inner)[0]
@@ -128,17 +141,26 @@ def check_conclusion(text: str, room: Room) -> ConclusionCheck:
             if entry is None or entry["id"].lower() not in read:
                 shown = entry["id"] if entry else target
                 read_list = ", ".join(summary["read"]) or "none"
-                out.append(Violation(number, "unread",
-                                     f"cites [[{shown}]], which this room did not read "
-                                     f"(read: {read_list})"))
+                out.append(
+                    Violation(
+                        number,
+                        "unread",
+                        f"cites [[{shown}]], which this room did not read (read: {read_list})",
+                    )
+                )
                 continue
             cited.append(entry["id"])
             key = entry["id"].lower()
             if key in stale and key not in stale_flagged and "stale" not in claim.lower():
-                out.append(Violation(number, "stale",
-                                     f"cites stale page [[{entry['id']}]] without flagging it: "
-                                     f"write 'stale' in the claim or a `stale: [[{entry['id']}]]` "
-                                     f"line"))
+                out.append(
+                    Violation(
+                        number,
+                        "stale",
+                        f"cites stale page [[{entry['id']}]] without flagging it: "
+                        f"write 'stale' in the claim or a `stale: [[{entry['id']}]]` "
+                        f"line",
+                    )
+                )
     out.extend(_budget_rules(lines, summary, room))
     has_missing = False
     for number, line in enumerate(lines, 1):
@@ -146,16 +168,25 @@ def check_conclusion(text: str, room: Room) -> ConclusionCheck:
         if match:
             has_missing = True
             if not match["what"].strip():
-                out.append(Violation(number, "missing",
-                                     "`missing:` names nothing; say what data was missing"))
+                out.append(
+                    Violation(
+                        number, "missing", "`missing:` names nothing; say what data was missing"
+                    )
+                )
     if summary["missing"] and not has_missing:
         gone = ", ".join(summary["missing"])
-        out.append(Violation(0, "missing",
-                             f"pages on the list could not be read ({gone}) but the conclusion "
-                             f"has no `missing: <what>` line"))
+        out.append(
+            Violation(
+                0,
+                "missing",
+                f"pages on the list could not be read ({gone}) but the conclusion "
+                f"has no `missing: <what>` line",
+            )
+        )
     out.sort(key=lambda v: v.line)
-    return ConclusionCheck(out, words, list(dict.fromkeys(cited)), summary["budget_hit"],
-                           has_missing)
+    return ConclusionCheck(
+        out, words, list(dict.fromkeys(cited)), summary["budget_hit"], has_missing
+    )
 
 
 def _budget_rules(lines: list[str], summary: dict[str, Any], room: Room) -> list[Violation]:
@@ -163,23 +194,38 @@ def _budget_rules(lines: list[str], summary: dict[str, Any], room: Room) -> list
     budget_lines = [(n, m) for n, m in found if m is not None]
     refused: list[str] = summary["refused_budget"]
     if summary["budget_hit"] and not budget_lines:
-        return [Violation(0, "budget",
-                          f"the room hit its budget of {room.budget} pages (refused: "
-                          f"{', '.join(refused)}) but the conclusion has no "
-                          f"`budget reached, not read: <list>` line")]
+        return [
+            Violation(
+                0,
+                "budget",
+                f"the room hit its budget of {room.budget} pages (refused: "
+                f"{', '.join(refused)}) but the conclusion has no "
+                f"`budget reached, not read: <list>` line",
+            )
+        ]
     if not summary["budget_hit"] and budget_lines:
-        return [Violation(budget_lines[0][0], "budget",
-                          "the conclusion says the budget was reached, but the room never hit "
-                          f"it ({summary['used']} of {room.budget} pages read, none refused)")]
+        return [
+            Violation(
+                budget_lines[0][0],
+                "budget",
+                "the conclusion says the budget was reached, but the room never hit "
+                f"it ({summary['used']} of {room.budget} pages read, none refused)",
+            )
+        ]
     out: list[Violation] = []
     for number, match in budget_lines:
         named = {_name_key(part) for part in match["list"].split(",")}
         named |= {_name_key(x) for x in CITATION.findall(match["list"])}
         left_out = [r for r in refused if _name_key(r) not in named]
         if left_out:
-            out.append(Violation(number, "budget",
-                                 f"the budget line does not name every page the budget refused: "
-                                 f"{', '.join(left_out)}"))
+            out.append(
+                Violation(
+                    number,
+                    "budget",
+                    f"the budget line does not name every page the budget refused: "
+                    f"{', '.join(left_out)}",
+                )
+            )
     return out
 
 

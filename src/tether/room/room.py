@@ -67,11 +67,14 @@ class RoomResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "status": self.status, "room": self.room_id,
+            "status": self.status,
+            "room": self.room_id,
             "folder": str(self.folder) if self.folder else None,
-            "run": self.run, "conclusion": self.conclusion,
+            "run": self.run,
+            "conclusion": self.conclusion,
             "check": self.check.to_dict() if self.check else None,
-            "reads": self.summary, "brief": self.brief.to_dict(),
+            "reads": self.summary,
+            "brief": self.brief.to_dict(),
         }
 
 
@@ -119,8 +122,11 @@ def new_room_id() -> str:
 
 def room_data(room_id: str, wiki: Wiki, brief: Brief) -> dict[str, Any]:
     return {
-        "id": room_id, "question": brief.question, "budget": brief.budget,
-        "wiki_root": str(wiki.root), "pages_dir": str(wiki.pages_dir),
+        "id": room_id,
+        "question": brief.question,
+        "budget": brief.budget,
+        "wiki_root": str(wiki.root),
+        "pages_dir": str(wiki.pages_dir),
         "created_at": datetime.now(UTC).isoformat(),
         "pages": [p.to_dict() for p in brief.pages],
         "cut": [p.to_dict() for p in brief.cut],
@@ -146,8 +152,9 @@ def room_prompt(brief: Brief) -> str:
         lines.append(f"- {page.id} — {page.title} [{page.why}]{via}{flag}")
     if brief.cut:
         lines.append("")
-        lines.append("Left out by the budget (not readable here): "
-                     + ", ".join(p.id for p in brief.cut))
+        lines.append(
+            "Left out by the budget (not readable here): " + ", ".join(p.id for p in brief.cut)
+        )
     lines += [
         "",
         "The conclusion:",
@@ -179,8 +186,14 @@ def finish_room(room: Room, conclusion: str | None) -> tuple[str, ConclusionChec
 
 
 def open_room(
-    wiki: Wiki, home: Path, brief: Brief, *, profile: str | None, env: Mapping[str, str],
-    cwd: Path | None = None, timeout: float | None = None,
+    wiki: Wiki,
+    home: Path,
+    brief: Brief,
+    *,
+    profile: str | None,
+    env: Mapping[str, str],
+    cwd: Path | None = None,
+    timeout: float | None = None,
 ) -> RoomResult:
     """Run one room for ``brief``; refuses nesting and a second room."""
     refuse_nesting(env)
@@ -196,8 +209,13 @@ def open_room(
         run_env[ENV_ROOM_DIR] = str(room.folder)
         run_env[ENV_ROOM_ID] = room_id
         outcome = supervise(
-            RunRequest(prompt=room_prompt(brief), profile=profile, unit=f"room:{room_id}",
-                       timeout=timeout, cwd=cwd),
+            RunRequest(
+                prompt=room_prompt(brief),
+                profile=profile,
+                unit=f"room:{room_id}",
+                timeout=timeout,
+                cwd=cwd,
+            ),
             env=run_env,
         )
         written = room.folder / CONCLUSION_FILE
@@ -207,9 +225,12 @@ def open_room(
             conclusion = outcome.ledger.last_assistant_text
         status, result = finish_room(room, conclusion)
         run = {
-            "run_id": outcome.run_id, "stop": outcome.stop.value,
-            "exit_code": int(outcome.exit_code), "session_id": outcome.record.get("session_id"),
+            "run_id": outcome.run_id,
+            "stop": outcome.stop.value,
+            "exit_code": int(outcome.exit_code),
+            "session_id": outcome.record.get("session_id"),
         }
         atomic_write_json(room.folder / "result.json", {"status": status, "run": run})
-        return RoomResult(status, brief, room_id, room.folder, run, conclusion, result,
-                          room.summary())
+        return RoomResult(
+            status, brief, room_id, room.folder, run, conclusion, result, room.summary()
+        )

@@ -141,8 +141,11 @@ class Room:
         if not text:
             return None
         for entry in self._all_known():
-            if text.lower() in (entry["id"].lower(), entry["path"].lower(),
-                                entry["page_path"].lower()):
+            if text.lower() in (
+                entry["id"].lower(),
+                entry["path"].lower(),
+                entry["page_path"].lower(),
+            ):
                 return entry
         hit = self.resolver().resolve(text)
         if hit is None:
@@ -192,9 +195,12 @@ class Room:
             else:
                 outcome = REFUSED_LIST
             record = {
-                "at": time.time(), "asked": name, "outcome": outcome,
+                "at": time.time(),
+                "asked": name,
+                "outcome": outcome,
                 "page_id": entry["id"] if entry else None,
-                "page_path": entry["page_path"] if entry else None, "pid": os.getppid(),
+                "page_path": entry["page_path"] if entry else None,
+                "pid": os.getppid(),
             }
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
             handle.flush()
@@ -212,15 +218,24 @@ class Room:
         """What was read, refused and left unread, from the read log."""
         reads = self.reads()
         read_ids = list(dict.fromkeys(r["page_id"] for r in reads if r["outcome"] == READ))
-        refused_budget = list(dict.fromkeys(
-            r["page_id"] or r["asked"] for r in reads if r["outcome"] == REFUSED_BUDGET))
-        refused_list = list(dict.fromkeys(
-            r["page_id"] or r["asked"] for r in reads if r["outcome"] == REFUSED_LIST))
+        refused_budget = list(
+            dict.fromkeys(
+                r["page_id"] or r["asked"] for r in reads if r["outcome"] == REFUSED_BUDGET
+            )
+        )
+        refused_list = list(
+            dict.fromkeys(r["page_id"] or r["asked"] for r in reads if r["outcome"] == REFUSED_LIST)
+        )
         missing = list(dict.fromkeys(r["page_id"] for r in reads if r["outcome"] == MISSING))
         unread = [p["id"] for p in self.pages if p["id"] not in read_ids]
         return {
-            "room": self.id, "budget": self.budget, "read": read_ids, "used": len(read_ids),
-            "refused_budget": refused_budget, "refused_list": refused_list,
-            "missing": missing, "unread_on_list": unread,
+            "room": self.id,
+            "budget": self.budget,
+            "read": read_ids,
+            "used": len(read_ids),
+            "refused_budget": refused_budget,
+            "refused_list": refused_list,
+            "missing": missing,
+            "unread_on_list": unread,
             "budget_hit": bool(refused_budget),
         }

@@ -9,9 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
-import sys
 import time
 import uuid
 from collections.abc import Iterator, Mapping
@@ -32,6 +30,7 @@ from tether.runs import report as reports
 from tether.runs import worktree
 from tether.runs.budget import Budget, LimitCheck, StopReason
 from tether.runs.followup import compose_prompt
+from tether.runs.hooks import gate_verdict, lock_session, stream_format, write_run_hooks
 from tether.runs.live import LiveRun
 from tether.runs.process import AgentProcess, spawn_agent, wait_until
 from tether.runs.profiles import choose_budget, choose_profile
@@ -41,12 +40,6 @@ from tether.runs.stages import run_post_stages
 from tether.runs.stream import SessionTail
 from tether.store import db
 from tether.store.runs import RunRow, get_run, insert_run, update_run
-
-# Stream formats whose harness loads a per-run settings file with hooks (Claude
-# Code --settings; the scripted harness mimics it when it speaks that format).
-SETTINGS_HOOKS = frozenset({"claude-code"})
-# Harnesses that load a per-run extension module (pi --extension).
-EXTENSION_HOOKS = frozenset({"pi"})
 
 
 @dataclass(frozen=True)
@@ -104,22 +97,6 @@ class _Cancel:
         finally:
             for s, h in old.items():
                 signal.signal(s, h)
-
-
-def gate_command() -> list[str]:
-    """The absolute path of the installed ``tether-gate`` (never a bare interpreter name)."""
-    sibling = Path(sys.executable).parent / "tether-gate"
-    if sibling.exists():
-        return [str(sibling)]
-    found = shutil.which("tether-gate")
-    if found:
-        return [str(Path(found).resolve())]
-    return [sys.executable, "-m", "tether.gate.hook"]
-
-
-def stream_format(harness: Harness) -> str:
-    """The registry name of the format the adapter reads (the scripted harness mimics one)."""
-    return str(getattr(harness, "format", harness.name))
 
 
 def _bind(harness: Harness, spec: RunSpec) -> Harness:
@@ -212,7 +189,7 @@ def _execute(
     paths.root.mkdir(parents=True, exist_ok=True)
     atomic_write_text(paths.prompt, prompt)
     adapter = _bind(harness, RunSpec(prompt=prompt, extra_args=tuple(profile.args)))
-    settings = _write_run_hooks(config, paths, session_id, budget, run_id, profile, adapter)
+    settings = write_run_hooks(config, paths, session_id, budget, run_id, profile, adapter)
     spec = RunSpec(
         prompt=prompt,
         model=profile.model,
@@ -370,7 +347,7 @@ def _watch(
         if hooked_session is not None:
             # Lock the session first: an agent that shrugs off SIGTERM gets every
             # further tool call refused by its own hook until SIGKILL lands.
-            _lock_session(env["TETHER_HOME"], hooked_session)
+            lock_session(env["TETHER_HOME"], hooked_session)
         how = agent.stop(grace)
         stop = result.limit
         if result.limit_at is not None:
@@ -383,7 +360,7 @@ def _watch(
             stop = _natural_end(ledger, agent.popen.returncode)
             if hooked_session is not None:
                 # The per-run hook may have ended the agent itself, exactly at the limit.
-                stop = _gate_verdict(env["TETHER_HOME"], hooked_session) or stop
+                stop = gate_verdict(env["TETHER_HOME"], hooked_session) or stop
         else:
             how = agent.stop(grace)
             stop = StopReason.TIMEOUT
@@ -401,79 +378,6 @@ def _natural_end(ledger: Ledger, returncode: int | None) -> StopReason:
     if ledger.final_status == "failure" or (returncode not in (0, None)):
         return StopReason.FAILED
     return StopReason.COMPLETED
-
-
-def _lock_session(home: str, session_id: str) -> None:
-    from tether.gate.counter import session_status, set_session_budget
-
-    status = session_status(Path(home), session_id)
-    set_session_budget(
-        Path(home),
-        session_id,
-        calls=int(status.get("calls_used", 0)),
-        iterations=int(status.get("batches", 0)),
-    )
-
-
-def _gate_verdict(home: str, session_id: str) -> StopReason | None:
-    from tether.gate.counter import session_status
-
-    status = session_status(Path(home), session_id)
-    iteration_budget = status.get("iteration_budget")
-    if iteration_budget and status.get("batches", 0) >= iteration_budget:
-        return StopReason.ITERATION_LIMIT
-    call_budget = status.get("call_budget")
-    if call_budget is not None and status.get("calls_used", 0) > call_budget:
-        return StopReason.TOOL_CALL_LIMIT
-    return None
-
-
-def _write_run_hooks(
-    config: Config,
-    paths: RunPaths,
-    session_id: str,
-    budget: Budget,
-    run_id: str,
-    profile: Profile,
-    adapter: Harness,
-) -> Path | None:
-    """Per-run hooks that make the harness itself honour the budget, where it can.
-
-    Claude Code (and the scripted harness in its format) gets a ``--settings`` file
-    whose PreToolUse/PostToolBatch hooks call the gate; the real pi gets an
-    extension that refuses calls and aborts before model request N+1. The gate
-    holds the run's budget under the session id tether chose (pi's own id is
-    bound to it on its first call).
-    """
-    kind = (
-        "settings"
-        if stream_format(adapter) in SETTINGS_HOOKS
-        else "extension"
-        if profile.harness in EXTENSION_HOOKS
-        else None
-    )
-    if kind is None:
-        return None
-    from tether.gate.counter import set_session_budget
-
-    set_session_budget(
-        config.home,
-        session_id,
-        calls=budget.tool_calls if budget.tool_calls is not None else config.gate_budget,
-        iterations=budget.iterations,
-        run_id=run_id,
-    )
-    if kind == "settings":
-        from tether.gate.install import claude_settings_for_run
-
-        hooks = [*gate_command(), "hook", "--harness", "claude-code"]
-        atomic_write_json(paths.settings, claude_settings_for_run(hooks))
-        return paths.settings
-    from tether.gate.pi_extension import render
-
-    extension = paths.root / "tether-gate.ts"
-    atomic_write_text(extension, render(gate_command()))
-    return extension
 
 
 def _own_start_time() -> float | None:

@@ -29,8 +29,16 @@ PERMISSION_EVENTS = frozenset({"PermissionRequest", "permissionRequest"})
 NOTIFICATION_EVENTS = frozenset({"Notification", "notification"})
 TOOL_START_EVENTS = frozenset({"PreToolUse", "preToolUse", "tool_call"})
 TURN_END_EVENTS = frozenset(
-    {"Stop", "agentStop", "agent_end", "turn_end_text", "SessionEnd", "sessionEnd",
-     "session_shutdown", "SubagentStop"}
+    {
+        "Stop",
+        "agentStop",
+        "agent_end",
+        "turn_end_text",
+        "SessionEnd",
+        "sessionEnd",
+        "session_shutdown",
+        "SubagentStop",
+    }
 )
 
 

@@ -155,8 +155,12 @@ class Watchdog:
         for endpoint in view.endpoints:
             if endpoint.session_id and endpoint.session_id not in orch.sessions:
                 bind_session(
-                    self.conn, endpoint.session_id, orch.id, harness=endpoint.kind,
-                    source="endpoint", clock=self.clock,
+                    self.conn,
+                    endpoint.session_id,
+                    orch.id,
+                    harness=endpoint.kind,
+                    source="endpoint",
+                    clock=self.clock,
                 )
         activity = orchestrator_activity(
             orch,
@@ -330,8 +334,9 @@ class Watchdog:
         states = {v.subagent.key: v.state for v in report.survey.subagents}
         for key, state in states.items():
             if previous.get(key) != state:
-                label = next(v.subagent.label for v in report.survey.subagents
-                             if v.subagent.key == key)
+                label = next(
+                    v.subagent.label for v in report.survey.subagents if v.subagent.key == key
+                )
                 self.log(f"subagent {label}: {state}")
         for key in previous.keys() - states.keys():
             self.log(f"subagent {key}: gone")

@@ -62,8 +62,11 @@ def identify(
 ) -> Orchestrator | None:
     """Find the calling orchestrator, touch it, and bind its session variable."""
     caller = find_caller(
-        list_orchestrators(conn), survey.table, survey.panes,
-        pid=pid, tmux_pane=env.get("TMUX_PANE"),
+        list_orchestrators(conn),
+        survey.table,
+        survey.panes,
+        pid=pid,
+        tmux_pane=env.get("TMUX_PANE"),
     )
     if caller is None:
         return None
@@ -72,8 +75,9 @@ def identify(
         for name in names:
             value = env.get(name)
             if value:
-                bind_session(conn, value, caller.id, harness=harness, source=f"env:{name}",
-                             clock=clock)
+                bind_session(
+                    conn, value, caller.id, harness=harness, source=f"env:{name}", clock=clock
+                )
     return caller
 
 

@@ -140,9 +140,7 @@ def remove_orchestrator(
     return bool(cursor.rowcount)
 
 
-def touch(
-    conn: sqlite3.Connection, orchestrator_id: int, at: float, source: str
-) -> None:
+def touch(conn: sqlite3.Connection, orchestrator_id: int, at: float, source: str) -> None:
     """Record an explicit activity of the orchestrator (never moves time backwards)."""
     with transaction(conn):
         conn.execute(
@@ -229,9 +227,16 @@ def record_wake(conn: sqlite3.Connection, wake: WakeRecord) -> int:
             "pending_call_id, idle_seconds, message, channels, delivered) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                wake.at, wake.orchestrator_id, wake.reason, wake.subagent, wake.pending_tool,
-                wake.pending_call_id, wake.idle_seconds, wake.message,
-                json.dumps(list(wake.channels), ensure_ascii=False), int(wake.delivered),
+                wake.at,
+                wake.orchestrator_id,
+                wake.reason,
+                wake.subagent,
+                wake.pending_tool,
+                wake.pending_call_id,
+                wake.idle_seconds,
+                wake.message,
+                json.dumps(list(wake.channels), ensure_ascii=False),
+                int(wake.delivered),
             ),
         )
     return int(cursor.lastrowid or 0)
@@ -276,9 +281,17 @@ def list_wakes(conn: sqlite3.Connection, limit: int | None = 50) -> list[WakeRec
     rows = conn.execute(query, params).fetchall()
     wakes = [
         WakeRecord(
-            at=str(r[1]), orchestrator_id=r[2], reason=str(r[3]), subagent=r[4],
-            pending_tool=r[5], pending_call_id=r[6], idle_seconds=r[7], message=str(r[8]),
-            channels=tuple(json.loads(r[9])), delivered=bool(r[10]), id=int(r[0]),
+            at=str(r[1]),
+            orchestrator_id=r[2],
+            reason=str(r[3]),
+            subagent=r[4],
+            pending_tool=r[5],
+            pending_call_id=r[6],
+            idle_seconds=r[7],
+            message=str(r[8]),
+            channels=tuple(json.loads(r[9])),
+            delivered=bool(r[10]),
+            id=int(r[0]),
         )
         for r in rows
     ]

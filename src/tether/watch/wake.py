@@ -91,9 +91,7 @@ def compose(
         f"{PREFIX} You have been idle for {round(idle_seconds)} s while {count} {noun} "
         f"{'runs' if count == 1 else 'run'}."
     )
-    tail = (
-        "Check on them now (tether subagents wait --json) and keep watching until they finish."
-    )
+    tail = "Check on them now (tether subagents wait --json) and keep watching until they finish."
     working = [v for v in running if v not in waiting]
     summary = ""
     if working:
@@ -197,8 +195,12 @@ class Waker:
         env.update({f"TETHER_WAKE_{k.upper()}": v for k, v in filled.items()})
         try:
             done = subprocess.run(
-                argv, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                timeout=COMMAND_TIMEOUT_S, check=False,
+                argv,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=COMMAND_TIMEOUT_S,
+                check=False,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return ChannelResult("command", False, f"{argv[0]}: {exc}")
@@ -221,7 +223,10 @@ class Waker:
             try:
                 subprocess.run(
                     [notifier, "tether watch", message[:300]],
-                    stdin=subprocess.DEVNULL, capture_output=True, timeout=5, check=False,
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    timeout=5,
+                    check=False,
                 )
                 results.append(ChannelResult("desktop", True))
             except (OSError, subprocess.TimeoutExpired) as exc:

@@ -53,12 +53,10 @@ CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
 """
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-_STOP_TEXT = (
-    """a an and are as at be by can do does for from has have how i if in into is it its me my no
-    not of on or our so that the their them then there these this to was we what when where
+_STOP_TEXT = """a an and are as at be by can do does for from has have how i if in into is it its
+    me my no not of on or our so that the their them then there these this to was we what when where
     which who why will with you your about after all also any but did get just more most other
     out over some than too up use used using very would should could"""
-)
 STOPWORDS = frozenset(_STOP_TEXT.split())
 
 
@@ -304,7 +302,8 @@ class Index:
         if not name:
             return None
         r = self.conn.execute(
-            f"SELECT {_COLS} FROM pages WHERE id = ? COLLATE NOCASE", (name,)  # noqa: S608
+            f"SELECT {_COLS} FROM pages WHERE id = ? COLLATE NOCASE",  # noqa: S608 - constant columns
+            (name,),
         ).fetchone()
         if r is not None:
             return _row(r)
@@ -316,7 +315,8 @@ class Index:
         if hit is not None:
             return self.by_path(hit.path)
         r = self.conn.execute(
-            f"SELECT {_COLS} FROM pages WHERE title = ? COLLATE NOCASE", (name,)  # noqa: S608
+            f"SELECT {_COLS} FROM pages WHERE title = ? COLLATE NOCASE",  # noqa: S608 - constant columns
+            (name,),
         ).fetchone()
         return _row(r) if r else None
 
@@ -339,13 +339,15 @@ class Index:
             if kind is None:
                 ranked = self.conn.execute(
                     f"SELECT rowid, bm25(fts, {weights}) AS r FROM fts WHERE fts MATCH ?"  # noqa: S608
-                    " ORDER BY r LIMIT ?", [match, limit],
+                    " ORDER BY r LIMIT ?",
+                    [match, limit],
                 ).fetchall()
             else:
                 ranked = self.conn.execute(
                     f"SELECT p.rowid, bm25(fts, {weights}) AS r FROM fts JOIN pages p"  # noqa: S608
                     " ON p.rowid = fts.rowid WHERE fts MATCH ? AND (p.kind = ? OR p.path LIKE ?)"
-                    " ORDER BY r LIMIT ?", [match, kind, f"{kind}s/%", limit],
+                    " ORDER BY r LIMIT ?",
+                    [match, kind, f"{kind}s/%", limit],
                 ).fetchall()
             scores = {rowid: -float(rank) for rowid, rank in ranked}
             cover: dict[int, int] = {}
@@ -355,13 +357,13 @@ class Index:
                     ["{title aliases} : " + _fts_query([term])],
                 ):
                     cover[rowid] = cover.get(rowid, 0) + 1
-            extra = [rid for rid, n in cover.items()
-                     if rid not in scores and 2 * n >= len(terms)]
+            extra = [rid for rid, n in cover.items() if rid not in scores and 2 * n >= len(terms)]
             if extra:
                 marks = ",".join("?" * len(extra))
                 for rowid, rank in self.conn.execute(
                     f"SELECT rowid, bm25(fts, {weights}) FROM fts WHERE fts MATCH ?"  # noqa: S608
-                    f" AND rowid IN ({marks})", [match, *extra],
+                    f" AND rowid IN ({marks})",
+                    [match, *extra],
                 ):
                     scores[rowid] = -float(rank)
         except sqlite3.OperationalError as exc:
@@ -382,7 +384,8 @@ class Index:
             chunk = rowids[start : start + 500]
             marks = ",".join("?" * len(chunk))
             for r in self.conn.execute(
-                f"SELECT {_COLS}, rowid FROM pages WHERE rowid IN ({marks})", chunk  # noqa: S608
+                f"SELECT {_COLS}, rowid FROM pages WHERE rowid IN ({marks})",  # noqa: S608
+                chunk,
             ):
                 out[r[-1]] = _row(r[:-1])
         return out
@@ -402,7 +405,8 @@ class Index:
             marks = ",".join("?" * len(chunk))
             for dst, n in self.conn.execute(
                 f"SELECT dst, count(DISTINCT src) FROM edges WHERE dst IN ({marks})"  # noqa: S608
-                " AND src != dst GROUP BY dst", chunk,
+                " AND src != dst GROUP BY dst",
+                chunk,
             ):
                 out[dst] = int(n)
         return out
@@ -419,7 +423,9 @@ class Index:
             out.extend(
                 Edge(*r)
                 for r in self.conn.execute(
-                    f"SELECT * FROM edges WHERE {column} IN ({marks}) ORDER BY src, line", chunk  # noqa: S608
+                    # column is "src" or "dst", marks only "?": no user text in the SQL
+                    f"SELECT * FROM edges WHERE {column} IN ({marks}) ORDER BY src, line",  # noqa: S608
+                    chunk,
                 )
             )
         return out

@@ -1,0 +1,115 @@
+"""Per-run hooks: the harness itself honours the run's budget, through the gate.
+
+Claude Code (and the scripted harness in its format) gets a ``--settings`` file
+whose PreToolUse/PostToolBatch hooks call ``tether-gate``; the real pi gets an
+extension that refuses calls and aborts before model request N+1. The gate
+holds the run's budget under the session id tether chose (pi's own id is bound
+to it on its first call).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from tether.config import Config, Profile
+from tether.fs import atomic_write_json, atomic_write_text
+from tether.harnesses.base import Harness
+from tether.runs.budget import Budget, StopReason
+from tether.runs.record import RunPaths
+
+# Stream formats whose harness loads a per-run settings file with hooks (Claude
+# Code --settings; the scripted harness mimics it when it speaks that format).
+SETTINGS_HOOKS = frozenset({"claude-code"})
+# Harnesses that load a per-run extension module (pi --extension).
+EXTENSION_HOOKS = frozenset({"pi"})
+
+
+def gate_command() -> list[str]:
+    """The absolute path of the installed ``tether-gate`` (never a bare interpreter name)."""
+    sibling = Path(sys.executable).parent / "tether-gate"
+    if sibling.exists():
+        return [str(sibling)]
+    found = shutil.which("tether-gate")
+    if found:
+        return [str(Path(found).resolve())]
+    return [sys.executable, "-m", "tether.gate.hook"]
+
+
+def stream_format(harness: Harness) -> str:
+    """The registry name of the format the adapter reads (the scripted harness mimics one)."""
+    return str(getattr(harness, "format", harness.name))
+
+
+def write_run_hooks(
+    config: Config,
+    paths: RunPaths,
+    session_id: str,
+    budget: Budget,
+    run_id: str,
+    profile: Profile,
+    adapter: Harness,
+) -> Path | None:
+    """Per-run hooks that make the harness itself honour the budget, where it can.
+
+    Claude Code (and the scripted harness in its format) gets a ``--settings`` file
+    whose PreToolUse/PostToolBatch hooks call the gate; the real pi gets an
+    extension that refuses calls and aborts before model request N+1. The gate
+    holds the run's budget under the session id tether chose (pi's own id is
+    bound to it on its first call).
+    """
+    kind = (
+        "settings"
+        if stream_format(adapter) in SETTINGS_HOOKS
+        else "extension"
+        if profile.harness in EXTENSION_HOOKS
+        else None
+    )
+    if kind is None:
+        return None
+    from tether.gate.counter import set_session_budget
+
+    set_session_budget(
+        config.home,
+        session_id,
+        calls=budget.tool_calls if budget.tool_calls is not None else config.gate_budget,
+        iterations=budget.iterations,
+        run_id=run_id,
+    )
+    if kind == "settings":
+        from tether.gate.install import claude_settings_for_run
+
+        hooks = [*gate_command(), "hook", "--harness", "claude-code"]
+        atomic_write_json(paths.settings, claude_settings_for_run(hooks))
+        return paths.settings
+    from tether.gate.pi_extension import render
+
+    extension = paths.root / "tether-gate.ts"
+    atomic_write_text(extension, render(gate_command()))
+    return extension
+
+
+def lock_session(home: str, session_id: str) -> None:
+    from tether.gate.counter import session_status, set_session_budget
+
+    status = session_status(Path(home), session_id)
+    set_session_budget(
+        Path(home),
+        session_id,
+        calls=int(status.get("calls_used", 0)),
+        iterations=int(status.get("batches", 0)),
+    )
+
+
+def gate_verdict(home: str, session_id: str) -> StopReason | None:
+    from tether.gate.counter import session_status
+
+    status = session_status(Path(home), session_id)
+    iteration_budget = status.get("iteration_budget")
+    if iteration_budget and status.get("batches", 0) >= iteration_budget:
+        return StopReason.ITERATION_LIMIT
+    call_budget = status.get("call_budget")
+    if call_budget is not None and status.get("calls_used", 0) > call_budget:
+        return StopReason.TOOL_CALL_LIMIT
+    return None

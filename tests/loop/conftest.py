@@ -31,6 +31,7 @@ BASE_TOML = """\
 board = "tickets"
 todo_files = ["TODO.md"]
 guard_interval = "15m"
+ticket_budgets = true
 check_timeout = "5s"
 source_timeout = "10s"
 

@@ -187,3 +187,14 @@ def test_a_hand_started_limit_stopped_run_is_followed_up(project: Project) -> No
     assert "Port the parser to the new API." in prompt
     assert embedded_report(prompt) is not None
     assert tick(loop).signal is Signal.EXHAUSTED  # followed up: nothing left
+
+
+def test_a_front_matter_budget_is_ignored_unless_the_project_opts_in(project: Project) -> None:
+    text = (project.root / "tether.toml").read_text()
+    (project.root / "tether.toml").write_text(text.replace("ticket_budgets = true\n", ""))
+    project.add("Port the parser", budget=3, budget_reason="trust me")
+    loop = project.open()
+    result = tick(loop)
+    assert result.dispatched is not None and result.dispatched.run_id is not None
+    row = get_run(connect(project.home), result.dispatched.run_id)
+    assert (row.iteration_limit, row.budget_request, row.justification) == (20, None, None)

@@ -94,6 +94,9 @@ class LoopSettings(Section, frozen=True):
     source_timeout: Duration = "20s"  # a command source, unless it sets its own
     profile: NonEmptyStr | None = None  # profile of dispatched runs (default profile if unset)
     follow_up_iterations: PositiveInt | None = None  # budget of a follow-up run
+    # honour a planner's `budget` proposal in a ticket's front matter (off: never
+    # does ticket content change a budget)
+    ticket_budgets: bool = False
     max_attempts: PositiveInt = 3  # runs in a row without completing, then the unit goes to USER
     follow_up_manual_runs: bool = True  # follow up limit-stopped `tether run --unit` runs too
     max_ticks: PositiveInt = 50  # `tether loop run` without --max-ticks

@@ -165,7 +165,7 @@ def _ticket(loop: Loop, work: Work, ticket: Ticket, dry_run: bool) -> Dispatched
 def _ticket_request(loop: Loop, ticket: Ticket, follow_up: str | None) -> RunRequest:
     from tether.runs.supervisor import RunRequest
 
-    budget = ticket.front.get("budget")
+    budget = ticket.front.get("budget") if loop.settings.ticket_budgets else None
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)):
         raise BudgetError(
             f"`budget` of {ticket.id} must be a whole number of iterations, got {budget!r}",

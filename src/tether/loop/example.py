@@ -30,6 +30,8 @@ board = "tickets"
 guard_interval = "15m"
 # a follow-up of a limit-stopped run continues with this budget
 follow_up_iterations = 10
+# a ticket's front matter may propose its iteration budget (capped, recorded)
+ticket_budgets = true
 # the four sources keep their defaults: _control-center/_DECISIONS, the
 # `gardener` and `usmc` CLIs on PATH, and _control-center/_TOM-lm
 """

@@ -47,7 +47,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from board import make_board, read_everything
+from board import cat_everything, make_board, read_everything
 from tether.board import State
 from tether.board import cache as board_cache
 from tether.clock import FakeClock
@@ -112,7 +112,13 @@ def empty_level1(root: Path, loop: Loop) -> None:
 
 
 def read_baseline(root: Path) -> int:
+    """The strict baseline: one openat + read per file, nothing else."""
     return read_everything(root / "tickets") + len((root / "TODO.md").read_bytes())
+
+
+def cat_baseline(root: Path) -> int:
+    """The cat-like baseline: ``open(path).read()`` of every file."""
+    return cat_everything(root / "tickets") + len((root / "TODO.md").read_bytes())
 
 
 def clear_caches(loop: Loop) -> None:
@@ -132,17 +138,18 @@ def best_of(repeats: int, run: Callable[[], object], before: Callable[[], object
     return best
 
 
-def measure(loop: Loop, root: Path, repeats: int, expect: str) -> tuple[float, float, float]:
+def measure(loop: Loop, root: Path, repeats: int, expect: str) -> tuple[float, float, float, float]:
     def decide() -> None:
         result = tick(loop, dry_run=True)
         got = result.level1.work.source if result.level1.work else result.signal.value
         assert got == expect, (got, expect)
 
     read = best_of(repeats, lambda: read_baseline(root), lambda: None)
+    cat = best_of(repeats, lambda: cat_baseline(root), lambda: None)
     cold = best_of(repeats, decide, lambda: clear_caches(loop))
     decide()
     warm = best_of(repeats * 5, decide, lambda: None)
-    return read, cold, warm
+    return read, cat, cold, warm
 
 
 def cli_tick(root: Path, env: dict[str, str], repeats: int) -> float:
@@ -161,10 +168,11 @@ def cli_tick(root: Path, env: dict[str, str], repeats: int) -> float:
     return best_of(repeats, run, lambda: None)
 
 
-def row(label: str, count: int, read: float, cold: float, warm: float) -> str:
+def row(label: str, count: int, read: float, cat: float, cold: float, warm: float) -> str:
     per = 1e6 / count
     return (
-        f"{count:>8} {label:<10} {read * 1e3:>8.1f} {cold * 1e3:>8.1f} {cold / read:>8.2f}x "
+        f"{count:>8} {label:<10} {read * 1e3:>8.1f} {cat * 1e3:>8.1f} {cold * 1e3:>8.1f} "
+        f"{cold / read:>8.2f}x {cold / cat:>8.2f}x "
         f"{warm * 1e3:>8.2f} {read * per:>9.1f} {cold * per:>9.1f} {warm * per:>9.2f}"
     )
 
@@ -176,7 +184,8 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, help="Where to build the projects (default: temp).")
     args = parser.parse_args()
     print(
-        f"{'tickets':>8} {'board':<10} {'read ms':>8} {'cold ms':>8} {'cold/read':>9} "
+        f"{'tickets':>8} {'board':<10} {'read ms':>8} {'cat ms':>8} {'cold ms':>8} "
+        f"{'cold/read':>9} {'cold/cat':>9} "
         f"{'warm ms':>8} {'read µs/t':>9} {'cold µs/t':>9} {'warm µs/t':>9}"
     )
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
@@ -187,13 +196,13 @@ def main() -> None:
             clock = FakeClock(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
             loop = open_loop(root, env=env, clock=clock)
             try:
-                read, cold, warm = measure(loop, root, args.repeats, "intake")
-                print(row("as built", count, read, cold, warm), flush=True)
+                read, cat, cold, warm = measure(loop, root, args.repeats, "intake")
+                print(row("as built", count, read, cat, cold, warm), flush=True)
                 cli = cli_tick(root, env, args.repeats)
                 print(
-                    f"{count:>8} {'cli':<10} {read * 1e3:>8.1f} {cli * 1e3:>8.1f} "
-                    f"{cli / read:>8.2f}x {'-':>8} {read * 1e6 / count:>9.1f} "
-                    f"{cli * 1e6 / count:>9.1f} {'-':>9}",
+                    f"{count:>8} {'cli':<10} {read * 1e3:>8.1f} {cat * 1e3:>8.1f} "
+                    f"{cli * 1e3:>8.1f} {cli / read:>8.2f}x {cli / cat:>8.2f}x {'-':>8} "
+                    f"{read * 1e6 / count:>9.1f} {cli * 1e6 / count:>9.1f} {'-':>9}",
                     flush=True,
                 )
                 empty_level1(root, loop)

@@ -9,11 +9,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, ClassVar, Literal, Protocol, runtime_checkable
+from typing import BinaryIO, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
 
-from tether.events.model import AnyEvent, MalformedLine, clip
+import msgspec
+
+from tether.events.model import AnyEvent, MalformedLine, clip, malformed, unknown
 
 IterationSource = Literal["stream", "session_file"]
+T = TypeVar("T")
 
 # Longer lines are skipped up to their newline and recorded as malformed, so one
 # runaway line cannot make memory grow without bound.
@@ -125,3 +128,23 @@ def oversize_event(line: bytes) -> MalformedLine | None:
     if line.startswith(OVERSIZE):
         return MalformedLine(raw=clip(line[len(OVERSIZE) :]), error="line too long")
     return None
+
+
+def decode_line(decoder: msgspec.json.Decoder[T], line: bytes) -> T | list[AnyEvent]:
+    """One stream line decoded, or the events that record why it could not be.
+
+    Every adapter starts its ``parse_line`` here, so the rules are one: a line the
+    framing cut is malformed, a blank line is nothing, bad JSON (or bad UTF-8, or
+    nesting too deep) is malformed, JSON of an unexpected shape is unknown.
+    """
+    cut = oversize_event(line)
+    if cut is not None:
+        return [cut]
+    if not line.strip():
+        return []
+    try:
+        return decoder.decode(line)
+    except msgspec.ValidationError as exc:
+        return [unknown(line, f"unexpected shape: {exc}")]
+    except (ValueError, RecursionError) as exc:  # bad JSON, bad UTF-8, too deep
+        return [malformed(line, str(exc) or type(exc).__name__)]

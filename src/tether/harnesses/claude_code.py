@@ -27,10 +27,9 @@ from tether.events.model import (
     ToolCallStarted,
     ToolResult,
     Usage,
-    malformed,
     unknown,
 )
-from tether.harnesses.base import IterationSource, RunSpec, home_dir, oversize_event
+from tether.harnesses.base import IterationSource, RunSpec, decode_line, home_dir
 
 
 class _Block(msgspec.Struct):
@@ -97,17 +96,9 @@ class ClaudeCodeHarness:
         return argv
 
     def parse_line(self, line: bytes) -> list[AnyEvent]:
-        cut = oversize_event(line)
-        if cut is not None:
-            return [cut]
-        if not line.strip():
-            return []
-        try:
-            obj = _decoder.decode(line)
-        except msgspec.ValidationError as exc:
-            return [unknown(line, f"unexpected shape: {exc}")]
-        except (ValueError, RecursionError) as exc:  # bad JSON, bad UTF-8, too deep
-            return [malformed(line, str(exc) or type(exc).__name__)]
+        obj = decode_line(_decoder, line)
+        if isinstance(obj, list):
+            return obj
         kind = obj.type
         if kind == "assistant":
             return _assistant(obj)

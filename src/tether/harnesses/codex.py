@@ -41,10 +41,9 @@ from tether.events.model import (
     ToolCallStarted,
     ToolResult,
     Usage,
-    malformed,
     unknown,
 )
-from tether.harnesses.base import IterationSource, RunSpec, home_dir, oversize_event
+from tether.harnesses.base import IterationSource, RunSpec, decode_line, home_dir
 
 
 class _Todo(msgspec.Struct):
@@ -150,17 +149,9 @@ class CodexHarness:
         return argv
 
     def parse_line(self, line: bytes) -> list[AnyEvent]:
-        cut = oversize_event(line)
-        if cut is not None:
-            return [cut]
-        if not line.strip():
-            return []
-        try:
-            obj = _decoder.decode(line)
-        except msgspec.ValidationError as exc:
-            return [unknown(line, f"unexpected shape: {exc}")]
-        except (ValueError, RecursionError) as exc:  # bad JSON, bad UTF-8, too deep
-            return [malformed(line, str(exc) or type(exc).__name__)]
+        obj = decode_line(_decoder, line)
+        if isinstance(obj, list):
+            return obj
         kind = obj.type
         if kind == "item.started" or kind == "item.updated" or kind == "item.completed":
             return _item_event(kind, obj.item, line)
@@ -184,17 +175,9 @@ class CodexHarness:
 
     def parse_session_line(self, line: bytes) -> list[AnyEvent]:
         """Rollout lines: one ``token_usage_record`` per completed model response."""
-        cut = oversize_event(line)
-        if cut is not None:
-            return [cut]
-        if not line.strip():
-            return []
-        try:
-            obj = _session_decoder.decode(line)
-        except msgspec.ValidationError as exc:
-            return [unknown(line, f"unexpected shape: {exc}")]
-        except (ValueError, RecursionError) as exc:  # bad JSON, bad UTF-8, too deep
-            return [malformed(line, str(exc) or type(exc).__name__)]
+        obj = decode_line(_session_decoder, line)
+        if isinstance(obj, list):
+            return obj
         if obj.type != "token_usage_record" and obj.type != "session_meta":
             # The rollout holds many record types; only these two are counted.
             return []

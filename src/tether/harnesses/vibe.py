@@ -35,10 +35,9 @@ from tether.events.model import (
     StepStarted,
     ToolCallStarted,
     ToolResult,
-    malformed,
     unknown,
 )
-from tether.harnesses.base import IterationSource, RunSpec, home_dir, oversize_event
+from tether.harnesses.base import IterationSource, RunSpec, decode_line, home_dir
 
 
 class _Function(msgspec.Struct):
@@ -94,17 +93,9 @@ class VibeHarness:
         return argv
 
     def parse_line(self, line: bytes) -> list[AnyEvent]:
-        cut = oversize_event(line)
-        if cut is not None:
-            return [cut]
-        if not line.strip():
-            return []
-        try:
-            obj = _decoder.decode(line)
-        except msgspec.ValidationError as exc:
-            return [unknown(line, f"unexpected shape: {exc}")]
-        except (ValueError, RecursionError) as exc:  # bad JSON, bad UTF-8, too deep
-            return [malformed(line, str(exc) or type(exc).__name__)]
+        obj = decode_line(_decoder, line)
+        if isinstance(obj, list):
+            return obj
         role = obj.role
         if role == "assistant":
             return _assistant(obj)

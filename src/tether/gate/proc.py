@@ -124,7 +124,7 @@ def _basename(path: str) -> str:
     return name
 
 
-def _script_of(argv: tuple[str, ...]) -> tuple[str | None, str | None]:
+def script_of(argv: tuple[str, ...]) -> tuple[str | None, str | None]:
     """(script path, module) an interpreter runs, skipping its own options."""
     index = 1
     while index < len(argv):
@@ -142,7 +142,7 @@ def _script_of(argv: tuple[str, ...]) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _is_interpreter(name: str) -> bool:
+def is_interpreter(name: str) -> bool:
     return any(name == base or name.startswith(base) for base in INTERPRETERS)
 
 
@@ -151,10 +151,10 @@ def agent_name(info: ProcInfo) -> str | None:
     exe = _basename(info.argv[0]) if info.argv else info.comm
     if exe in AGENT_NAMES:
         return exe
-    if _basename(info.comm) in AGENT_NAMES and not _is_interpreter(exe):
+    if _basename(info.comm) in AGENT_NAMES and not is_interpreter(exe):
         return _basename(info.comm)
-    if _is_interpreter(exe):
-        script, module = _script_of(info.argv)
+    if is_interpreter(exe):
+        script, module = script_of(info.argv)
         if module in AGENT_MODULES:
             return module
         if script is not None:
@@ -185,8 +185,8 @@ def is_transient(info: ProcInfo) -> bool:
         return False
     if exe in WRAPPERS:
         return True
-    if _is_interpreter(exe):
-        script, module = _script_of(info.argv)
+    if is_interpreter(exe):
+        script, module = script_of(info.argv)
         if module == "tether.gate.hook":
             return True
         if script is not None and _basename(script) == "tether-gate":

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import psutil
 
-# Interpreters whose script or ``-m`` module names the program they run.
-INTERPRETERS = ("node", "nodejs", "bun", "deno", "python", "pypy")
+from tether.gate.proc import is_interpreter, script_of
+
 # npm package paths that identify an agent CLI run by node under another name.
 AGENT_PATH_MARKERS = {
     "@anthropic-ai/claude-code": "claude",
@@ -41,28 +41,6 @@ def _basename(path: str) -> str:
     return name
 
 
-def _is_interpreter(name: str) -> bool:
-    return any(name == base or name.startswith(base) for base in INTERPRETERS)
-
-
-def _script_of(argv: tuple[str, ...]) -> tuple[str | None, str | None]:
-    """(script, module) an interpreter runs, skipping its own options."""
-    index = 1
-    while index < len(argv):
-        arg = argv[index]
-        if arg == "-m" and index + 1 < len(argv):
-            return None, argv[index + 1]
-        if arg.startswith("-m") and len(arg) > 2:
-            return None, arg[2:]
-        if arg in ("-c", "-e", "--eval", "-p", "--print"):
-            return None, None
-        if arg.startswith("-"):
-            index += 1
-            continue
-        return arg, None
-    return None, None
-
-
 class AgentMatcher:
     """Decides whether a process is an agent CLI, from configured names.
 
@@ -78,10 +56,10 @@ class AgentMatcher:
         exe = _basename(argv[0]) if argv else name
         if exe in self.names:
             return exe
-        if not _is_interpreter(exe) and _basename(name) in self.names:
+        if not is_interpreter(exe) and _basename(name) in self.names:
             return _basename(name)
-        if _is_interpreter(exe) or _is_interpreter(name):
-            script, module = _script_of(argv)
+        if is_interpreter(exe) or is_interpreter(name):
+            script, module = script_of(argv)
             if module is not None and module in self.names:
                 return module
             if script is not None:

@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 import pytest
 
-from tether.cli.watch import subagents, watch
+from tether.cli.subagents import subagents
+from tether.cli.watch import watch
 from tether.config import load_config
 from tether.config.schema import WatchSettings
 

@@ -32,7 +32,7 @@ COMMANDS: dict[str, str] = {
     "ingest": "tether.cli.ingest:ingest",
     "room": "tether.cli.room:room",
     "watch": "tether.cli.watch:watch",
-    "subagents": "tether.cli.watch:subagents",
+    "subagents": "tether.cli.subagents:subagents",
 }
 
 

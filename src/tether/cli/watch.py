@@ -1,4 +1,4 @@
-"""``tether watch`` (the orchestrator watchdog) and ``tether subagents`` (its polling call)."""
+"""``tether watch``: the orchestrator watchdog (``tether subagents`` is its polling side)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def _tuning(func: F) -> F:
     return func
 
 
-def _settings(
+def watch_settings(
     interval: float | None = None, idle: float | None = None, wake_min: float | None = None
 ) -> tuple[Any, Path]:
     from tether.config import load_config
@@ -58,7 +58,7 @@ def _settings(
     return config.section("watch", WatchSettings), config.home
 
 
-def _connect(home: Path) -> sqlite3.Connection:
+def open_store(home: Path) -> sqlite3.Connection:
     from tether.store import db
 
     return db.connect(home)
@@ -111,11 +111,11 @@ def watch(
     if detach:
         _detach(pid_file, ctx.params)
         return
-    settings, home = _settings(interval, idle_threshold, wake_min_interval)
+    settings, home = watch_settings(interval, idle_threshold, wake_min_interval)
     from tether.fs import atomic_write_text
     from tether.watch.daemon import Watchdog
 
-    conn = _connect(home)
+    conn = open_store(home)
     dog = Watchdog(settings, home, conn, log=_stamp)
 
     def _stop(signum: int, _frame: object) -> None:
@@ -154,7 +154,9 @@ def _detach(pid_file: Path | None, params: dict[str, Any]) -> None:
     from tether.fs import atomic_write_text
     from tether.watch.endpoints import watch_dir
 
-    _, home = _settings(params["interval"], params["idle_threshold"], params["wake_min_interval"])
+    _, home = watch_settings(
+        params["interval"], params["idle_threshold"], params["wake_min_interval"]
+    )
     argv = [*_tether_argv(), "watch", "--pid-file", str(pid_file.resolve())]
     for name in ("interval", "idle_threshold", "wake_min_interval"):
         if params[name] is not None:
@@ -188,8 +190,8 @@ def once(
     """Run one check cycle (for tests and cron): detect, wake if due, report."""
     from tether.watch.daemon import Watchdog
 
-    settings, home = _settings(interval, idle_threshold, wake_min_interval)
-    conn = _connect(home)
+    settings, home = watch_settings(interval, idle_threshold, wake_min_interval)
+    conn = open_store(home)
     dog = Watchdog(settings, home, conn)
     try:
         report = dog.check()
@@ -258,8 +260,8 @@ def add_orchestrator(
 
     if sum(x is not None for x in (tmux_pane, pid, run_id)) != 1:
         raise UsageError("give exactly one of --tmux-pane %N, --pid N or --run RUN_ID.")
-    settings, home = _settings()
-    conn = _connect(home)
+    settings, home = watch_settings()
+    conn = open_store(home)
     socket = tmux_socket or settings.tmux_socket
     start_time = None
     log_path = str(log_file.resolve()) if log_file is not None else None
@@ -305,8 +307,8 @@ def remove_orchestrator(orchestrator_id: int) -> None:
     """Stop keeping an orchestrator awake."""
     from tether.watch.registry import remove_orchestrator as remove
 
-    _, home = _settings()
-    if not remove(_connect(home), orchestrator_id):
+    _, home = watch_settings()
+    if not remove(open_store(home), orchestrator_id):
         raise UsageError(f"no active orchestrator {orchestrator_id}.")
     click.echo(f"orchestrator {orchestrator_id} removed")
 
@@ -317,8 +319,8 @@ def orchestrators(as_json: bool) -> None:
     """List the registered orchestrators and the sessions bound to them."""
     from tether.watch.registry import list_orchestrators
 
-    _, home = _settings()
-    found = list_orchestrators(_connect(home))
+    _, home = watch_settings()
+    found = list_orchestrators(open_store(home))
     if as_json:
         print_json([o.as_dict() for o in found])
         return
@@ -335,8 +337,8 @@ def log(limit: int, as_json: bool) -> None:
     from tether.watch.endpoints import read_ack
     from tether.watch.registry import list_wakes
 
-    _, home = _settings()
-    wakes = list_wakes(_connect(home), limit=limit)
+    _, home = watch_settings()
+    wakes = list_wakes(open_store(home), limit=limit)
     rows = []
     for wake in wakes:
         data = wake.as_dict()
@@ -366,7 +368,7 @@ def rewake(max_wait: float) -> None:
     """Claude Code Stop hook (asyncRewake): wait for a wake, then exit 2 with the message."""
     from tether.watch.rewake import read_payload, wait_for_wake
 
-    _, home = _settings()
+    _, home = watch_settings()
     sys.exit(wait_for_wake(home, read_payload(sys.stdin), max_wait=max_wait))
 
 
@@ -432,80 +434,3 @@ def claude_hook(install: bool, uninstall: bool, scope: str, project_dir: Path | 
     click.echo(f"{'updated' if install else 'cleaned'} {path}")
     if install:
         click.echo("note: Claude Code reads hooks at session start; restart running sessions.")
-
-
-# --- tether subagents ------------------------------------------------------------
-
-
-@click.group()
-def subagents() -> None:
-    """The subagents the watchdog sees, and the orchestrator's polling call."""
-
-
-def _subagent_lines(survey: Any) -> list[str]:
-    lines = []
-    for view in survey.subagents:
-        extra = ""
-        if view.wait is not None and view.subagent.running:
-            extra = f" — {view.wait.describe(survey.now)}"
-        lines.append(f"  {view.state:<24} {view.subagent.label}{extra}")
-    return lines
-
-
-@subagents.command("list")
-@click.option("--json", "as_json", is_flag=True)
-def list_(as_json: bool) -> None:
-    """Every subagent and its state (running, waits for confirmation, ended)."""
-    import time
-
-    from tether.watch.daemon import subagent_dict
-    from tether.watch.survey import Surveyor
-
-    settings, home = _settings()
-    surveyor = Surveyor(settings, home)
-    survey = surveyor.look(_connect(home), time.time())
-    if as_json:
-        print_json([subagent_dict(v) for v in survey.subagents])
-        return
-    click.echo(f"{len(survey.running)} of {len(survey.subagents)} subagent(s) running")
-    for line in _subagent_lines(survey):
-        click.echo(line)
-
-
-@subagents.command("wait")
-@click.option(
-    "--timeout",
-    type=float,
-    default=30.0,
-    show_default=True,
-    help="Return after this many seconds when nothing changed.",
-)
-@click.option("--json", "as_json", is_flag=True)
-def wait(timeout: float, as_json: bool) -> None:
-    """Block until a subagent starts, waits for confirmation or ends; print all states."""
-    from tether.watch.daemon import subagent_dict
-    from tether.watch.polling import wait_for_change
-    from tether.watch.survey import Surveyor
-
-    if timeout < 0:
-        raise UsageError("--timeout must be 0 or more seconds.")
-    settings, home = _settings()
-    outcome = wait_for_change(Surveyor(settings, home), _connect(home), timeout=timeout)
-    survey = outcome.survey
-    if as_json:
-        print_json(
-            {
-                "changed": outcome.changed,
-                "timed_out": outcome.timed_out,
-                "changes": outcome.changes,
-                "running": len(survey.running),
-                "orchestrator": None if outcome.orchestrator is None else outcome.orchestrator.id,
-                "subagents": [subagent_dict(v) for v in survey.subagents],
-            }
-        )
-        return
-    what = "; ".join(f"{c['key']}: {c['from'] or 'new'} -> {c['to']}" for c in outcome.changes)
-    head = f"changed: {what}" if outcome.changed else f"no change in {timeout:g} s"
-    click.echo(f"{len(survey.running)} subagent(s) running ({head})")
-    for line in _subagent_lines(survey):
-        click.echo(line)

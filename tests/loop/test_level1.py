@@ -255,3 +255,32 @@ def test_a_failing_routine_becomes_an_inbox_note(project: Project) -> None:
         result.dispatched.summary
     )
     assert [p.name.startswith("routine-tests-") for p in loop.board.load().untriaged()] == [True]
+
+
+def test_a_ticket_under_a_user_lock_is_never_worked_and_goes_to_the_person(
+    project: Project,
+) -> None:
+    project.all_sources_ready()
+    locked = project.add("Rewrite the billing code", priority="P1", user_lock="wait for Ana")
+    free = project.add("Fix the README typo", priority="P3")
+    project.add(
+        "Use the new API",
+        State.BLOCKED,
+        "dependency",
+        blocked_by="API",
+        check=["true"],
+        user_lock=True,
+    )
+    loop = project.open()
+    first = tick(loop, dry_run=True)
+    assert first.level1.work is not None and first.level1.work.ticket is not None
+    assert first.level1.work.ticket.id == free.id, "the locked P1 ticket is skipped"
+    assert any(locked.id in item and "wait for Ana" in item for item in first.level1.user_items)
+    project.board.move(free.id, State.DONE)
+    second = tick(project.open())
+    # nothing autonomous is left: the locked tickets (the BLOCKED one's passing check is
+    # not even run) go to the person in one bundle
+    assert second.signal is Signal.USER_ONLY
+    assert second.bundle is not None
+    assert sum("user lock" in item for item in second.bundle.items) == 2
+    assert project.board.get(locked.id).state is State.ACTIONABLE

@@ -14,7 +14,7 @@ Each step leaves its evidence, so ``--json`` shows what was looked at.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -86,10 +86,36 @@ def _title(ticket: Ticket) -> str:
     return f'{ticket.id} ({ticket.priority}) "{ticket.title}"'
 
 
+# Front matter key that puts a ticket under a user lock (SPEC C7): never autonomous.
+USER_LOCK = "user_lock"
+_LOCKABLE = (State.ACTIONABLE, State.BLOCKED, State.WAITING)
+
+
+def user_lock(ticket: Ticket) -> str | None:
+    """Why a person locked this ticket, or None when it is not locked."""
+    value = ticket.front.get(USER_LOCK)
+    if value is None or value is False or value == "":
+        return None
+    return value if isinstance(value, str) else "locked by a person"
+
+
+def _without_locked(view: BoardView, user_items: list[str]) -> BoardView:
+    locked = [t for t in view.tickets if t.state in _LOCKABLE and user_lock(t)]
+    if not locked:
+        return view
+    user_items += [
+        f"{t.location} {_title(t)} is under a user lock ({user_lock(t)}): tether leaves it alone"
+        for t in locked
+    ]
+    keep = {t.id for t in locked}
+    return replace(view, tickets=tuple(t for t in view.tickets if t.id not in keep))
+
+
 def scan(loop: Loop, view: BoardView, *, dry_run: bool, run_checks: bool = True) -> Level1:
     """Level 1 in order; ``run_checks=False`` skips BLOCKED checks (the stop hook's quick look)."""
     evidence: list[dict[str, Any]] = []
     user_items: list[str] = []
+    view = _without_locked(view, user_items)
     held: list[todo.TodoItem] = []
     warnings = [f"malformed: {path}: {message}" for path, message in view.malformed]
     found = _scan(loop, view, dry_run, run_checks, evidence, user_items, held)

@@ -1,6 +1,6 @@
 """Record the real hook payloads of the installed agent CLIs into tests/gate/golden/.
 
-    .venv/bin/python tests/gate/record_golden.py [claude-code codex copilot pi]
+    .venv/bin/python tests/gate/record_golden.py [claude-code codex copilot pi notifications]
 
 Each CLI runs against the scripted model (tether.testing.model_server) with the gate
 installed by ``tether.gate.install`` into a temporary project, except that the
@@ -8,6 +8,16 @@ hook command is a recorder that saves what arrives on stdin. The first payload
 of each event is kept, with temporary paths replaced by placeholders
 (``<workdir>``, ``<home>``, ``<tmp>``). The CLIs are looked up in
 ``.ci/agents/node_modules/.bin`` (or ``TETHER_AGENTS_BIN``).
+
+``notifications`` runs Claude Code interactively in a private tmux server (its
+``Notification`` hook fires only there), in the ``default`` permission mode,
+with a model that asks for ``touch notified.txt``: the permission dialog opens
+(``PermissionRequest``; ``Notification`` ``permission_prompt`` six seconds
+later), Enter approves it, the turn ends, and with ``messageIdleNotifThresholdMs``
+at one second the ``idle_prompt`` notification follows. Those three payloads are
+saved as ``PermissionRequest``, ``Notification.permission_prompt`` and
+``Notification.idle_prompt``, and every payload of the session up to the
+``idle_prompt``, in order, as ``claude-code/needs-permission.sequence.jsonl``.
 """
 
 from __future__ import annotations
@@ -17,10 +27,14 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
+import uuid
 from pathlib import Path
+from typing import Any
 
 from tether.gate import install
 from tether.testing.model_server import ModelServer, client_setup
+from tether.testing.model_server.scenario import FinalText, Scenario, ShellCalls
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).parent / "golden"
@@ -121,9 +135,116 @@ def record(harness: str) -> list[str]:
         return saved
 
 
+def _save(harness: str, name: str, payload: dict[str, Any], base: Path, work: Path) -> None:
+    text = scrub(json.dumps(payload, indent=2, ensure_ascii=False), base, work)
+    target = GOLDEN / harness
+    target.mkdir(parents=True, exist_ok=True)
+    (target / f"{name}.payload.json").write_text(text + "\n")
+
+
+NEEDS_PERMISSION = Scenario(
+    "needs-permission",
+    lambda step: ShellCalls(("touch notified.txt",)) if step < 2 else FinalText("Done."),
+    last_step=2,
+)
+NOTIFICATION_NAMES: dict[tuple[Any, Any], str] = {
+    ("PermissionRequest", None): "PermissionRequest",
+    ("Notification", "permission_prompt"): "Notification.permission_prompt",
+    ("Notification", "idle_prompt"): "Notification.idle_prompt",
+}
+
+
+def _claude_interactive(base: Path, work: Path, port: int, out: Path) -> list[str]:
+    """Claude Code's config for an interactive session, hooks recording to ``out``."""
+    setup = client_setup("claude-code", base / "home", port)
+    config = Path(setup.env["CLAUDE_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    trusted = {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}
+    (config / ".claude.json").write_text(
+        json.dumps(
+            {
+                "hasCompletedOnboarding": True,
+                "messageIdleNotifThresholdMs": 1000,
+                "projects": {str(work): trusted},
+                "customApiKeyResponses": {"approved": [setup.env["ANTHROPIC_API_KEY"]]},
+            }
+        )
+    )
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TERM": "xterm-256color"}
+    env |= setup.env | {"RECORD_OUT": str(out)}
+    recorder = base / "recorder.py"
+    recorder.write_text(RECORDER)
+    change = install.plan(
+        "claude-code",
+        "project",
+        install=True,
+        project_dir=str(work),
+        gate=[sys.executable, str(recorder)],
+        environ=env,
+    )
+    install.apply(change)
+    argv = ["env", *[f"{k}={v}" for k, v in env.items()], str(AGENTS_BIN / "claude")]
+    argv += ["--model", "mock-model", "--permission-mode", "default", "Run the scripted steps."]
+    return argv
+
+
+def _wait_gone(pid: int, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def record_notifications(timeout: float = 90.0) -> list[str]:
+    """Claude Code's PermissionRequest and Notification payloads, from an interactive session."""
+    socket = f"tether-rec-{uuid.uuid4().hex[:8]}"
+    tmux = ["tmux", "-L", socket]
+    with tempfile.TemporaryDirectory(prefix="tether-rec-") as tmp:
+        base = Path(tmp).resolve()
+        work = base / "work"
+        work.mkdir()
+        out = base / "records.jsonl"
+        found: dict[str, dict[str, Any]] = {}
+        sequence: list[dict[str, Any]] = []
+        with ModelServer(NEEDS_PERMISSION) as server:
+            argv = _claude_interactive(base, work, server.port, out)
+            session = ["new-session", "-d", "-s", "rec", "-x", "200", "-y", "50", "-c", str(work)]
+            session += ["-P", "-F", "#{pane_pid}"]
+            started = subprocess.run(
+                [*tmux, *session, *argv], check=True, timeout=30, capture_output=True, text=True
+            )
+            try:
+                deadline = time.monotonic() + timeout
+                approved = False
+                while len(found) < len(NOTIFICATION_NAMES) and time.monotonic() < deadline:
+                    time.sleep(0.5)
+                    lines = out.read_text().splitlines() if out.exists() else []
+                    sequence = [json.loads(json.loads(line)["raw"]) for line in lines]
+                    for payload in sequence:
+                        key = (payload.get("hook_event_name"), payload.get("notification_type"))
+                        name = NOTIFICATION_NAMES.get(key)
+                        if name is not None and name not in found:
+                            found[name] = payload
+                    if "Notification.permission_prompt" in found and not approved:
+                        approved = True  # "Yes" is the dialog's first choice
+                        subprocess.run([*tmux, "send-keys", "-t", "rec", "Enter"], timeout=10)
+            finally:
+                subprocess.run([*tmux, "kill-server"], capture_output=True, timeout=10)
+                _wait_gone(int(started.stdout.strip()))
+        for name, payload in found.items():
+            _save("claude-code", name, payload, base, work)
+        if "Notification.idle_prompt" in found:
+            end = sequence.index(found["Notification.idle_prompt"]) + 1
+            text = "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in sequence[:end])
+            (GOLDEN / "claude-code" / "needs-permission.sequence.jsonl").write_text(
+                scrub(text, base, work)
+            )
+        return sorted(found)
+
+
 def main() -> None:
-    for harness in sys.argv[1:] or list(install.HARNESSES):
-        print(harness, record(harness))
+    for harness in sys.argv[1:] or [*install.HARNESSES, "notifications"]:
+        saved = record_notifications() if harness == "notifications" else record(harness)
+        print(harness, saved)
 
 
 if __name__ == "__main__":

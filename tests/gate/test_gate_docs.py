@@ -83,3 +83,22 @@ def test_the_session_page_lists_the_agent_markers() -> None:
     page = _page("reference/session.md")
     for name in newsession.AGENT_ENV_MARKERS:
         assert f"`{name}`" in page
+
+
+def test_the_state_section_lists_every_event_column_and_the_limits() -> None:
+    from tether.gate import db, eventlog
+
+    page = _page("reference/tether-gate.md")
+    (row,) = [line for line in page.splitlines() if line.startswith("| `events` |")]
+    assert set(re.findall(r"`(\w+)`", row)) - {
+        "events",
+        "allow",
+        "deny",
+        "continue",
+        "stop",
+        "record",
+    } == (set(eventlog.COLUMNS) - {"id"})
+    versions = re.findall(r"^\| (\d+) \| ", page, flags=re.MULTILINE)
+    assert [int(v) for v in versions] == list(range(1, db.SCHEMA_VERSION + 1))
+    assert f"cut to {contracts.TOOL_INPUT_MAX} characters" in page
+    assert f"cut to {contracts.MESSAGE_MAX} characters" in page

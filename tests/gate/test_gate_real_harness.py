@@ -98,6 +98,13 @@ def test_the_cli_itself_refuses_calls_past_the_budget(
         (TOOL_EVENT[harness],),
     )
     assert [d for (d,) in decisions] == ["allow"] * 3 + ["deny"] * 2
+    # each call's input and working folder are in the event log, for the watchdog
+    details = query(
+        tether_home,
+        "SELECT tool_input, cwd FROM events WHERE event = ? ORDER BY id",
+        (TOOL_EVENT[harness],),
+    )
+    assert all('"command": "echo step' in kept and cwd for kept, cwd in details), details
     (session,) = query(tether_home, "SELECT session_id FROM sessions")
     status = session_status(tether_home, session[0])
     assert (status["calls_used"], status["locked"]) == (5, True)

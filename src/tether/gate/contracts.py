@@ -52,10 +52,26 @@ class PayloadError(ValueError):
     """The payload is not what the harness's contract promises."""
 
 
-class HookCall:
-    """The parts of a hook payload the gate needs."""
+# Besides the tool calls, permission requests keep the tool's input in the
+# event log (the watchdog names it in its wake message), notifications their text.
+PERMISSION_EVENTS = frozenset({"PermissionRequest", "permissionRequest"})
+NOTIFICATION_EVENTS = frozenset({"Notification", "notification"})
 
-    __slots__ = ("batch_key", "event", "kind", "session_id", "tool_name", "tool_use_id")
+# The event log keeps a tool's input as JSON cut to this many characters, and a
+# notification's text cut to MESSAGE_MAX.
+TOOL_INPUT_MAX = 2048
+MESSAGE_MAX = 300
+_NO_DETAIL = (None, None, None, None, None)
+
+
+class HookCall:
+    """The parts of a hook payload the gate needs.
+
+    ``detail`` is what the event log keeps for the watchdog besides:
+    (notification_type, message, tool_input, cwd, transcript_path).
+    """
+
+    __slots__ = ("batch_key", "detail", "event", "kind", "session_id", "tool_name", "tool_use_id")
 
     def __init__(
         self,
@@ -65,6 +81,7 @@ class HookCall:
         tool_name: str | None,
         tool_use_id: str | None,
         batch_key: str | None,
+        detail: tuple[str | None, ...] = _NO_DETAIL,
     ) -> None:
         self.event = event
         self.kind = kind
@@ -72,6 +89,7 @@ class HookCall:
         self.tool_name = tool_name
         self.tool_use_id = tool_use_id
         self.batch_key = batch_key
+        self.detail = detail
 
 
 def _text(payload: dict[str, Any], *names: str) -> str | None:
@@ -85,6 +103,32 @@ def _text(payload: dict[str, Any], *names: str) -> str | None:
             return str(value)
         raise PayloadError(f"field {name!r} is {type(value).__name__}, not a string")
     return None
+
+
+def _optional(payload: dict[str, Any], *names: str) -> str | None:
+    """A field the gate only records: anything but a non-empty string is left out."""
+    for name in names:
+        value = payload.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _detail(payload: dict[str, Any], event: str, with_input: bool) -> tuple[str | None, ...]:
+    kind = _optional(payload, "notification_type", "notificationType")
+    message = _optional(payload, "message") if kind or event in NOTIFICATION_EVENTS else None
+    if message is not None and len(message) > MESSAGE_MAX:
+        message = message[: MESSAGE_MAX - 1] + wire.ELLIPSIS
+    tool_input = None
+    if with_input:
+        for name in ("tool_input", "toolInput", "toolArgs"):
+            value = payload.get(name)
+            if value is not None:
+                tool_input = wire.dumps_clipped(value, TOOL_INPUT_MAX)
+                break
+    cwd = _optional(payload, "cwd")
+    transcript = _optional(payload, "transcript_path", "transcriptPath")
+    return (kind, message, tool_input, cwd, transcript)
 
 
 def _batch_key(payload: dict[str, Any]) -> str | None:
@@ -115,12 +159,14 @@ def parse(harness: str, payload: object, event_override: str | None = None) -> H
     if event in TOOL_EVENTS[harness]:
         if not tool_name:
             raise PayloadError(f"{event} payload has no tool name")
-        return HookCall(event, KIND_TOOL, session, tool_name, tool_use_id, None)
+        detail = _detail(payload, event, with_input=True)
+        return HookCall(event, KIND_TOOL, session, tool_name, tool_use_id, None, detail)
+    detail = _detail(payload, event, with_input=event in PERMISSION_EVENTS)
     if event in BATCH_EVENTS[harness]:
-        return HookCall(event, KIND_BATCH, session, None, None, _batch_key(payload))
+        return HookCall(event, KIND_BATCH, session, None, None, _batch_key(payload), detail)
     if event in MODEL_CALL_EVENTS[harness]:
-        return HookCall(event, KIND_MODEL_CALL, session, None, None, None)
-    return HookCall(event, KIND_OTHER, session, tool_name, tool_use_id, None)
+        return HookCall(event, KIND_MODEL_CALL, session, None, None, None, detail)
+    return HookCall(event, KIND_OTHER, session, tool_name, tool_use_id, None, detail)
 
 
 def _dump(answer: dict[str, Any]) -> str:

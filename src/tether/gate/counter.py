@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+# What an event row keeps besides its name, for the watchdog: notification_type,
+# message, tool_input, cwd, transcript_path (see contracts.HookCall.detail).
+NO_DETAIL: tuple[str | None, ...] = (None, None, None, None, None)
+
 # Fault injection for the crash tests: "hold:<file>" makes a counting call write
 # <file> and block inside its open transaction until it is killed.
 FAULT_ENV = "TETHER_GATE_FAULT"
@@ -99,10 +103,13 @@ def _insert_event(
     tool_use_id: str | None,
     decision: str,
     calls_used: int | None,
+    detail: tuple[str | None, ...] = NO_DETAIL,
 ) -> None:
     conn.execute(
         "INSERT INTO events (at, session_id, context_key, id_source, harness, event, "
-        "tool_name, tool_use_id, decision, calls_used) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "tool_name, tool_use_id, decision, calls_used, notification_type, message, "
+        "tool_input, cwd, transcript_path) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             now,
             session_id,
@@ -114,6 +121,7 @@ def _insert_event(
             tool_use_id,
             decision,
             calls_used,
+            *detail,
         ),
     )
 
@@ -140,6 +148,7 @@ def count_call(
     event: str,
     tool_name: str | None,
     tool_use_id: str | None,
+    detail: tuple[str | None, ...] = NO_DETAIL,
 ) -> CallOutcome:
     """Count one tool call and decide it, in one write transaction."""
     now = time.time()
@@ -175,6 +184,7 @@ def count_call(
             tool_use_id,
             "allow" if allowed else "deny",
             used,
+            detail,
         )
         if FAULT_ENV in os.environ:
             _fault_hold(conn)
@@ -194,6 +204,7 @@ def count_batch(
     harness: str,
     event: str,
     batch_key: str | None,
+    detail: tuple[str | None, ...] = NO_DETAIL,
 ) -> BatchOutcome:
     """Count one completed iteration with tools; stop when the iteration budget is used."""
     now = time.time()
@@ -226,6 +237,7 @@ def count_batch(
                 batch_key,
                 "stop" if stop else "continue",
                 None,
+                detail,
             )
         conn.execute("COMMIT")
     except BaseException:
@@ -236,7 +248,13 @@ def count_batch(
 
 
 def count_model_call(
-    conn: sqlite3.Connection, *, context_key: str, id_source: str, harness: str, event: str
+    conn: sqlite3.Connection,
+    *,
+    context_key: str,
+    id_source: str,
+    harness: str,
+    event: str,
+    detail: tuple[str | None, ...] = NO_DETAIL,
 ) -> BatchOutcome:
     """A model request is about to start: every earlier request was an iteration with tools.
 
@@ -274,6 +292,7 @@ def count_model_call(
             None,
             "stop" if stop else "continue",
             None,
+            detail,
         )
         conn.execute("COMMIT")
     except BaseException:
@@ -292,6 +311,7 @@ def record_event(
     event: str,
     tool_name: str | None,
     tool_use_id: str | None,
+    detail: tuple[str | None, ...] = NO_DETAIL,
 ) -> str:
     """Record an event that is not counted (the watchdog reads these). One statement."""
     session_id = _session_for(conn, context_key)
@@ -307,6 +327,7 @@ def record_event(
         tool_use_id,
         "record",
         None,
+        detail,
     )
     return session_id
 

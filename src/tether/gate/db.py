@@ -109,7 +109,17 @@ def m001_initial(conn: Connection) -> None:
     conn.execute("CREATE INDEX session_ids_by_unit ON session_ids (plan, unit)")
 
 
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_initial,)
+def m002_event_details(conn: Connection) -> None:
+    """What the watchdog reads beyond the event name: the notification's type and
+    text, the tool's input (clipped JSON), the working folder and transcript path.
+
+    ``ADD COLUMN`` with no default rewrites nothing: older rows read NULL.
+    """
+    for column in ("notification_type", "message", "tool_input", "cwd", "transcript_path"):
+        conn.execute(f"ALTER TABLE events ADD COLUMN {column} TEXT")
+
+
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_initial, m002_event_details)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -2,8 +2,10 @@
 
 Every hook event and tick the gate sees is one row of ``events`` in
 ``gate.db``, with its time. The watchdog reads activity (tool calls, batches),
-permission prompts (``PermissionRequest``, ``Notification``) and ends (``Stop``,
-``SessionEnd``) from here.
+permission prompts (``PermissionRequest``, ``Notification`` with its
+``notification_type``) and ends (``Stop``, ``SessionEnd``) from here. Tool calls
+and permission requests keep the tool's input as JSON cut to 2048 characters
+(``tool_input``); events keep the payload's ``cwd`` and ``transcript_path``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ COLUMNS = (
     "tool_use_id",
     "decision",
     "calls_used",
+    "notification_type",
+    "message",
+    "tool_input",
+    "cwd",
+    "transcript_path",
 )
 
 

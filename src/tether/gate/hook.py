@@ -182,6 +182,7 @@ def run_hook(args: list[str]) -> int:
                     event=call.event,
                     tool_name=call.tool_name,
                     tool_use_id=call.tool_use_id,
+                    detail=call.detail,
                 )
                 if not outcome.allowed:
                     text = messages.refusal(
@@ -198,6 +199,7 @@ def run_hook(args: list[str]) -> int:
                     harness=harness,
                     event=call.event,
                     batch_key=call.batch_key,
+                    detail=call.detail,
                 )
                 if batch.stop and batch.iteration_budget is not None:
                     text = messages.iteration_stop(
@@ -213,6 +215,7 @@ def run_hook(args: list[str]) -> int:
                     id_source=resolved.source,
                     harness=harness,
                     event=call.event,
+                    detail=call.detail,
                 )
                 if batch.stop and batch.iteration_budget is not None:
                     text = messages.iteration_stop(
@@ -229,6 +232,7 @@ def run_hook(args: list[str]) -> int:
                 event=call.event,
                 tool_name=call.tool_name,
                 tool_use_id=call.tool_use_id,
+                detail=call.detail,
             )
             return EXIT_OK
         finally:

@@ -56,12 +56,17 @@ function ask(payload: Record<string, unknown>): Promise<Answer> {
 }
 
 // A ctx can be stale (after a session switch or at shutdown): read it defensively.
-function where(ctx: any): { session_id?: string; cwd?: string } {
-  const out: { session_id?: string; cwd?: string } = {};
+function where(ctx: any): { session_id?: string; cwd?: string; transcript_path?: string } {
+  const out: { session_id?: string; cwd?: string; transcript_path?: string } = {};
   try {
     out.session_id = ctx?.sessionManager?.getSessionId?.() ?? undefined;
   } catch {
     // no session id: the gate falls back to the agent process
+  }
+  try {
+    out.transcript_path = ctx?.sessionManager?.getSessionFile?.() ?? undefined;
+  } catch {
+    // an in-memory session has no file
   }
   try {
     out.cwd = ctx?.cwd;
@@ -82,6 +87,7 @@ export default function (pi: any) {
       ...where(ctx),
       tool_name: event?.toolName,
       tool_use_id: event?.toolCallId,
+      tool_input: event?.input,
     });
     warn(answer);
     if (answer.block) return { block: true, reason: answer.reason ?? "tether: call refused" };

@@ -34,13 +34,15 @@ class _Context:
 
 _scan: Callable[[str, int], tuple[Any, int]] | None
 _quote: Callable[[str], str] | None
+_quote_utf8: Callable[[str], str] | None
 try:
+    from _json import encode_basestring as _quote_utf8
     from _json import encode_basestring_ascii as _quote
     from _json import make_scanner as _make_scanner
 
     _scan = _make_scanner(_Context())  # type: ignore[arg-type]
 except ImportError:  # pragma: no cover - CPython always has _json
-    _scan = _quote = None
+    _scan = _quote = _quote_utf8 = None
 
 
 def _skip(text: str, index: int) -> int:
@@ -103,3 +105,62 @@ def dumps(value: Any) -> str:
     if isinstance(value, list | tuple):
         return "[" + ", ".join(dumps(item) for item in value) + "]"
     raise TypeError(f"cannot encode {type(value).__name__} as JSON")
+
+
+ELLIPSIS = "\u2026"
+
+
+def dumps_clipped(value: Any, limit: int) -> str:
+    """JSON of ``value`` (non-ASCII kept), at most ``limit`` characters.
+
+    What fits is ``json.dumps(value, ensure_ascii=False)`` exactly. Longer text
+    is cut and ends with an ellipsis (it is then not valid JSON). Encoding stops
+    once the limit is passed, and a long string is cut before it is quoted, so a
+    Write call carrying a whole file costs no more than a short one.
+    """
+    if _quote_utf8 is None:  # pragma: no cover
+        import json
+
+        text = json.dumps(value, ensure_ascii=False)
+    else:
+        parts: list[str] = []
+        _emit(value, parts, limit + 1)
+        text = "".join(parts)
+    if len(text) <= limit:
+        return text
+    return text[: max(limit - 1, 0)] + ELLIPSIS
+
+
+def _emit(value: Any, parts: list[str], room: int) -> int:
+    """Append the JSON of ``value`` to ``parts``; the room left (below 0: stop)."""
+    assert _quote_utf8 is not None
+    if isinstance(value, str):
+        piece = _quote_utf8(value if len(value) <= room else value[:room])
+    elif isinstance(value, dict):
+        parts.append("{")
+        room -= 1
+        for index, (key, item) in enumerate(value.items()):
+            if room <= 0:
+                return room
+            piece = ("" if index == 0 else ", ") + _quote_utf8(str(key)) + ": "
+            parts.append(piece)
+            room = _emit(item, parts, room - len(piece))
+        piece = "}"
+    elif isinstance(value, list | tuple):
+        parts.append("[")
+        room -= 1
+        for index, item in enumerate(value):
+            if room <= 0:
+                return room
+            if index:
+                parts.append(", ")
+                room -= 2
+            room = _emit(item, parts, room)
+        piece = "]"
+    else:
+        try:
+            piece = dumps(value)
+        except (TypeError, ValueError):
+            piece = _quote_utf8(repr(value))
+    parts.append(piece)
+    return room - len(piece)

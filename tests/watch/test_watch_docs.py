@@ -67,3 +67,19 @@ def test_links_point_at_pages_that_exist(page: str) -> None:
     path = DOCS / page
     for target in re.findall(r"\]\(([^)#]+\.md)\)", path.read_text("utf-8")):
         assert (path.parent / target).is_file(), target
+
+
+def test_every_notification_type_the_watchdog_knows_is_documented() -> None:
+    from tether.watch import confirm
+
+    text = PAGE.read_text("utf-8")
+    documented = [
+        set(re.findall(r"`(\w+)`", line.split("|")[1].split("of type", 1)[1]))
+        for line in text.splitlines()
+        if line.startswith("   | ") and "of type" in line.split("|")[1]
+    ]
+    assert documented == [
+        confirm.PERMISSION_NOTIFICATIONS,
+        confirm.INPUT_NOTIFICATIONS,
+        confirm.INFO_NOTIFICATIONS,
+    ]

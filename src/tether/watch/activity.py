@@ -16,9 +16,12 @@ stop after it. A veto older than ``busy_veto_max`` is ignored — a turn can end
 without a stop event (an interrupted Claude Code turn fires none), and a stale
 veto must not silence the watchdog for good.
 
-If the orchestrator's own newest event is a permission request, it is waiting
-for its human: typing a wake message into that dialog could answer it, so the
-watchdog only notifies the human then.
+If the orchestrator's own newest event is a permission request (or a
+notification of type ``permission_prompt``), it is waiting for its human:
+typing a wake message into that dialog could answer it, so the watchdog only
+notifies the human then. A newest notification of type ``idle_prompt`` (or
+``elicitation_dialog``) says the turn is over: it lifts the busy veto of a turn
+whose stop the gate never saw.
 """
 
 from __future__ import annotations
@@ -29,7 +32,12 @@ from pathlib import Path
 
 from tether.gate import proc as gate_proc
 from tether.gate.session_id import process_key
-from tether.watch.confirm import NOTIFICATION_EVENTS, PERMISSION_EVENTS, TURN_END_EVENTS
+from tether.watch.confirm import (
+    NOTIFICATION_EVENTS,
+    PERMISSION_EVENTS,
+    TURN_END_EVENTS,
+    notice_kind,
+)
 from tether.watch.endpoints import Endpoint
 from tether.watch.gatedb import GateEvent, GateReader
 from tether.watch.registry import Orchestrator
@@ -62,13 +70,17 @@ def _gate_view(
     events: Sequence[GateEvent], now: float, busy_veto_max: float
 ) -> tuple[float | None, str | None, str | None, bool]:
     """(latest activity, its event, busy reason, own permission) from newest-first events."""
+    notice = "untyped"
+    if events and events[0].event in NOTIFICATION_EVENTS:
+        notice = notice_kind(events[0])
     latest = next((e for e in events if e.event not in NOTIFICATION_EVENTS), None)
     if latest is None:
-        return None, None, None, False
-    own_permission = latest.event in PERMISSION_EVENTS
+        return None, None, None, notice == "confirmation"
+    own_permission = latest.event in PERMISSION_EVENTS or notice == "confirmation"
     busy = None
     if (
         not own_permission
+        and notice != "input"
         and latest.event not in TURN_END_EVENTS
         and now - latest.at < busy_veto_max
     ):

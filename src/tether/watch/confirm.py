@@ -4,29 +4,46 @@ Two sources, best first:
 
 1. The hook events the gate records for the subagent's session. Claude Code's
    and Codex's ``PermissionRequest`` and Copilot's ``permissionRequest`` say
-   outright that a permission dialog is open (with the tool's name).
-   Claude Code's ``Notification`` and Copilot's ``notification`` carry no type in
-   the gate's record: right after a tool call starts it is read as a permission
-   prompt, right after the turn stopped as a wait for input.
+   outright that a permission dialog is open (with the tool's name and input).
+   Claude Code's ``Notification`` and Copilot's ``notification`` say what they
+   are in the ``notification_type`` the gate records: ``permission_prompt`` is
+   a confirmation wait (for the tool whose call or permission request came
+   right before it), ``idle_prompt`` and ``elicitation_dialog`` a wait for
+   input; types that only inform (``auth_success``, ``shell_completed``,
+   ``agent_completed``, ``agent_idle``, ...) are passed over. A notification
+   without a type (rows an older gate wrote) or with a type tether does not
+   know is read from the event before it: right after a tool call started it
+   is taken for a permission prompt, otherwise for a wait for input.
 2. The log: a tool call with no result after it (see ``transcript``). Open for
    ``confirm_after`` seconds or more it is reported as a confirmation wait —
    a hanging confirmation dialog and a very slow tool look the same here, and
    the watchdog errs on the side of telling the orchestrator.
+
+The tool's input shown in a wait comes from the gate's record when it has one
+(the input the harness asks about), else from the log.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from tether.watch.gatedb import GateEvent
-from tether.watch.transcript import OpenCall
+from tether.watch.transcript import OpenCall, clip
 
 WaitKind = Literal["confirmation", "input", "tool"]
+NoticeKind = Literal["confirmation", "input", "info", "untyped"]
 
 PERMISSION_EVENTS = frozenset({"PermissionRequest", "permissionRequest"})
 NOTIFICATION_EVENTS = frozenset({"Notification", "notification"})
+# notification_type values, as Claude Code's and Copilot CLI's hook references list them
+PERMISSION_NOTIFICATIONS = frozenset({"permission_prompt"})
+INPUT_NOTIFICATIONS = frozenset({"idle_prompt", "elicitation_dialog"})
+INFO_NOTIFICATIONS = frozenset(
+    {"auth_success", "shell_completed", "shell_detached_completed", "agent_completed", "agent_idle"}
+)
 TOOL_START_EVENTS = frozenset({"PreToolUse", "preToolUse", "tool_call"})
 TURN_END_EVENTS = frozenset(
     {
@@ -51,7 +68,9 @@ class Wait:
     input: str
     call_id: str | None
     since: float  # epoch seconds
-    signal: str  # "PermissionRequest" (a harness said so), "log" or "hook" (inferred)
+    # "PermissionRequest", "Notification permission_prompt", … (a harness said so),
+    # "log" or "hook" (inferred)
+    signal: str
 
     @property
     def explicit(self) -> bool:
@@ -70,34 +89,82 @@ class Wait:
         return f"runs {shown} ({waited} s)"
 
 
-def _last_tool_start(events: Sequence[GateEvent]) -> GateEvent | None:
+def notice_kind(event: GateEvent) -> NoticeKind:
+    """What a notification's recorded type says; ``untyped`` when there is none to go by."""
+    kind = event.notification_type
+    if kind in PERMISSION_NOTIFICATIONS:
+        return "confirmation"
+    if kind in INPUT_NOTIFICATIONS:
+        return "input"
+    if kind in INFO_NOTIFICATIONS:
+        return "info"
+    return "untyped"
+
+
+def show_input(raw: str | None) -> str:
+    """The gate's recorded tool input as the wait shows it (one line, cut)."""
+    if not raw:
+        return ""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return clip(raw)  # the gate cut a long input: shown as it is
+    return clip(value)
+
+
+def _pending(events: Sequence[GateEvent]) -> tuple[str | None, str | None, str | None]:
+    """(tool, call id, raw input) of the permission request or tool start that comes first.
+
+    ``events`` newest first, notifications skipped. A permission request takes
+    the id and input of the same tool's start right before it where it lacks
+    them; any other event ends the search.
+    """
+    tool = call = raw = None
     for event in events:
-        if event.event in TOOL_START_EVENTS:
-            return event
-        if event.event in TURN_END_EVENTS:
-            return None
-    return None
+        if event.event in NOTIFICATION_EVENTS:
+            continue
+        asks = event.event in PERMISSION_EVENTS
+        if not asks and event.event not in TOOL_START_EVENTS:
+            break
+        if tool is not None and event.tool_name not in (None, tool):
+            break
+        tool = tool or event.tool_name
+        call = call or event.tool_use_id
+        raw = raw or event.tool_input
+        if not asks:
+            break
+    return tool, call, raw
+
+
+def _informs(event: GateEvent) -> bool:
+    return event.event in NOTIFICATION_EVENTS and notice_kind(event) == "info"
 
 
 def from_gate(events: Sequence[GateEvent]) -> Wait | None:
     """A wait the harness signalled; ``events`` newest first."""
+    events = [e for e in events if not _informs(e)]
     if not events:
         return None
     newest = events[0]
     if newest.event in PERMISSION_EVENTS:
-        start = _last_tool_start(events[1:])
-        tool = newest.tool_name or (start.tool_name if start else None)
-        call = newest.tool_use_id or (start.tool_use_id if start else None)
-        return Wait("confirmation", tool, "", call, newest.at, newest.event)
+        tool, call, raw = _pending(events)
+        return Wait("confirmation", tool, show_input(raw), call, newest.at, newest.event)
     if newest.event in NOTIFICATION_EVENTS:
-        before = next((e for e in events[1:] if e.event not in NOTIFICATION_EVENTS), None)
-        if before is not None and before.event in TOOL_START_EVENTS | PERMISSION_EVENTS:
-            return Wait(
-                "confirmation", before.tool_name, "", before.tool_use_id, newest.at, newest.event
-            )
-        return Wait("input", None, "", None, newest.at, newest.event)
+        kind = notice_kind(newest)
+        signal = newest.event
+        if newest.notification_type:
+            signal = f"{newest.event} {newest.notification_type}"
+        if kind == "untyped":
+            before = next((e for e in events[1:] if e.event not in NOTIFICATION_EVENTS), None)
+            asked = before is not None and before.event in TOOL_START_EVENTS | PERMISSION_EVENTS
+            kind = "confirmation" if asked else "input"
+        if kind == "confirmation":
+            tool, call, raw = _pending(events[1:])
+            return Wait("confirmation", tool, show_input(raw), call, newest.at, signal)
+        return Wait("input", None, "", None, newest.at, signal)
     if newest.event in TOOL_START_EVENTS:
-        return Wait("tool", newest.tool_name, "", newest.tool_use_id, newest.at, "hook")
+        shown = show_input(newest.tool_input)
+        return Wait("tool", newest.tool_name, shown, newest.tool_use_id, newest.at, "hook")
     return None
 
 
@@ -116,7 +183,7 @@ def wait_state(
             return Wait(
                 signalled.kind,
                 signalled.tool or open_call.tool,
-                open_call.input,
+                signalled.input or open_call.input,
                 signalled.call_id or open_call.call_id,
                 signalled.since,
                 signalled.signal,
@@ -128,5 +195,7 @@ def wait_state(
         return Wait(kind, call.tool, call.input, call.call_id, call.since, "log")
     if signalled is not None:  # a tool started (hook) and nothing since
         kind = "confirmation" if now - signalled.since >= confirm_after else "tool"
-        return Wait(kind, signalled.tool, "", signalled.call_id, signalled.since, "hook")
+        return Wait(
+            kind, signalled.tool, signalled.input, signalled.call_id, signalled.since, "hook"
+        )
     return None

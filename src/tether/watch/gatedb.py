@@ -1,9 +1,15 @@
 """Reading the gate's hook-event log (``$TETHER_HOME/gate.db``), read-only.
 
 The gate records every hook event it sees: time (epoch seconds), session,
-harness, the hook event's own name, tool name and tool-use id. The watchdog
+harness, the hook event's own name, tool name and tool-use id, and (schema
+version 2 on) a notification's type and text, the tool's input as JSON cut to
+2048 characters, the working folder and the transcript path. The watchdog
 reads it for two things: when an orchestrator last did something, and whether
 a subagent's harness said it waits for a permission answer.
+
+A gate.db the gate has not migrated yet (no hook ran since tether was
+upgraded) has no detail columns; they read as None until it is, and the
+reader looks again each time until they appear.
 
 Queries go by ``session_id`` only (indexed together with the time); the gate
 stores the session a context was re-pointed to there, and a process-derived
@@ -20,6 +26,8 @@ from pathlib import Path
 
 GATE_DB = "gate.db"
 _MAX_SESSIONS_PER_QUERY = 400
+_BASE_COLUMNS = ("at", "session_id", "harness", "event", "tool_name", "tool_use_id")
+DETAIL_COLUMNS = ("notification_type", "message", "tool_input", "cwd", "transcript_path")
 
 
 @dataclass(frozen=True)
@@ -30,6 +38,11 @@ class GateEvent:
     event: str
     tool_name: str | None
     tool_use_id: str | None
+    notification_type: str | None = None  # e.g. permission_prompt, idle_prompt
+    message: str | None = None  # a notification's text
+    tool_input: str | None = None  # JSON, cut to 2048 characters (then ending in …)
+    cwd: str | None = None
+    transcript_path: str | None = None
 
 
 class GateReader:
@@ -38,6 +51,7 @@ class GateReader:
     def __init__(self, home: Path) -> None:
         self.path = Path(home) / GATE_DB
         self._conn: sqlite3.Connection | None = None
+        self._select: str | None = None  # the column list, once every column exists
 
     def _connection(self) -> sqlite3.Connection | None:
         if self._conn is not None:
@@ -57,6 +71,18 @@ class GateReader:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+        self._select = None
+
+    def _columns(self, conn: sqlite3.Connection) -> str:
+        """The select list: missing detail columns (an older gate.db) read as NULL."""
+        if self._select is not None:
+            return self._select
+        present = {str(row[1]) for row in conn.execute("PRAGMA table_info(events)")}
+        details = [c if c in present else f"NULL AS {c}" for c in DETAIL_COLUMNS]
+        select = ", ".join((*_BASE_COLUMNS, *details))
+        if present.issuperset(DETAIL_COLUMNS):
+            self._select = select
+        return select
 
     def recent(self, sessions: Collection[str], limit: int = 50) -> list[GateEvent]:
         """The latest events of these sessions, newest first."""
@@ -70,17 +96,17 @@ class GateReader:
         for start in range(0, len(wanted), _MAX_SESSIONS_PER_QUERY):
             chunk = wanted[start : start + _MAX_SESSIONS_PER_QUERY]
             marks = ", ".join("?" for _ in chunk)
-            sql = (
-                "SELECT at, session_id, harness, event, tool_name, tool_use_id FROM events "  # noqa: S608
-                f"WHERE session_id IN ({marks}) ORDER BY at DESC, id DESC LIMIT ?"
-            )
             try:
+                sql = (
+                    f"SELECT {self._columns(conn)} FROM events "  # noqa: S608 - constant columns
+                    f"WHERE session_id IN ({marks}) ORDER BY at DESC, id DESC LIMIT ?"
+                )
                 rows = conn.execute(sql, [*chunk, limit]).fetchall()
             except sqlite3.Error:
                 self.close()
                 return []
             found.extend(
-                GateEvent(float(r[0]), str(r[1]), str(r[2]), str(r[3]), r[4], r[5]) for r in rows
+                GateEvent(float(r[0]), str(r[1]), str(r[2]), str(r[3]), *r[4:]) for r in rows
             )
         found.sort(key=lambda e: e.at, reverse=True)
         return found[:limit]

@@ -51,7 +51,8 @@ class OpenCall:
     since: float  # epoch seconds: when the log last grew (nothing came after the call)
 
 
-def _clip(value: Any, limit: int = 160) -> str:
+def clip(value: Any, limit: int = 160) -> str:
+    """A one-line view of a tool input: JSON (keys sorted), whitespace folded, cut."""
     if value is None:
         return ""
     if isinstance(value, str):
@@ -82,7 +83,7 @@ class _Fold:
     def opened(self, call_id: Any, tool: Any, args: Any) -> None:
         if isinstance(call_id, str) and call_id:
             self.open.pop(call_id, None)  # re-announced: move to the end
-            self.open[call_id] = (str(tool or "tool"), _clip(args))
+            self.open[call_id] = (str(tool or "tool"), clip(args))
 
     def closed(self, call_id: Any) -> None:
         if isinstance(call_id, str):

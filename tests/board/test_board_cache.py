@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from tether import fswatch
 from tether.board import Board, State
 from tether.board import cache as board_cache
-from tether.board import watch as board_watch
 
-WATCH_WORKS = board_watch._LIBC is not None
+WATCH_WORKS = fswatch._LIBC is not None
 
 
 @pytest.fixture(params=["inotify", "stat-walk"])
@@ -125,7 +125,7 @@ def test_the_watch_is_not_used_across_fork(tmp_path: Path, mode: str) -> None:
 def test_local_filesystems_are_watched(tmp_path: Path) -> None:
     if not WATCH_WORKS:
         pytest.skip("inotify is Linux only")
-    assert board_watch._is_remote(str(tmp_path)) is False
+    assert fswatch._is_remote(str(tmp_path)) is False
 
 
 def test_many_boards_in_one_process_do_not_leak_folder_watches(tmp_path: Path) -> None:

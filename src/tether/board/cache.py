@@ -21,7 +21,7 @@ from tether.board.errors import TicketFormatError
 from tether.board.states import REASONS, State
 from tether.board.ticket import Ticket, ticket_from
 from tether.board.view import BoardView
-from tether.board.watch import FolderWatch
+from tether.fswatch import FolderWatch
 
 # Use inotify (Linux) to skip the stat walk when nothing changed; off = always walk.
 USE_INOTIFY = True

@@ -25,8 +25,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tether.errors import UsageError
-from tether.wiki.index import Edge, Hit, Index, PageRow, query_terms
+from tether.wiki.index import Index, query_terms
 from tether.wiki.page import BODY_LINK, EMBED
+from tether.wiki.records import Edge, Hit, PageRow
 from tether.wiki.stale import load_stale
 
 DEFAULT_BUDGET = 12

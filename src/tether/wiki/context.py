@@ -14,8 +14,10 @@ from pathlib import Path
 
 from tether.config import Config, load_config
 from tether.config.schema import WikiSettings
-from tether.wiki.index import Index, ProgressFn, UpdateStats
+from tether.wiki.index import Index
 from tether.wiki.layout import Wiki
+from tether.wiki.records import UpdateStats
+from tether.wiki.store import ProgressFn
 
 
 @dataclass(frozen=True)
@@ -29,10 +31,13 @@ class WikiContext:
         return Index.open(self.wiki, self.home)
 
     def fresh_index(self, progress: ProgressFn | None = None) -> tuple[Index, UpdateStats]:
-        """The index, brought up to date with the files first."""
+        """The index, brought up to date with the files first.
+
+        A command updates once, so it walks the files and keeps no folder watch.
+        """
         index = self.index()
         try:
-            stats = index.update(progress)
+            stats = index.update(progress, watch=False)
         except BaseException:
             index.close()
             raise

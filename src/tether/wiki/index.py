@@ -1,10 +1,10 @@
-"""The wiki index: one SQLite file with FTS5 (bm25), kept up to date by mtime.
+"""The wiki index: one SQLite file with FTS5 (bm25), derived from the Markdown files.
 
-The Markdown files are the truth; the index is derived and can be deleted at
-any time. ``update`` stats every file and re-reads only pages whose size or
-modification time changed (and forgets removed ones); whenever anything
-changed, page ids and the resolved link graph (``edges``) are recomputed, since
-a new page can resolve links written elsewhere. The index lives in
+The files are the truth; the index can be deleted at any time. ``update``
+brings it up to date before it is read: it re-reads only pages that changed,
+forgets removed ones, and resolves links again where that can matter
+(``tether.wiki.freshness`` finds what changed, ``tether.wiki.store`` writes it,
+``tether.wiki.records`` has the schema). The index lives in
 ``$TETHER_HOME/wiki-index/`` (never inside the wiki, which may be read-only).
 """
 
@@ -15,42 +15,30 @@ import hashlib
 import json
 import re
 import sqlite3
-import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from tether.errors import UsageError
-from tether.wiki.layout import FileEntry, Wiki, assign_ids, is_page
+from tether.wiki.freshness import refresh
+from tether.wiki.layout import Wiki
 from tether.wiki.links import Resolver
-from tether.wiki.page import EMBED, Page, parse_page
+from tether.wiki.records import (
+    COLS,
+    SCHEMA,
+    SCHEMA_VERSION,
+    TABLES,
+    Edge,
+    Hit,
+    PageRow,
+    UpdateStats,
+    page_row,
+)
+from tether.wiki.store import ProgressFn
 
-SCHEMA_VERSION = "1"
 # bm25 column weights: title, aliases, description, headings, body
 WEIGHTS = (10.0, 8.0, 4.0, 3.0, 1.0)
 TITLE_FLOOR = 2.0
-ProgressFn = Callable[[int, int], None]
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL,
-    size INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS pages(
-    rowid INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, id TEXT NOT NULL DEFAULT '',
-    declared_id TEXT, title TEXT NOT NULL, kind TEXT, description TEXT NOT NULL,
-    aliases TEXT NOT NULL, sources TEXT NOT NULL, updated TEXT, links TEXT NOT NULL,
-    facts TEXT NOT NULL, headings TEXT NOT NULL, block_ids TEXT NOT NULL,
-    problems TEXT NOT NULL, body_line INTEGER NOT NULL, words INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS pages_id ON pages(id COLLATE NOCASE);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(title, aliases, description, headings, body,
-    tokenize = 'porter unicode61 remove_diacritics 2');
-CREATE TABLE IF NOT EXISTS edges(src TEXT NOT NULL, line INTEGER NOT NULL, kind TEXT NOT NULL,
-    rel_type TEXT NOT NULL, target TEXT NOT NULL, heading TEXT, raw TEXT NOT NULL,
-    dst TEXT, how TEXT);
-CREATE INDEX IF NOT EXISTS edges_src ON edges(src);
-CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
-"""
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOP_TEXT = """a an and are as at be by can do does for from has have how i if in into is it its
@@ -58,48 +46,6 @@ _STOP_TEXT = """a an and are as at be by can do does for from has have how i if 
     which who why will with you your about after all also any but did get just more most other
     out over some than too up use used using very would should could"""
 STOPWORDS = frozenset(_STOP_TEXT.split())
-
-
-@dataclass(frozen=True)
-class UpdateStats:
-    files: int
-    pages: int
-    parsed: int
-    removed: int
-    seconds: float
-    changed: bool
-
-
-@dataclass(frozen=True)
-class PageRow:
-    path: str
-    id: str
-    title: str
-    kind: str | None
-    description: str
-    aliases: tuple[str, ...]
-    sources: tuple[str, ...]
-    updated: str | None
-
-
-@dataclass(frozen=True)
-class Hit:
-    page: PageRow
-    score: float  # higher is better (negated bm25)
-
-
-@dataclass
-class Edge:
-    src: str
-    line: int
-    kind: str
-    rel_type: str
-    target: str
-    heading: str | None
-    raw: str
-    dst: str | None
-    how: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def default_index_path(home: Path, wiki: Wiki) -> Path:
@@ -153,10 +99,10 @@ class Index:
         with contextlib.suppress(sqlite3.OperationalError):
             row = self.conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
         if row is not None and row[0] != SCHEMA_VERSION:
-            for table in ("meta", "files", "pages", "fts", "edges"):
+            for table in TABLES:
                 self.conn.execute(f"DROP TABLE IF EXISTS {table}")
             row = None
-        self.conn.executescript(_SCHEMA)
+        self.conn.executescript(SCHEMA)
         if row is None:
             self.conn.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('version', ?), ('root', ?)",
@@ -166,104 +112,19 @@ class Index:
     # --- building ---------------------------------------------------------------
 
     def update(
-        self, progress: ProgressFn | None = None, escaped: list[str] | None = None
+        self,
+        progress: ProgressFn | None = None,
+        escaped: list[str] | None = None,
+        watch: bool = True,
     ) -> UpdateStats:
-        """Bring the index up to date with the files; re-read only what changed."""
-        t0 = time.perf_counter()
-        seen: dict[str, FileEntry] = {e.path: e for e in self.wiki.walk(escaped)}
-        known = {
-            p: (m, s) for p, m, s in self.conn.execute("SELECT path, mtime_ns, size FROM files")
-        }
-        changed = [e for p, e in seen.items() if known.get(p) != (e.mtime_ns, e.size)]
-        removed = [p for p in known if p not in seen]
-        pages_changed = [e for e in changed if is_page(e.path)]
-        if not changed and not removed:
-            count = self.conn.execute("SELECT count(*) FROM pages").fetchone()[0]
-            return UpdateStats(len(seen), count, 0, 0, time.perf_counter() - t0, False)
-        conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for path in removed:
-                self._forget(path)
-            total = len(pages_changed)
-            for done, entry in enumerate(pages_changed, 1):
-                self._store(entry)
-                if progress is not None and (done % 200 == 0 or done == total):
-                    progress(done, total)
-            conn.executemany(
-                "INSERT OR REPLACE INTO files VALUES (?, ?, ?)",
-                [(e.path, e.mtime_ns, e.size) for e in changed],
-            )
-            self._relink()
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        count = conn.execute("SELECT count(*) FROM pages").fetchone()[0]
-        return UpdateStats(len(seen), count, total, len(removed), time.perf_counter() - t0, True)
+        """Bring the index up to date with the files; re-read only what changed.
 
-    def _forget(self, path: str) -> None:
-        row = self.conn.execute("SELECT rowid FROM pages WHERE path = ?", (path,)).fetchone()
-        if row is not None:
-            self.conn.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
-            self.conn.execute("DELETE FROM pages WHERE rowid = ?", (row[0],))
-        self.conn.execute("DELETE FROM files WHERE path = ?", (path,))
-
-    def _store(self, entry: FileEntry) -> None:
-        file = self.wiki.pages_dir / entry.path
-        try:
-            text = file.read_bytes().decode("utf-8", "replace")
-        except OSError:
-            return
-        page = parse_page(entry.path, text)
-        self._forget(entry.path)
-        cur = self.conn.execute(
-            "INSERT INTO pages(path, declared_id, title, kind, description, aliases, sources,"
-            " updated, links, facts, headings, block_ids, problems, body_line, words)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            _page_values(page, self.wiki.tether_layout),
-        )
-        self.conn.execute(
-            "INSERT INTO fts(rowid, title, aliases, description, headings, body)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                cur.lastrowid,
-                page.title,
-                " ".join(page.aliases),
-                page.description,
-                " ".join(page.headings),
-                page.body,
-            ),
-        )
-
-    def _relink(self) -> None:
-        """Recompute page ids and the resolved link graph from the stored pages."""
-        conn = self.conn
-        rows = conn.execute("SELECT path, declared_id, aliases, links FROM pages").fetchall()
-        ids = assign_ids([(r[0], r[1]) for r in rows])
-        conn.executemany("UPDATE pages SET id = ? WHERE path = ?", [(i, p) for p, i in ids.items()])
-        files = [r[0] for r in conn.execute("SELECT path FROM files")]
-        aliases = [(r[0], a) for r in rows for a in json.loads(r[2])]
-        resolver = Resolver(files, aliases)
-        conn.execute("DELETE FROM edges")
-        out: list[tuple[Any, ...]] = []
-        for path, _, _, links in rows:
-            for target, line, kind, heading, _text, rel_type, raw in json.loads(links):
-                found = resolver.resolve(target, path)
-                out.append(
-                    (
-                        path,
-                        line,
-                        kind,
-                        rel_type,
-                        target,
-                        heading,
-                        raw,
-                        found.path if found else None,
-                        found.how if found else None,
-                    )
-                )
-        conn.executemany("INSERT INTO edges VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", out)
+        ``watch`` keeps a folder watch in this process so that the next update
+        needs no walk (worth it only for a process that updates again); with
+        ``escaped``, symlinks that leave the page folder are listed there (and
+        the files are walked).
+        """
+        return refresh(self.conn, self.wiki, str(self.path), progress, escaped, watch)
 
     # --- reading ----------------------------------------------------------------
 
@@ -277,14 +138,14 @@ class Index:
         return Resolver(files, aliases)
 
     def pages(self) -> list[PageRow]:
-        return [_row(r) for r in self.conn.execute(f"SELECT {_COLS} FROM pages ORDER BY path")]  # noqa: S608
+        return [page_row(r) for r in self.conn.execute(f"SELECT {COLS} FROM pages ORDER BY path")]  # noqa: S608
 
     def page_count(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM pages").fetchone()[0])
 
     def by_path(self, path: str) -> PageRow | None:
-        r = self.conn.execute(f"SELECT {_COLS} FROM pages WHERE path = ?", (path,)).fetchone()  # noqa: S608
-        return _row(r) if r else None
+        r = self.conn.execute(f"SELECT {COLS} FROM pages WHERE path = ?", (path,)).fetchone()  # noqa: S608
+        return page_row(r) if r else None
 
     def by_paths(self, paths: Iterable[str]) -> dict[str, PageRow]:
         wanted = list(paths)
@@ -292,8 +153,8 @@ class Index:
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            for r in self.conn.execute(f"SELECT {_COLS} FROM pages WHERE path IN ({marks})", chunk):  # noqa: S608
-                out[r[0]] = _row(r)
+            for r in self.conn.execute(f"SELECT {COLS} FROM pages WHERE path IN ({marks})", chunk):  # noqa: S608
+                out[r[0]] = page_row(r)
         return out
 
     def find(self, name: str) -> PageRow | None:
@@ -302,11 +163,11 @@ class Index:
         if not name:
             return None
         r = self.conn.execute(
-            f"SELECT {_COLS} FROM pages WHERE id = ? COLLATE NOCASE",  # noqa: S608 - constant columns
+            f"SELECT {COLS} FROM pages WHERE id = ? COLLATE NOCASE",  # noqa: S608 - constant columns
             (name,),
         ).fetchone()
         if r is not None:
-            return _row(r)
+            return page_row(r)
         for candidate in (name, name + ".md"):
             found = self.by_path(candidate)
             if found is not None:
@@ -315,10 +176,10 @@ class Index:
         if hit is not None:
             return self.by_path(hit.path)
         r = self.conn.execute(
-            f"SELECT {_COLS} FROM pages WHERE title = ? COLLATE NOCASE",  # noqa: S608 - constant columns
+            f"SELECT {COLS} FROM pages WHERE title = ? COLLATE NOCASE",  # noqa: S608 - constant columns
             (name,),
         ).fetchone()
-        return _row(r) if r else None
+        return page_row(r) if r else None
 
     def search(self, question: str, limit: int = 20, kind: str | None = None) -> list[Hit]:
         """Pages for ``question``, best first: bm25, lifted by question words in the title.
@@ -384,10 +245,10 @@ class Index:
             chunk = rowids[start : start + 500]
             marks = ",".join("?" * len(chunk))
             for r in self.conn.execute(
-                f"SELECT {_COLS}, rowid FROM pages WHERE rowid IN ({marks})",  # noqa: S608
+                f"SELECT {COLS}, rowid FROM pages WHERE rowid IN ({marks})",  # noqa: S608
                 chunk,
             ):
-                out[r[-1]] = _row(r[:-1])
+                out[r[-1]] = page_row(r[:-1])
         return out
 
     def edges_from(self, paths: Iterable[str]) -> list[Edge]:
@@ -447,53 +308,3 @@ class Index:
             "body_line": r[4],
             "words": r[5],
         }
-
-
-_COLS = "path, id, title, kind, description, aliases, sources, updated"
-_COLS_P = ", ".join(f"p.{c.strip()}" for c in _COLS.split(","))
-
-
-def _row(r: Sequence[Any]) -> PageRow:
-    return PageRow(
-        path=r[0],
-        id=r[1],
-        title=r[2],
-        kind=r[3],
-        description=r[4],
-        aliases=tuple(json.loads(r[5])),
-        sources=tuple(json.loads(r[6])),
-        updated=r[7],
-    )
-
-
-def _page_values(page: Page, kind_from_folder: bool) -> tuple[Any, ...]:
-    kind = page.kind
-    if kind is None and kind_from_folder and "/" in page.path:
-        folder = page.path.split("/", 1)[0]
-        kind = folder[:-1] if folder.endswith("s") else folder
-    links = [
-        (ln.target, ln.line, ln.kind, ln.heading, ln.text, ln.rel_type, ln.raw) for ln in page.links
-    ]
-    facts = [(f.line, f.text, f.category, list(f.sources)) for f in page.facts]
-    problems = [(p.line, p.message) for p in page.problems]
-    return (
-        page.path,
-        page.declared_id,
-        page.title,
-        kind,
-        page.description,
-        json.dumps(list(page.aliases)),
-        json.dumps(list(page.sources)),
-        page.updated,
-        json.dumps(links),
-        json.dumps(facts),
-        json.dumps(page.headings),
-        json.dumps(page.block_ids),
-        json.dumps(problems),
-        page.body_line,
-        len(page.body.split()),
-    )
-
-
-def is_embed(edge: Edge) -> bool:
-    return edge.kind == EMBED

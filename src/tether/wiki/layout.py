@@ -1,16 +1,16 @@
-"""Where a wiki's parts live, and walking its files safely.
+"""Where a wiki's parts live, and which page ids its files get.
 
 Two shapes are read. A tether wiki is a folder with ``wiki/`` (pages in
 ``wiki/<kind>/<id>.md``, ``wiki/index.md``, ``wiki/stale.json``), ``raw/``
 (captured sources), ``incoming/`` and ``quarantine/``. Any other folder of
 Markdown files (an Obsidian vault) is read as pages from its top. Link paths
 resolve from the page folder, as Obsidian resolves them from the vault root.
+Which files of the page folder count (hidden ones, symlinks, the reserved
+folders) is decided by ``tether.wiki.scan``.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,13 +25,6 @@ STALE_FILE = "stale.json"
 INDEX_PAGE = "index.md"
 # Folders of the queue and the sources: never pages, even in a wiki without wiki/.
 RESERVED = frozenset({RAW_DIR, INCOMING_DIR, QUARANTINE_DIR})
-
-
-@dataclass(frozen=True)
-class FileEntry:
-    path: str  # relative to the page folder, "/" separated
-    mtime_ns: int
-    size: int
 
 
 @dataclass(frozen=True)
@@ -84,54 +77,6 @@ class Wiki:
     def page_file(self, page_path: str) -> Path:
         """The file of an indexed page path, held inside the page folder."""
         return resolve_inside(self.pages_dir, page_path)
-
-    def walk(self, escaped: list[str] | None = None) -> Iterator[FileEntry]:
-        """Every file under the page folder; hidden ones and raw/, incoming/, quarantine/ skipped.
-
-        Symlinked folders are not entered. A symlinked file is taken only when it
-        resolves inside the page folder; others are listed in ``escaped``.
-        """
-        base = str(self.pages_dir)
-        cut = len(base) + 1
-        stack = [base]
-        while stack:
-            folder = stack.pop()
-            try:
-                entries = list(os.scandir(folder))
-            except OSError:
-                continue
-            for entry in entries:
-                if entry.name.startswith("."):
-                    continue
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        if folder != base or entry.name not in RESERVED:
-                            stack.append(entry.path)
-                        continue
-                    link = entry.is_symlink()
-                    if link and not _inside(entry.path, self.pages_dir):
-                        if escaped is not None:
-                            escaped.append(entry.path[cut:].replace(os.sep, "/"))
-                        continue
-                    st = entry.stat(follow_symlinks=True)
-                except OSError:
-                    continue
-                if not _is_regular(st.st_mode):
-                    continue
-                yield FileEntry(entry.path[cut:].replace(os.sep, "/"), st.st_mtime_ns, st.st_size)
-
-
-def _is_regular(mode: int) -> bool:
-    import stat
-
-    return stat.S_ISREG(mode)
-
-
-def _inside(path: str, root: Path) -> bool:
-    try:
-        return Path(os.path.realpath(path)).is_relative_to(root)
-    except OSError:
-        return False
 
 
 def is_page(path: str) -> bool:

@@ -15,15 +15,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 from urllib.parse import unquote
-
-import yaml
-
-try:  # the C loader is ~10x faster; fall back where libyaml is missing
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1")
@@ -188,14 +182,27 @@ def _front_relations(front: dict[str, Any], problems: list[Problem]) -> list[Lin
     return links
 
 
+def _yaml() -> ModuleType:
+    """PyYAML, imported at the first parse (a command that only reads the index needs none)."""
+    import yaml
+
+    return yaml
+
+
+def _loader(yaml: ModuleType) -> Any:
+    # the C loader is ~10x faster; fall back where libyaml is missing
+    return getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
+
+
 def parse_page(path: str, text: str) -> Page:
     """Parse one page's text; never raises for bad content (problems are recorded)."""
     problems: list[Problem] = []
     front_text, body, body_line = split_front_matter(text)
     front: dict[str, Any] = {}
     if front_text is not None and front_text.strip():
+        yaml = _yaml()
         try:
-            loaded = yaml.load(front_text, Loader=_Loader)
+            loaded = yaml.load(front_text, Loader=_loader(yaml))
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = 2 + (mark.line if mark is not None else 0)

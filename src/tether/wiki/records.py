@@ -1,0 +1,132 @@
+"""What the wiki index stores: its SQLite schema and the rows read back from it.
+
+``files`` lists every file of the page folder: attachments count only by their
+path (links resolve to them), pages also by their change key (modification
+and change time, size, inode, packed; NULL while racy, see
+``tether.wiki.store``) and a hash of their bytes. ``pages`` and ``fts`` hold each
+page's parse and text, ``edges`` the links with their resolved target. The
+``generation`` in ``meta`` is a new random number after every update that
+wrote anything, so a process can tell that someone wrote since it last looked.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tether.wiki.page import Page
+
+SCHEMA_VERSION = "2"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, key BLOB, hash BLOB);
+CREATE TABLE IF NOT EXISTS pages(
+    rowid INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, id TEXT NOT NULL DEFAULT '',
+    declared_id TEXT, title TEXT NOT NULL, kind TEXT, description TEXT NOT NULL,
+    aliases TEXT NOT NULL, sources TEXT NOT NULL, updated TEXT, links TEXT NOT NULL,
+    facts TEXT NOT NULL, headings TEXT NOT NULL, block_ids TEXT NOT NULL,
+    problems TEXT NOT NULL, body_line INTEGER NOT NULL, words INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS pages_id ON pages(id COLLATE NOCASE);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(title, aliases, description, headings, body,
+    tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE TABLE IF NOT EXISTS edges(src TEXT NOT NULL, line INTEGER NOT NULL, kind TEXT NOT NULL,
+    rel_type TEXT NOT NULL, target TEXT NOT NULL, heading TEXT, raw TEXT NOT NULL,
+    dst TEXT, how TEXT);
+CREATE INDEX IF NOT EXISTS edges_src ON edges(src);
+CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
+"""
+TABLES = ("meta", "files", "pages", "fts", "edges")
+
+# The columns of a PageRow, in order.
+COLS = "path, id, title, kind, description, aliases, sources, updated"
+
+
+@dataclass(frozen=True)
+class UpdateStats:
+    files: int
+    pages: int
+    parsed: int
+    removed: int
+    seconds: float
+    changed: bool
+    walked: bool = True  # every file was looked at (False: a folder watch named what to check)
+
+
+@dataclass(frozen=True)
+class PageRow:
+    path: str
+    id: str
+    title: str
+    kind: str | None
+    description: str
+    aliases: tuple[str, ...]
+    sources: tuple[str, ...]
+    updated: str | None
+
+
+@dataclass(frozen=True)
+class Hit:
+    page: PageRow
+    score: float  # higher is better (negated bm25)
+
+
+@dataclass
+class Edge:
+    src: str
+    line: int
+    kind: str
+    rel_type: str
+    target: str
+    heading: str | None
+    raw: str
+    dst: str | None
+    how: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def page_row(r: Sequence[Any]) -> PageRow:
+    """A PageRow from the ``COLS`` of a ``pages`` row."""
+    return PageRow(
+        path=r[0],
+        id=r[1],
+        title=r[2],
+        kind=r[3],
+        description=r[4],
+        aliases=tuple(json.loads(r[5])),
+        sources=tuple(json.loads(r[6])),
+        updated=r[7],
+    )
+
+
+def page_values(page: Page, kind_from_folder: bool) -> tuple[Any, ...]:
+    """The ``pages`` columns after ``rowid``, ``id`` for one parsed page."""
+    kind = page.kind
+    if kind is None and kind_from_folder and "/" in page.path:
+        folder = page.path.split("/", 1)[0]
+        kind = folder[:-1] if folder.endswith("s") else folder
+    links = [
+        (ln.target, ln.line, ln.kind, ln.heading, ln.text, ln.rel_type, ln.raw) for ln in page.links
+    ]
+    facts = [(f.line, f.text, f.category, list(f.sources)) for f in page.facts]
+    problems = [(p.line, p.message) for p in page.problems]
+    return (
+        page.path,
+        page.declared_id,
+        page.title,
+        kind,
+        page.description,
+        json.dumps(list(page.aliases)),
+        json.dumps(list(page.sources)),
+        page.updated,
+        json.dumps(links),
+        json.dumps(facts),
+        json.dumps(page.headings),
+        json.dumps(page.block_ids),
+        json.dumps(problems),
+        page.body_line,
+        len(page.body.split()),
+    )

@@ -323,3 +323,21 @@ def test_an_overflowing_event_queue_makes_the_watch_walk(kb: Kb) -> None:
     assert kb.update(walk_ok=True).walked
     assert kb.finds("newword") == ["concepts/alpha.md"]
     assert not kb.update().walked
+
+
+def test_commands_updating_one_index_at_once_agree(kb: Kb) -> None:
+    if kb.mode != "walk":
+        pytest.skip("commands walk")
+    for n in range(60):
+        kb.page(f"extra-{n:02d}", f"Extra page {n} links to [[alpha]] and [[extra-{n + 1:02d}]].")
+    rewrite_in_place(kb.path("alpha"), "oldword", "newword")
+    argv = [TETHER, "wiki", "index", "--root", str(kb.root), "--json"]
+    pipe = subprocess.PIPE
+    runs = [subprocess.Popen(argv, stdout=pipe, stderr=pipe) for _ in range(3)]
+    for run in runs:
+        out, err = run.communicate(timeout=120)
+        assert run.returncode == 0, err.decode()
+        assert b'"pages": 62' in out
+    assert kb.update().parsed == 0
+    assert kb.finds("newword") == ["concepts/alpha.md"]
+    kb.assert_same_as_a_fresh_build()

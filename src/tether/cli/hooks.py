@@ -40,6 +40,7 @@ def _run(harness: str, scope: str, project_dir: str | None, dry_run: bool, insta
     else:
         click.echo(f"wrote {change.path}")
     if install:
+        gate_install.byte_compile()
         click.echo(
             f"the gate runs as: {' '.join(gate_install.gate_argv())} hook --harness {harness}"
         )

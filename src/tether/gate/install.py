@@ -388,3 +388,17 @@ def notes(harness: str, scope: str, path: str) -> list[str]:
     if harness == "claude-code":
         return ["Claude Code reads the hooks at session start; running sessions keep the old ones."]
     return []
+
+
+def byte_compile() -> None:
+    """Compile the gate's modules now: the hook runs on every tool call.
+
+    An editable install (or PYTHONDONTWRITEBYTECODE=1) leaves no .pyc behind, and
+    then every hook call compiles the gate anew (measured: about 1.5x slower).
+    """
+    import compileall
+    import contextlib
+
+    # a read-only install: the hook still works, only slower
+    with contextlib.suppress(OSError):
+        compileall.compile_dir(os.path.dirname(os.path.abspath(__file__)), quiet=1)

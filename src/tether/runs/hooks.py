@@ -69,6 +69,9 @@ def write_run_hooks(
     if kind is None:
         return None
     from tether.gate.counter import set_session_budget
+    from tether.gate.install import byte_compile
+
+    byte_compile()
 
     set_session_budget(
         config.home,

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
-from tests.runs.conftest import Project
+from tests.runs.conftest import TETHER, Project
 
 
 def test_follow_up_gets_previous_report_in_a_fresh_session(project: Project) -> None:
@@ -107,3 +109,25 @@ def test_runs_list_show_and_report(project: Project) -> None:
     missing = project.tether("runs", "show", "r-nope")
     assert missing.returncode == 2
     assert "tether runs list" in missing.stderr
+
+
+def test_missing_harness_executable_is_exit_4_and_the_run_is_recorded_failed(
+    project: Project,
+) -> None:
+    (project.root / "tether.toml").write_text(
+        '[profiles.gone]\nharness = "codex"\ndefault = true\n', encoding="utf-8"
+    )
+    done = subprocess.run(
+        [TETHER, "run", "--prompt", "go"],
+        cwd=project.root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "PATH": "/nonexistent"},
+    )
+    assert done.returncode == 4, done.stderr
+    assert "'codex' was not found on PATH" in done.stderr
+    (run,) = json.loads(project.tether("runs", "list", "--json").stdout)
+    assert run["status"] == "failed"
+    assert run["stop_reason"].startswith("could not start")

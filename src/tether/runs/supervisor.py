@@ -20,7 +20,7 @@ from types import FrameType
 from typing import Any
 
 from tether.config import Config, Profile, load_config
-from tether.errors import UsageError
+from tether.errors import HarnessNotFoundError, UsageError
 from tether.events.accounting import Ledger, count, stream_upper_bound
 from tether.exit_codes import ExitCode
 from tether.fs import atomic_write_json, atomic_write_text
@@ -112,7 +112,13 @@ def _agent_env(
 ) -> dict[str, str]:
     env = dict(base)
     env.update(profile.env)
-    depth = int(env.get("TETHER_DEPTH", "0") or 0) + 1
+    raw_depth = env.get("TETHER_DEPTH", "0") or "0"
+    if not raw_depth.isdigit():
+        raise UsageError(
+            f"TETHER_DEPTH={raw_depth!r} is not a whole number; it counts how deeply runs "
+            f"are nested (unset it outside tether-started agents)."
+        )
+    depth = int(raw_depth) + 1
     env.update(
         TETHER_HOME=str(config.home),
         TETHER_RUN_ID=run_id,
@@ -243,14 +249,26 @@ def _execute(
     timing: dict[str, float] = {}
     t0 = time.monotonic()
     with cancel.installed():
-        agent = spawn_agent(
-            argv,
-            env=env,
-            cwd=cwd,
-            stderr_path=paths.stderr,
-            harness=profile.harness,
-            kill_grace=config.kill_grace_seconds,
-        )
+        try:
+            agent = spawn_agent(
+                argv,
+                env=env,
+                cwd=cwd,
+                stderr_path=paths.stderr,
+                harness=profile.harness,
+                kill_grace=config.kill_grace_seconds,
+            )
+        except HarnessNotFoundError as exc:
+            with db.transaction(conn):
+                update_run(
+                    conn,
+                    run_id,
+                    status="failed",
+                    stop_reason=f"could not start: {exc}",
+                    exit_code=int(exc.exit_code),
+                    ended_at=datetime.now(UTC).isoformat(),
+                )
+            raise
         try:
             with db.transaction(conn):
                 update_run(conn, run_id, agent_pgid=agent.pgid)

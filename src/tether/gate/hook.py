@@ -96,6 +96,15 @@ def _check_harness(name: str | None, required: bool) -> str | None:
     return name
 
 
+def _answer_batch(batch: counter.BatchOutcome, harness: str) -> int:
+    """Tell the harness to stop once its session's iteration budget is spent."""
+    if batch.stop and batch.iteration_budget is not None:
+        text = messages.iteration_stop(batch.session_id, batch.batches, batch.iteration_budget)
+        _err(text)
+        _emit(contracts.stop(harness, text))
+    return EXIT_OK
+
+
 def _emit(text: str | None) -> None:
     if text:
         sys.stdout.write(text + "\n")
@@ -201,13 +210,7 @@ def run_hook(args: list[str]) -> int:
                     batch_key=call.batch_key,
                     detail=call.detail,
                 )
-                if batch.stop and batch.iteration_budget is not None:
-                    text = messages.iteration_stop(
-                        batch.session_id, batch.batches, batch.iteration_budget
-                    )
-                    _err(text)
-                    _emit(contracts.stop(harness, text))
-                return EXIT_OK
+                return _answer_batch(batch, harness)
             if call.kind == contracts.KIND_MODEL_CALL:
                 batch = counter.count_model_call(
                     conn,
@@ -217,13 +220,7 @@ def run_hook(args: list[str]) -> int:
                     event=call.event,
                     detail=call.detail,
                 )
-                if batch.stop and batch.iteration_budget is not None:
-                    text = messages.iteration_stop(
-                        batch.session_id, batch.batches, batch.iteration_budget
-                    )
-                    _err(text)
-                    _emit(contracts.stop(harness, text))
-                return EXIT_OK
+                return _answer_batch(batch, harness)
             counter.record_event(
                 conn,
                 context_key=resolved.key,

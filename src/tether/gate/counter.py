@@ -196,6 +196,16 @@ def count_call(
     return CallOutcome(allowed, session_id, used, budget, False)
 
 
+def _iteration_verdict(conn: sqlite3.Connection, session_id: str) -> tuple[int, int | None, bool]:
+    """(iterations done, iteration budget, whether the budget is spent) of a session."""
+    row = conn.execute(
+        "SELECT batches, iteration_budget FROM sessions WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    batches = int(row[0]) if row is not None else 0
+    limit = None if row is None or row[1] is None else int(row[1])
+    return batches, limit, limit is not None and batches >= limit
+
+
 def count_batch(
     conn: sqlite3.Connection,
     *,
@@ -218,12 +228,7 @@ def count_batch(
                 "UPDATE sessions SET batches = batches + 1, updated_at = ? WHERE session_id = ?",
                 (now, session_id),
             )
-        row = conn.execute(
-            "SELECT batches, iteration_budget FROM sessions WHERE session_id = ?", (session_id,)
-        ).fetchone()
-        batches = int(row[0]) if row is not None else 0
-        limit = None if row is None or row[1] is None else int(row[1])
-        stop = limit is not None and batches >= limit
+        batches, limit, stop = _iteration_verdict(conn, session_id)
         if earlier is None:
             _insert_event(
                 conn,
@@ -274,12 +279,7 @@ def count_model_call(
             "UPDATE sessions SET batches = MAX(batches, ?), updated_at = ? WHERE session_id = ?",
             (int(earlier), now, session_id),
         )
-        row = conn.execute(
-            "SELECT batches, iteration_budget FROM sessions WHERE session_id = ?", (session_id,)
-        ).fetchone()
-        batches = int(row[0])
-        limit = None if row[1] is None else int(row[1])
-        stop = limit is not None and batches >= limit
+        batches, limit, stop = _iteration_verdict(conn, session_id)
         _insert_event(
             conn,
             now,

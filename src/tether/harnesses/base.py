@@ -148,3 +148,16 @@ def decode_line(decoder: msgspec.json.Decoder[T], line: bytes) -> T | list[AnyEv
         return [unknown(line, f"unexpected shape: {exc}")]
     except (ValueError, RecursionError) as exc:  # bad JSON, bad UTF-8, too deep
         return [malformed(line, str(exc) or type(exc).__name__)]
+
+
+def bind(harness: Harness, spec: RunSpec) -> Harness:
+    """The adapter for one run's argv: a harness may specialise itself (``bind``).
+
+    The scripted harness does: its ``--format`` decides which real harness's
+    stream it prints, so which adapter reads it.
+    """
+    specialise = getattr(harness, "bind", None)
+    if callable(specialise):
+        bound: Harness = specialise(spec)
+        return bound
+    return harness

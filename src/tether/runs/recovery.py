@@ -20,7 +20,7 @@ import psutil
 
 from tether.events.accounting import Ledger, count
 from tether.harnesses import get_harness
-from tether.harnesses.base import Harness, RunSpec, iter_lines
+from tether.harnesses.base import Harness, RunSpec, bind, iter_lines
 from tether.runs.process import wait_until
 from tether.runs.record import RunPaths
 from tether.store import db
@@ -69,12 +69,7 @@ def reap(row: RunRow, grace: float = 2.0) -> int:
 
 
 def _adapter(row: RunRow) -> Harness:
-    harness = get_harness(row.harness)
-    bind = getattr(harness, "bind", None)
-    if callable(bind):
-        bound: Harness = bind(RunSpec(prompt="", extra_args=tuple(row.argv)))
-        return bound
-    return harness
+    return bind(get_harness(row.harness), RunSpec(prompt="", extra_args=tuple(row.argv)))
 
 
 def recount(row: RunRow) -> Ledger:

@@ -25,7 +25,7 @@ from tether.events.accounting import Ledger, count, stream_upper_bound
 from tether.exit_codes import ExitCode
 from tether.fs import atomic_write_json, atomic_write_text
 from tether.harnesses import get_harness
-from tether.harnesses.base import Harness, RunSpec
+from tether.harnesses.base import Harness, RunSpec, bind
 from tether.runs import report as reports
 from tether.runs import worktree
 from tether.runs.budget import Budget, LimitCheck, StopReason
@@ -97,14 +97,6 @@ class _Cancel:
         finally:
             for s, h in old.items():
                 signal.signal(s, h)
-
-
-def _bind(harness: Harness, spec: RunSpec) -> Harness:
-    bind = getattr(harness, "bind", None)
-    if callable(bind):
-        bound: Harness = bind(spec)
-        return bound
-    return harness
 
 
 def _agent_env(
@@ -194,7 +186,7 @@ def _execute(
     paths = RunPaths.for_run(config.home, run_id)
     paths.root.mkdir(parents=True, exist_ok=True)
     atomic_write_text(paths.prompt, prompt)
-    adapter = _bind(harness, RunSpec(prompt=prompt, extra_args=tuple(profile.args)))
+    adapter = bind(harness, RunSpec(prompt=prompt, extra_args=tuple(profile.args)))
     settings = write_run_hooks(config, paths, session_id, budget, run_id, profile, adapter)
     spec = RunSpec(
         prompt=prompt,

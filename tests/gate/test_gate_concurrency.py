@@ -174,3 +174,54 @@ def test_kill_9_at_random_moments_under_load_keeps_counter_and_log_equal(
     assert query(tether_home, "PRAGMA integrity_check") == [("ok",)]
     assert run_gate(gate_exe, ["tick", "--session", "chaos"], env).returncode == 0
     assert session_status(tether_home, "chaos")["calls_used"] == used + 1
+
+
+FIRST_CALLS = r"""
+import json, sys
+from tether.gate import db
+homes = sys.argv[1:]
+failures = []
+for home in homes:
+    sys.stdin.buffer.read(1)  # one start line per fresh home: every worker opens it together
+    try:
+        db.connect(home).close()
+    except db.GateDatabaseError as exc:
+        failures.append(str(exc))
+    sys.stdout.write("d")
+    sys.stdout.flush()
+sys.stdout.write(json.dumps(failures) + "\n")
+"""
+
+
+def test_first_calls_on_a_new_gate_file_all_get_in(tmp_path: Path) -> None:
+    # Creating the file and switching it to WAL is where concurrent first calls
+    # meet: one that was turned away would fail open and go uncounted.
+    homes = [str(tmp_path / f"home{n}") for n in range(40)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", FIRST_CALLS, *homes],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(8)
+    ]
+    for _ in homes:
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.write(b"g")
+            proc.stdin.flush()
+        for proc in procs:  # all done with this home before the next is released
+            assert proc.stdout is not None
+            assert proc.stdout.read(1) == b"d"
+    failures: list[str] = []
+    for proc in procs:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        proc.stdin.close()
+        failures += json.loads(proc.stdout.readline())
+        assert proc.wait(timeout=60) == 0, proc.stderr.read().decode()
+        proc.stdout.close()
+        proc.stderr.close()
+    assert failures == []
+    for home in homes:
+        assert query(Path(home), "PRAGMA journal_mode") == [("wal",)]

@@ -9,6 +9,7 @@ under the write lock so concurrent first calls cannot race.
 from __future__ import annotations
 
 import os
+import time
 
 try:
     # ``import sqlite3`` runs sqlite3.dbapi2, which imports datetime and registers
@@ -141,6 +142,25 @@ def _migrate(conn: Connection) -> None:
         raise
 
 
+def _enable_wal(conn: Connection) -> None:
+    """Switch a new file to WAL.
+
+    The switch needs the file to itself, and SQLite answers "locked" at once,
+    without its busy handler, when another first call holds it: wait here
+    instead, or that call would fail open and go uncounted.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.002)
+
+
 def connect(home: str) -> Connection:
     """Open (creating and migrating when needed) the gate database under ``home``."""
     path = db_file(home)
@@ -157,8 +177,7 @@ def connect(home: str) -> Connection:
         conn.execute("PRAGMA synchronous = NORMAL")
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         if version != SCHEMA_VERSION:
-            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-                conn.execute("PRAGMA journal_mode = WAL")
+            _enable_wal(conn)
             _migrate(conn)
     except sqlite.Error as exc:
         conn.close()

@@ -22,6 +22,8 @@ from tether.runs.stream import LineBuffer, SessionTail
 SESSION_POLL_SECONDS = 0.02
 PROGRESS_EVERY_SECONDS = 0.5
 READ_SIZE = 1 << 20
+COALESCE_SECONDS = 0.001
+COALESCE_BELOW = 64 * 1024
 # How long a harness's session file may take to appear before the stream's
 # upper bound is used for the limit instead.
 SESSION_FILE_GRACE = 2.0
@@ -118,12 +120,20 @@ class LiveRun:
                         batch = lines.feed(chunk)
                     else:
                         batch = []
-                    ledger, after = self.ledger, self.check.after
+                    ledger, check = self.ledger, self.check
                     for line in batch:
                         for event in parse(line):
                             apply(ledger, event)
-                            if verdict is None:
-                                verdict = after(event, ledger)
+                            if verdict is None and (
+                                ledger.iterations >= check.armed_at_iterations
+                                or ledger.tool_calls >= check.armed_at_tool_calls
+                            ):
+                                verdict = check.after(event, ledger)
+                    if verdict is None and chunk and len(chunk) < COALESCE_BELOW:
+                        # A short read from a busy writer: let more lines gather
+                        # before the next read, so a chatty agent costs a few
+                        # system calls per millisecond rather than per line.
+                        time.sleep(COALESCE_SECONDS)
                 if self.tail is not None and (eof or now >= next_tail_poll):
                     next_tail_poll = now + SESSION_POLL_SECONDS
                     found = self._take(self.tail.poll(self.ledger.session_id))
@@ -131,7 +141,7 @@ class LiveRun:
                         verdict = found
                     lost = self.tail.path is None and now - started > SESSION_FILE_GRACE
                     if lost and not self.check.use_stream_bound:
-                        self.check.use_stream_bound = True
+                        self.check.switch_to_stream_bound()
                         self.ledger.iteration_source = "bound"
                 if verdict is not None:
                     return LiveResult(verdict, time.monotonic(), False)

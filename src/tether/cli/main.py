@@ -35,6 +35,33 @@ COMMANDS: dict[str, str] = {
     "subagents": "tether.cli.subagents:subagents",
 }
 
+# The first paragraph of each command's help, so that ``tether --help`` lists the
+# commands without importing them all (the loop alone costs ~0.1 s of imports).
+# A test keeps these equal to the commands' own help.
+SUMMARIES: dict[str, str] = {
+    "board": "The ticket board: Markdown tickets in state folders (INBOX, ACTIONABLE, ... DONE).",
+    "config": "Show or check tether's configuration (tether.toml, TETHER_* variables).",
+    "demo": "Run the loop on an example board with the scripted agent (no agent CLI, no network).",
+    "events": "Read a harness's machine-readable event stream.",
+    "hooks": "Install or remove the tether-gate hook in an agent CLI.",
+    "ingest": "The ingest queue: quarantine → incoming → one entry per run.",
+    "loop": "Work through the board one unit per fresh session; stop only with evidence.",
+    "report": "Print the progress report of a limit-stopped run.",
+    "room": "A bounded room: one depth-1 run that reads at most B wiki pages and returns a "
+    "short, cited conclusion.",
+    "run": "Run one agent session on one unit within hard budgets.",
+    "runs": "Inspect supervised runs.",
+    "session": "Session ids the call-budget gate counts under.",
+    "subagents": "The subagents the watchdog sees, and the orchestrator's polling call.",
+    "watch": "Wake the orchestrator when it sits idle while a subagent runs.",
+    "wiki": "The wiki: Markdown pages with sources, links and a search index.",
+}
+
+
+def summary_of(name: str) -> click.Command:
+    """A stand-in for the command ``name`` that knows only its summary."""
+    return click.Command(name, help=SUMMARIES[name])
+
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -53,6 +80,13 @@ class LazyGroup(click.Group):
             raise
         command: click.Command = getattr(module, attr)
         return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = [(name, summary_of(name).get_short_help_str(limit)) for name in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

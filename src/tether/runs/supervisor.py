@@ -421,7 +421,7 @@ def _finish(
     report: dict[str, Any] | None = None
     reported_session = ledger.session_id or session_id
     if stop.is_limit or stop is StopReason.CANCELLED:
-        after = worktree.snapshot(cwd, exclude=config.home)
+        after = worktree.snapshot(cwd, exclude=config.home, since=before)
         report = reports.build(
             reports.ReportInput(
                 run_id=run_id,
@@ -434,7 +434,7 @@ def _finish(
                 seconds=seconds,
                 files_changed=worktree.changes(before, after),
                 worktree_kind=after.kind,
-                diff_stat=worktree.diff_stat(cwd),
+                diff_stat=worktree.diff_stat(cwd, since=before),
                 skipped_stages=profile.post_run,
                 session_id=reported_session,
                 ended_at=ended,

@@ -1,8 +1,9 @@
 """What changed in the work tree during a run, without touching it.
 
 tether never resets, stashes or commits: it only looks. In a git repository it
-compares ``git status`` (and content hashes of paths already dirty at the start);
-elsewhere a bounded snapshot of file sizes and modification times.
+compares ``git status`` (and content hashes of paths already dirty at the start)
+and the commits made during the run; elsewhere a bounded snapshot of file sizes
+and modification times.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 SKIP_DIRS = frozenset({".git", ".tether", ".venv", "node_modules", "__pycache__", ".mypy_cache"})
@@ -22,6 +23,11 @@ class Snapshot:
     kind: str  # "git" or "files"
     entries: dict[str, str] = field(default_factory=dict)
     truncated: bool = False
+    # git only: the repository's top folder (paths are relative to it) and its HEAD
+    root: Path | None = None
+    head: str | None = None
+    # git only: paths changed by commits made since ``head`` of the earlier snapshot
+    committed: dict[str, str] = field(default_factory=dict)
 
 
 def _git(cwd: Path, *args: str) -> str | None:
@@ -46,39 +52,66 @@ def _hash(path: Path) -> str:
 
 
 def is_git_repo(cwd: Path) -> bool:
-    return (_git(cwd, "rev-parse", "--is-inside-work-tree") or "").strip() == "true"
+    return _git_root(cwd) is not None
 
 
-def _excluded_prefix(cwd: Path, exclude: Path | None) -> str | None:
-    """``exclude`` (tether's own home) as a relative path prefix, if it lies in the tree."""
+def _git_root(cwd: Path) -> Path | None:
+    top = (_git(cwd, "rev-parse", "--show-toplevel") or "").strip()
+    return Path(top) if top else None
+
+
+def _excluded_prefix(base: Path, exclude: Path | None) -> str | None:
+    """``exclude`` (tether's own home) as a path prefix relative to ``base``, if inside."""
     if exclude is None:
         return None
     try:
-        rel = exclude.resolve().relative_to(cwd.resolve())
+        rel = exclude.resolve().relative_to(base.resolve())
     except ValueError:
         return None
     return str(rel) + "/"
 
 
-def snapshot(cwd: Path, exclude: Path | None = None) -> Snapshot:
-    """The state of the work tree, leaving out ``exclude`` (tether's own files)."""
-    snap = _snapshot(cwd)
-    prefix = _excluded_prefix(cwd, exclude)
+def snapshot(cwd: Path, exclude: Path | None = None, since: Snapshot | None = None) -> Snapshot:
+    """The state of the work tree, leaving out ``exclude`` (tether's own files).
+
+    In a git repository paths are relative to its top folder, wherever in it the
+    run started. Given the snapshot taken at the start (``since``), commits made
+    in between are looked at too, so work the agent committed is not missed.
+    """
+    root = _git_root(cwd)
+    snap = _git_snapshot(root, since) if root is not None else _files_snapshot(cwd)
+    prefix = _excluded_prefix(root or cwd, exclude)
     if prefix is None:
         return snap
-    kept = {p: v for p, v in snap.entries.items() if not (p + "/").startswith(prefix)}
-    return Snapshot(snap.kind, kept, snap.truncated)
+
+    def kept(entries: dict[str, str]) -> dict[str, str]:
+        return {p: v for p, v in entries.items() if not (p + "/").startswith(prefix)}
+
+    return replace(snap, entries=kept(snap.entries), committed=kept(snap.committed))
 
 
-def _snapshot(cwd: Path) -> Snapshot:
-    if is_git_repo(cwd):
-        status = _git(cwd, "status", "--porcelain=v1", "-z", "--untracked-files=all") or ""
-        entries: dict[str, str] = {}
-        for item in status.split("\0"):
-            if len(item) > 3:
-                code, path = item[:2], item[3:]
-                entries[path] = f"{code}:{_hash(cwd / path)}"
-        return Snapshot("git", entries)
+def _git_snapshot(root: Path, since: Snapshot | None) -> Snapshot:
+    status = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all") or ""
+    entries: dict[str, str] = {}
+    items = iter(status.split("\0"))
+    for item in items:
+        if len(item) > 3:
+            code, path = item[:2], item[3:]
+            entries[path] = f"{code}:{_hash(root / path)}"
+            if code[0] in "RC":
+                next(items, None)  # a rename's second field is the old path
+    head = (_git(root, "rev-parse", "--verify", "-q", "HEAD") or "").strip() or None
+    committed: dict[str, str] = {}
+    if since is not None and since.head and head and head != since.head:
+        names = _git(root, "diff", "--name-status", "-z", "--no-renames", since.head, head) or ""
+        fields = names.split("\0")
+        for code, path in zip(fields[::2], fields[1::2], strict=False):
+            if path:
+                committed[path] = code
+    return Snapshot("git", entries, root=root, head=head, committed=committed)
+
+
+def _files_snapshot(cwd: Path) -> Snapshot:
     files: dict[str, str] = {}
     truncated = False
     for dirpath, dirnames, filenames in os.walk(cwd):
@@ -116,10 +149,17 @@ def changes(before: Snapshot, after: Snapshot) -> list[dict[str, str]]:
         else:
             change = "added" if old is None else "deleted" if new is None else "modified"
         out.append({"path": path, "change": change})
+    listed = {entry["path"] for entry in out}
+    for path, code in sorted(after.committed.items()):
+        if path not in listed:
+            out.append({"path": path, "change": "committed" if code != "D" else "deleted"})
     return out
 
 
-def diff_stat(cwd: Path) -> str | None:
-    if not is_git_repo(cwd):
+def diff_stat(cwd: Path, since: Snapshot | None = None) -> str | None:
+    """``git diff --stat`` of the work tree against the commit the run started from."""
+    root = _git_root(cwd)
+    if root is None:
         return None
-    return (_git(cwd, "diff", "--stat", "HEAD") or _git(cwd, "diff", "--stat") or "").strip()
+    base = since.head if since is not None and since.head else "HEAD"
+    return (_git(root, "diff", "--stat", base) or _git(root, "diff", "--stat") or "").strip()

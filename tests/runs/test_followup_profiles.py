@@ -109,6 +109,20 @@ def test_runs_list_show_and_report(project: Project) -> None:
     missing = project.tether("runs", "show", "r-nope")
     assert missing.returncode == 2
     assert "tether runs list" in missing.stderr
+    # The table (here piped, so 80 columns) keeps each run id whole, to copy it.
+    table = project.tether("runs", "list").stdout
+    assert record["id"] in table
+    for bad in (["--status", "bogus"], ["--limit", "0"], ["--limit", "-1"]):
+        refused = project.tether("runs", "list", *bad)
+        assert refused.returncode == 2, bad
+        assert "Invalid value" in refused.stderr
+
+
+def test_the_status_filter_knows_every_run_status() -> None:
+    from tether.cli.runs import STATUSES
+    from tether.store.runs import RUN_STATUSES
+
+    assert set(STATUSES) == set(RUN_STATUSES)
 
 
 def test_missing_harness_executable_is_exit_4_and_the_run_is_recorded_failed(

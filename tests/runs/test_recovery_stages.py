@@ -88,3 +88,31 @@ def test_post_run_stages_run_after_completion_only(project: Project) -> None:
     (skipped,) = limited["report"]["skipped_stages"]
     assert skipped["command"] == stage
     assert "skipped" in skipped["reason"]
+
+
+def test_a_failing_post_run_stage_is_loud(project: Project) -> None:
+    failing = [sys.executable, "-c", "import sys; print('2 checks failed'); sys.exit(3)"]
+    never = [sys.executable, "-c", "raise SystemExit(0)"]
+    project.write_config(["--steps", "2"])
+    text = (project.root / "tether.toml").read_text()
+    stages = f"post_run = [{json.dumps(failing)}, {json.dumps(never)}]\n"
+    (project.root / "tether.toml").write_text(
+        text.replace("default = true\n", f"default = true\n{stages}", 1)
+    )
+    code, record = project.run_json("--prompt", "go")
+    assert code == 40, "a completed run whose check failed is not a plain success"
+    assert record["status"] == "completed"
+    assert record["exit_code"] == 40
+    assert "post-run stage failed" in record["stop_reason"]
+    assert record["stages"] == [
+        {"command": failing, "status": "failed", "exit_code": 3},
+        {"command": never, "status": "skipped", "exit_code": None},
+    ]
+    full = json.loads(Path(record["run_dir"], "stages.json").read_text())
+    assert "2 checks failed" in full[0]["output_tail"]
+    # the store keeps it too: `runs show` tells the same story later
+    shown = project.tether("runs", "show", record["id"], "--json")
+    assert json.loads(shown.stdout)["stages"] == record["stages"]
+    human = project.tether("run", "--prompt", "go")
+    assert human.returncode == 40
+    assert "post-run stage failed" in human.stdout

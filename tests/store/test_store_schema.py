@@ -43,6 +43,7 @@ RUNS_COLUMNS = [
     ("run_dir", "TEXT", 1, None, 0),
     ("host", "TEXT", 0, None, 0),
     ("depth", "INTEGER", 0, "0", 0),
+    ("stages", "TEXT", 0, None, 0),  # m004
 ]
 
 

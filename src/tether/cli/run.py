@@ -20,9 +20,17 @@ from tether.errors import UsageError
     type=click.Path(dir_okay=False, path_type=Path),
     help="Read the instruction from a file ('-' for stdin).",
 )
-@click.option("--iterations", type=int, help="Iteration limit (model steps) for this run.")
-@click.option("--tool-calls", type=int, help="Tool-call limit for this run.")
-@click.option("--timeout", type=float, help="Wall-clock limit in seconds.")
+@click.option(
+    "--iterations",
+    type=click.IntRange(min=1),
+    help="Iteration limit (model steps) for this run.",
+)
+@click.option("--tool-calls", type=click.IntRange(min=1), help="Tool-call limit for this run.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Wall-clock limit in seconds.",
+)
 @click.option(
     "--follow-up",
     "follow_up",
@@ -31,7 +39,7 @@ from tether.errors import UsageError
 )
 @click.option(
     "--budget-request",
-    type=int,
+    type=click.IntRange(min=1),
     metavar="N",
     help="A planner's iteration budget for this unit (needs --justification).",
 )
@@ -53,7 +61,7 @@ def run(
     """Run one agent session on one unit within hard budgets.
 
     Exit codes: 0 completed, 20 iteration limit, 21 tool-call limit, 22 timeout,
-    23 the harness failed, 24 cancelled.
+    23 the harness failed, 24 cancelled, 40 completed but a post-run stage failed.
     """
     from tether.runs.supervisor import RunRequest, supervise
 
@@ -61,9 +69,15 @@ def run(
         raise UsageError("give exactly one of --prompt TEXT or --prompt-file FILE.")
     if prompt_file is not None:
         try:
-            text = sys.stdin.read() if str(prompt_file) == "-" else prompt_file.read_text("utf-8")
+            raw = sys.stdin.buffer.read() if str(prompt_file) == "-" else prompt_file.read_bytes()
+            text = raw.decode("utf-8")
         except OSError as exc:
             raise UsageError(f"cannot read --prompt-file {prompt_file}: {exc.strerror}") from exc
+        except UnicodeDecodeError as exc:
+            raise UsageError(
+                f"--prompt-file {prompt_file} is not UTF-8 text (byte {exc.start}); "
+                "save it as UTF-8."
+            ) from exc
     else:
         text = prompt_text or ""
     if not text.strip():
@@ -92,4 +106,10 @@ def run(
         )
         if outcome.report is not None and outcome.paths is not None:
             click.echo(f"report: {outcome.paths.report_md}")
+        for stage in outcome.record.get("stages") or []:
+            if stage["status"] == "failed" and outcome.paths is not None:
+                click.echo(
+                    f"post-run stage failed (exit {stage['exit_code']}): "
+                    f"{' '.join(stage['command'])} — output in {outcome.paths.stages}"
+                )
     sys.exit(int(outcome.exit_code))

@@ -27,9 +27,29 @@ def runs() -> None:
     """Inspect supervised runs."""
 
 
+# Kept in step with tether.store.runs.RUN_STATUSES by a test; listed here so that
+# parsing the flags does not load the store.
+STATUSES = (
+    "running",
+    "completed",
+    "iteration_limit",
+    "tool_call_limit",
+    "timeout",
+    "failed",
+    "cancelled",
+    "abandoned",
+)
+
+
 @runs.command("list")
-@click.option("--limit", default=50, show_default=True, help="How many runs, newest first.")
-@click.option("--status", help="Only runs with this status (e.g. abandoned).")
+@click.option(
+    "--limit",
+    default=50,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="How many runs, newest first.",
+)
+@click.option("--status", type=click.Choice(STATUSES), help="Only runs with this status.")
 @click.option("--json", "as_json", is_flag=True)
 def list_(limit: int, status: str | None, as_json: bool) -> None:
     """List runs, newest first (runs whose supervisor died show as abandoned)."""
@@ -56,6 +76,7 @@ def list_(limit: int, status: str | None, as_json: bool) -> None:
             )
             for r in rows
         ],
+        whole=("run",),
     )
 
 

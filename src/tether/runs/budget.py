@@ -7,6 +7,7 @@ exception.
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass
 from enum import StrEnum
@@ -61,8 +62,10 @@ class Budget:
             raise BudgetError(f"iteration limit must be at least 1 (got {self.iterations}).")
         if self.tool_calls is not None and self.tool_calls < 1:
             raise BudgetError(f"tool-call limit must be at least 1 (got {self.tool_calls}).")
-        if self.timeout_seconds <= 0:
-            raise BudgetError(f"timeout must be positive (got {self.timeout_seconds}).")
+        if not math.isfinite(self.timeout_seconds) or self.timeout_seconds <= 0:
+            raise BudgetError(
+                f"timeout must be a positive number of seconds (got {self.timeout_seconds})."
+            )
 
 
 def validate_iterations(requested: int, cap: int, *, what: str) -> int:

@@ -68,7 +68,15 @@ class RunOutcome:
     stop_latency: float | None = None
 
     @property
+    def stages_passed(self) -> bool:
+        """No post-run stage failed (true when none ran)."""
+        stages = self.record.get("stages") or []
+        return all(stage.get("status") != "failed" for stage in stages)
+
+    @property
     def exit_code(self) -> ExitCode:
+        if self.stop is StopReason.COMPLETED and not self.stages_passed:
+            return ExitCode.CHECK_FAILED
         return self.stop.exit_code
 
 
@@ -442,12 +450,24 @@ def _finish(
         )
         atomic_write_json(paths.report_json, report)
         atomic_write_text(paths.report_md, reports.render_markdown(report))
-    elif stop is StopReason.COMPLETED and profile.post_run:
-        atomic_write_json(paths.stages, run_post_stages(profile.post_run, cwd))
+    stages: list[dict[str, Any]] | None = None
+    exit_code = stop.exit_code
+    stop_reason = f"{stop.value} ({how})" if how != "exited" else stop.value
+    if stop is StopReason.COMPLETED and profile.post_run:
+        results = run_post_stages(profile.post_run, cwd)
+        atomic_write_json(paths.stages, results)
+        stages = [
+            {k: result.get(k) for k in ("command", "status", "exit_code")} for result in results
+        ]
+        failed = next((r for r in results if r["status"] == "failed"), None)
+        if failed is not None:
+            exit_code = ExitCode.CHECK_FAILED
+            stop_reason = f"{stop_reason}; post-run stage failed: {' '.join(failed['command'])}"
     fields: dict[str, Any] = dict(
         status=stop.value,
-        stop_reason=f"{stop.value} ({how})" if how != "exited" else stop.value,
-        exit_code=int(stop.exit_code),
+        stop_reason=stop_reason,
+        exit_code=int(exit_code),
+        stages=stages,
         agent_exit_status=agent_status,
         iterations=ledger.iterations,
         tool_calls=ledger.tool_calls,

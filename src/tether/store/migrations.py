@@ -177,8 +177,13 @@ def m003_loop_guard(conn: sqlite3.Connection) -> None:
     )
 
 
+def m004_run_stages(conn: sqlite3.Connection) -> None:
+    """What the post-run stages of a completed run did (JSON list), so a failed check shows."""
+    conn.execute("ALTER TABLE runs ADD COLUMN stages TEXT")
+
+
 # In order; position + 1 is the schema version a migration produces.
-MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_watch, m003_loop_guard)
+MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_watch, m003_loop_guard, m004_run_stages)
 
 
 def schema_version(conn: sqlite3.Connection) -> int:

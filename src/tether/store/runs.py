@@ -23,7 +23,7 @@ RunStatus = Literal[
     "abandoned",
 ]
 RUN_STATUSES: Final[tuple[str, ...]] = get_args(RunStatus)
-_JSON_COLUMNS = frozenset({"argv", "usage"})
+_JSON_COLUMNS = frozenset({"argv", "usage", "stages"})
 
 
 @dataclass(kw_only=True)
@@ -62,6 +62,8 @@ class RunRow:
     run_dir: str
     host: str | None = None
     depth: int = 0
+    # post-run stages of a completed run: [{command, status, exit_code}], None if none ran
+    stages: list[dict[str, Any]] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -85,8 +87,9 @@ def _encode(column: str, value: Any) -> Any:
 def _decode(row: sqlite3.Row | tuple[Any, ...]) -> RunRow:
     values = dict(zip(COLUMNS, row, strict=True))
     values["argv"] = json.loads(values["argv"])
-    if values["usage"] is not None:
-        values["usage"] = json.loads(values["usage"])
+    for column in ("usage", "stages"):
+        if values[column] is not None:
+            values[column] = json.loads(values[column])
     return RunRow(**values)
 
 

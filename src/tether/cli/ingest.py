@@ -62,7 +62,11 @@ def ingest() -> None:
 def collect_cmd(
     root: str | None, paths: tuple[Path, ...], capture: Path | None, as_json: bool
 ) -> None:
-    """Copy new files (or folders: bundles) into quarantine/ with a manifest."""
+    """Copy new files (or folders: bundles) into quarantine/ with a manifest.
+
+    A symlink in a bundle is kept only when it resolves inside the bundle;
+    others (and special files) are left out, listed here and in the manifest.
+    """
     from tether.ingest.manifest import load_capture
 
     _, queue = _queue(root)
@@ -76,6 +80,9 @@ def collect_cmd(
             click.echo(f"{r['id']}: already collected ({r['of']})")
         else:
             click.echo(f"{r['id']}: collected into quarantine/ ({r['kind']}, {r['size']} bytes)")
+        for skipped in r.get("skipped") or []:
+            link = f" -> {skipped['target']}" if skipped.get("target") is not None else ""
+            click.echo(f"  left out {skipped['path']}{link}: {skipped['reason']}")
     click.echo(
         "Nothing in quarantine/ is shown to an agent; `tether ingest release ID` "
         "moves an entry to incoming/."

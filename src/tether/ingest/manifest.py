@@ -7,7 +7,13 @@ for a bundle, the collected folder) under its original name. The manifest::
      "origin": "/home/me/Downloads/notes.md", "size": 1234, "sha256": "…",
      "collected_at": "2026-…Z", "released_at": "2026-…Z" | null,
      "capture": {"fidelity": "verbatim", "authority": "primary", "dialog": "none"} | null,
-     "sync_exit": 42 | null, "ticket": "T-…" | null}
+     "sync_exit": 42 | null, "ticket": "T-…" | null,
+     "skipped": [{"path": "evil.md", "reason": "symlink resolves outside the bundle",
+                  "target": "/etc/passwd"}]}
+
+``skipped`` (bundles only) lists what was left out of the copy: symlinks that
+resolve outside the bundle, loops, links to nothing, special files
+(``tether.ingest.bundle``).
 
 An entry can go through an unattended run only when its capture manifest
 says so: ``fidelity`` and ``authority`` set (they are never guessed) and
@@ -25,6 +31,7 @@ from typing import Any
 
 from tether.errors import UsageError
 from tether.fs import atomic_write_json
+from tether.ingest.bundle import bundle_digest
 
 MANIFEST = "manifest.json"
 SOURCE = "source"
@@ -42,17 +49,20 @@ def entry_id(name: str) -> str:
 
 
 def sha256_of(path: Path) -> tuple[str, int]:
-    """(hex digest, size) of a file, or of a folder's files in sorted order."""
+    """(hex digest, size) of a file, or of a bundle folder as it is copied.
+
+    A folder's digest covers its regular files in sorted order and the symlinks
+    that stay inside it (``tether.ingest.bundle``); nothing a link points at
+    outside the folder is read.
+    """
+    if path.is_dir():
+        return bundle_digest(path)
     digest = hashlib.sha256()
     size = 0
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    for file in files:
-        if path.is_dir():
-            digest.update(str(file.relative_to(path)).encode() + b"\0")
-        with file.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-                size += len(block)
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+            size += len(block)
     return digest.hexdigest(), size
 
 

@@ -21,6 +21,7 @@ import os
 import secrets
 import shutil
 import socket
+import stat
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +30,7 @@ from typing import Any
 from tether.errors import PathEscapeError, TetherError, UsageError
 from tether.exit_codes import ExitCode
 from tether.fs import atomic_write_json, resolve_inside
+from tether.ingest.bundle import copy_bundle
 from tether.ingest.manifest import (
     BUNDLE,
     MANIFEST,
@@ -113,7 +115,9 @@ class Queue:
             return []
         out: list[Entry] = []
         for child in folder.iterdir():
-            if child.name.startswith(".") or not (child / MANIFEST).is_file():
+            if child.name.startswith(".") or child.is_symlink():
+                continue  # hidden work folders; a linked entry would reach outside the queue
+            if not (child / MANIFEST).is_file():
                 continue
             with contextlib.suppress(UsageError):
                 out.append(Entry(child.name, child, read_manifest(child)))
@@ -136,36 +140,42 @@ class Queue:
     # --- collect & release (human side) -------------------------------------------
 
     def collect(self, path: Path, *, capture: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Copy ``path`` (a file, or a folder = a bundle) into quarantine/ with its manifest."""
+        """Copy ``path`` (a file, or a folder = a bundle) into quarantine/ with its manifest.
+
+        A bundle is copied by ``tether.ingest.bundle``: a symlink that resolves
+        outside the folder (or loops, or points at nothing) and special files are
+        left out and listed under ``skipped`` in the result and the manifest. The
+        digest and size are those of what was copied. A file named here is
+        copied by its content (the human chose it, link or not).
+        """
         source = Path(path)
         if not source.exists():
             raise UsageError(f"nothing to collect at {source}")
         kind = BUNDLE if source.is_dir() else SOURCE
         name = entry_id(source.name)
-        digest, size = sha256_of(source)
-        for entry in (
-            *self.quarantined(),
-            *self._entries(self.incoming),
-            *self.claims(),
-            *self.finished(),
-        ):
-            if entry.manifest.get("sha256") == digest:
-                return {"id": entry.id, "status": "duplicate", "of": str(entry.folder)}
-        target = self.quarantine / name
-        if target.exists() or (self.incoming / name).exists():
-            raise HumanStopError(
-                f"stop: an entry named {name!r} already exists "
-                f"({'quarantine' if target.exists() else 'incoming'}); nothing was overwritten. "
-                f"Rename the file or finish the other entry first."
-            )
         self.quarantine.mkdir(parents=True, exist_ok=True)
         temp = self.quarantine / f".collect-{secrets.token_hex(6)}"
         temp.mkdir()
+        target = self.quarantine / name
         try:
+            skipped: list[dict[str, Any]] = []
             if kind == BUNDLE:
-                shutil.copytree(source, temp / name, symlinks=True)
+                copied = copy_bundle(source, temp / name)
+                digest, size = copied.sha256, copied.size
+                skipped = [s.to_dict() for s in copied.skipped]
             else:
                 shutil.copyfile(source, temp / name)
+                digest, size = sha256_of(temp / name)
+            duplicate = self._with_digest(digest)
+            if duplicate is not None:
+                shutil.rmtree(temp, ignore_errors=True)
+                return {"id": duplicate.id, "status": "duplicate", "of": str(duplicate.folder)}
+            if target.exists() or (self.incoming / name).exists():
+                raise HumanStopError(
+                    f"stop: an entry named {name!r} already exists "
+                    f"({'quarantine' if target.exists() else 'incoming'}); nothing was "
+                    f"overwritten. Rename the file or finish the other entry first."
+                )
             manifest = {
                 "id": name,
                 "kind": kind,
@@ -180,6 +190,8 @@ class Queue:
                 "sync_exit": None,
                 "ticket": None,
             }
+            if kind == BUNDLE:
+                manifest["skipped"] = skipped
             write_manifest(temp, manifest)
             temp.rename(target)
         except OSError as exc:
@@ -189,8 +201,26 @@ class Queue:
                     f"stop: {name!r} appeared in quarantine meanwhile; nothing was overwritten"
                 ) from exc
             raise
+        except BaseException:
+            shutil.rmtree(temp, ignore_errors=True)
+            raise
         _fsync_dir(self.quarantine)
-        return {"id": name, "status": "collected", "kind": kind, "size": size, "sha256": digest}
+        result = {"id": name, "status": "collected", "kind": kind, "size": size, "sha256": digest}
+        if kind == BUNDLE:
+            result["skipped"] = skipped
+        return result
+
+    def _with_digest(self, digest: str) -> Entry | None:
+        """An entry already collected with these contents (in any state)."""
+        for entry in (
+            *self.quarantined(),
+            *self._entries(self.incoming),
+            *self.claims(),
+            *self.finished(),
+        ):
+            if entry.manifest.get("sha256") == digest:
+                return entry
+        return None
 
     def _child(self, folder: Path, given: str) -> Path:
         """``folder/given`` for an entry name; refuses paths, '..' and links out."""
@@ -276,22 +306,56 @@ class Queue:
             raise
         return claimed
 
+    def _payload(self, entry: Entry) -> Path:
+        """The entry's collected file or folder, checked to be itself: no symlink, right type."""
+        payload = entry.payload
+        try:
+            st = os.lstat(payload)
+        except OSError:
+            raise HumanStopError(
+                f"stop: entry {entry.id} has no {entry.name!r} in its folder; nothing was accepted"
+            ) from None
+        wanted = stat.S_ISDIR if entry.kind == BUNDLE else stat.S_ISREG
+        inside = (
+            entry.name not in ("", ".", "..")
+            and "/" not in entry.name
+            and payload.parent.resolve() == entry.folder.resolve()
+            and entry.folder.resolve().is_relative_to(self.wiki.root)
+        )
+        if not wanted(st.st_mode) or not inside:
+            what = "a folder" if entry.kind == BUNDLE else "a regular file"
+            raise HumanStopError(
+                f"stop: {entry.name!r} in entry {entry.id} is not {what} inside the queue "
+                f"(a symlink?); nothing was accepted into raw/. Collect the source again."
+            )
+        return payload
+
     def accept(self, entry: Entry) -> Path:
-        """Put the entry's source into raw/ under its name; an existing other file is a stop."""
+        """Put the entry's source into raw/ under its name; an existing other file is a stop.
+
+        A bundle is copied again the way it was collected (``tether.ingest.bundle``),
+        so a link added to the entry since is left out too (and noted in the
+        manifest); a file is hard-linked, never through a symlink.
+        """
         self.raw.mkdir(parents=True, exist_ok=True)
         target = self.raw / entry.name
-        if target.exists():
-            if sha256_of(target)[0] == entry.manifest.get("sha256"):
+        if os.path.lexists(target):
+            if not target.is_symlink() and sha256_of(target)[0] == entry.manifest.get("sha256"):
                 return target  # already accepted (a resumed claim)
             raise HumanStopError(
                 f"stop: raw/{entry.name} already exists with other content; nothing was "
                 f"overwritten. Rename one of them, then run `tether ingest next` again."
             )
+        payload = self._payload(entry)
         if entry.kind == BUNDLE:
             temp = self.raw / f".accept-{secrets.token_hex(6)}"
-            shutil.copytree(entry.payload, temp, symlinks=True)
             try:
-                if target.exists():
+                copied = copy_bundle(payload, temp)
+            except BaseException:
+                shutil.rmtree(temp, ignore_errors=True)
+                raise
+            try:
+                if os.path.lexists(target):
                     raise FileExistsError(str(target))
                 temp.rename(target)
             except OSError:
@@ -299,13 +363,23 @@ class Queue:
                 raise HumanStopError(
                     f"stop: raw/{entry.name} appeared meanwhile; nothing was overwritten"
                 ) from None
+            known = {s.get("path") for s in entry.manifest.get("skipped") or []}
+            new = [s.to_dict() for s in copied.skipped if s.path not in known]
+            if new:
+                self.update_manifest(entry, skipped=[*(entry.manifest.get("skipped") or []), *new])
         else:
             try:
-                os.link(entry.payload, target)
+                os.link(payload, target, follow_symlinks=False)
             except FileExistsError:
                 raise HumanStopError(
                     f"stop: raw/{entry.name} appeared meanwhile; nothing was overwritten"
                 ) from None
+            if not stat.S_ISREG(os.lstat(target).st_mode):  # swapped for a link meanwhile
+                target.unlink()
+                raise HumanStopError(
+                    f"stop: {entry.name!r} in entry {entry.id} changed into a symlink; "
+                    f"nothing was accepted into raw/"
+                )
         _fsync_dir(self.raw)
         return target
 

@@ -36,11 +36,14 @@ class ConfigError(TetherError):
 class UnknownNameError(ConfigError):
     """A name (profile, harness, ...) that is not among the known ones."""
 
-    def __init__(self, what: str, name: str, known: Sequence[str]) -> None:
+    def __init__(self, what: str, name: str, known: Sequence[str], advice: str = "") -> None:
         hint = get_close_matches(name, list(known), n=1)
         suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
         known_text = ", ".join(sorted(known)) or "(none configured)"
-        super().__init__(f"unknown {what} {name!r}.{suggestion} Known: {known_text}.", key=what)
+        tail = f" {advice}" if advice else ""
+        super().__init__(
+            f"unknown {what} {name!r}.{suggestion} Known: {known_text}.{tail}", key=what
+        )
         self.name = name
         self.known = tuple(known)
 

@@ -57,6 +57,7 @@ def test_unknown_profile_exit_3_names_the_known_ones(project: Project) -> None:
     assert "unknown profile 'strnog'" in result.stderr
     assert "Did you mean 'strong'" in result.stderr
     assert "cheap" in result.stderr
+    assert "define it as [profiles.strnog] in tether.toml" in result.stderr  # what to do
 
 
 def test_budget_request_above_cap_exit_3(project: Project) -> None:

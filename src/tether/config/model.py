@@ -109,7 +109,13 @@ class Config:
         try:
             return self.profiles[name]
         except KeyError:
-            raise UnknownNameError("profile", name, list(self.profiles)) from None
+            raise UnknownNameError(
+                "profile",
+                name,
+                list(self.profiles),
+                "Use one of these, or define it as [profiles."
+                f"{name}] in tether.toml (`tether config show` prints what is configured).",
+            ) from None
 
     def needs_justification(self, profile: Profile | str) -> bool:
         """True when ``profile`` is stronger than the default one (then a reason is required)."""

@@ -4,11 +4,16 @@ WAL, ``synchronous=NORMAL``, ``busy_timeout`` 10 s, autocommit connections whose
 writers each open one ``BEGIN IMMEDIATE`` transaction. The schema is versioned
 with ``PRAGMA user_version`` and built by numbered migration functions, applied
 under the write lock so concurrent first calls cannot race.
+
+A file that stays busy past the timeout is not a broken gate: some process
+holds the write lock. ``GateBusyError`` (and ``is_busy``) tell that case apart,
+because the hook refuses a call it cannot count for that reason.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 try:
@@ -21,17 +26,64 @@ except ImportError:  # pragma: no cover - CPython builds with sqlite3 have it
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from sqlite3 import Connection
 
 Error = sqlite.Error
 
 DB_NAME = "gate.db"
 BUSY_TIMEOUT_MS = 10_000
+# A shorter busy timeout (tests; impatient setups). It can only shorten the
+# wait: a shorter wait makes a refusal come sooner, never lets a call through.
+BUSY_TIMEOUT_ENV = "TETHER_GATE_BUSY_TIMEOUT_MS"
+# How long a read of a session's lock state may wait once counting found the
+# file busy (in WAL, readers wait only on a writer that shuts readers out too).
+READ_TIMEOUT_MS = 1_000
+# SQLITE_BUSY and SQLITE_LOCKED (primary codes; extended codes keep them in the low byte).
+_BUSY_CODES = (5, 6)
 
 
 class GateDatabaseError(Exception):
     """The gate database cannot be opened, migrated or written."""
+
+
+class GateBusyError(GateDatabaseError):
+    """The gate database stayed locked by another process past the busy timeout."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path} stayed busy: {reason}")
+        self.path = path
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Whether ``exc`` says another connection holds the database (not that it is broken)."""
+    if isinstance(exc, GateBusyError):
+        return True
+    if not isinstance(exc, sqlite.Error):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return (code & 0xFF) in _BUSY_CODES
+    text = str(exc)
+    return "database is locked" in text or "database table is locked" in text
+
+
+def busy_timeout_ms(environ: Mapping[str, str] | None = None) -> int:
+    """10 s, or less when ``TETHER_GATE_BUSY_TIMEOUT_MS`` asks for less (never more)."""
+    raw = (os.environ if environ is None else environ).get(BUSY_TIMEOUT_ENV)
+    if not raw:
+        return BUSY_TIMEOUT_MS
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        value = -1
+    if value < 0 or value > BUSY_TIMEOUT_MS:
+        sys.stderr.write(
+            f"tether-gate: warning: {BUSY_TIMEOUT_ENV} must be a whole number of "
+            f"milliseconds from 0 to {BUSY_TIMEOUT_MS}, not {raw!r}; using {BUSY_TIMEOUT_MS}\n"
+        )
+        return BUSY_TIMEOUT_MS
+    return value
 
 
 def db_file(home: str) -> str:
@@ -142,47 +194,70 @@ def _migrate(conn: Connection) -> None:
         raise
 
 
-def _enable_wal(conn: Connection) -> None:
+def _enable_wal(conn: Connection, timeout_ms: int) -> None:
     """Switch a new file to WAL.
 
     The switch needs the file to itself, and SQLite answers "locked" at once,
     without its busy handler, when another first call holds it: wait here
-    instead, or that call would fail open and go uncounted.
+    instead, or that call would go uncounted.
     """
-    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    deadline = time.monotonic() + timeout_ms / 1000
     while True:
         try:
             if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 conn.execute("PRAGMA journal_mode = WAL")
             return
         except sqlite.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
+            if not is_busy(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.002)
 
 
 def connect(home: str) -> Connection:
-    """Open (creating and migrating when needed) the gate database under ``home``."""
+    """Open (creating and migrating when needed) the gate database under ``home``.
+
+    Raises ``GateBusyError`` when another process holds the file past the busy
+    timeout, ``GateDatabaseError`` when it cannot be opened, created or migrated.
+    """
     path = db_file(home)
+    timeout_ms = busy_timeout_ms()
     try:
-        conn = sqlite.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        conn = sqlite.connect(path, timeout=timeout_ms / 1000, isolation_level=None)
     except sqlite.OperationalError:
         try:
             os.makedirs(home, exist_ok=True)
-            conn = sqlite.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            conn = sqlite.connect(path, timeout=timeout_ms / 1000, isolation_level=None)
         except (OSError, sqlite.Error) as exc:
             raise GateDatabaseError(f"cannot open {path}: {exc}") from exc
     try:
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute(f"PRAGMA busy_timeout = {timeout_ms}")
         conn.execute("PRAGMA synchronous = NORMAL")
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         if version != SCHEMA_VERSION:
-            _enable_wal(conn)
+            _enable_wal(conn, timeout_ms)
             _migrate(conn)
     except sqlite.Error as exc:
         conn.close()
+        if is_busy(exc):
+            raise GateBusyError(path, str(exc)) from exc
         raise GateDatabaseError(f"cannot prepare {path}: {exc}") from exc
     except GateDatabaseError:
         conn.close()
         raise
     return conn
+
+
+def connect_reader(home: str) -> Connection:
+    """A connection to an existing gate database for reading only: no creation, no migration.
+
+    For the lock state of a session while another process holds the write lock
+    (WAL lets readers in). Waits at most ``READ_TIMEOUT_MS`` for a lock.
+    """
+    path = db_file(home)
+    if not os.path.isfile(path):
+        raise GateDatabaseError(f"{path} does not exist")
+    timeout_ms = min(READ_TIMEOUT_MS, busy_timeout_ms())
+    try:
+        return sqlite.connect(path, timeout=timeout_ms / 1000, isolation_level=None)
+    except sqlite.Error as exc:
+        raise GateDatabaseError(f"cannot open {path}: {exc}") from exc

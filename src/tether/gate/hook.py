@@ -9,8 +9,11 @@ hand because argparse alone costs more than the whole count.
 
 Failure policy. A spent budget fails closed: whenever the gate can tell that
 the session is locked, the call is refused, even if the payload is damaged. A
-broken tether fails open: when the payload cannot be read or the database
-cannot be written, the call goes through uncounted with a warning on stderr
+database held by another process fails closed too: a call that cannot be
+counted because the file stays busy past the busy timeout is refused (else
+holding the write lock would buy unlimited calls). A broken tether fails open:
+when the payload cannot be read or the database cannot be opened, created,
+migrated or written, the call goes through uncounted with a warning on stderr
 (and in the harness's warning field where it has one), because a tool that
 blocks every agent on its own bug gets uninstalled; the supervisor's own
 tool-call limit from the event stream stays as the second belt.
@@ -158,6 +161,28 @@ def _malformed(harness: str, raw: bytes, reason: str) -> int:
     return EXIT_OK
 
 
+def _held_refusal(home: str, context_key: str) -> str:
+    """Why a call the gate could not count (its database stayed busy) is refused.
+
+    WAL lets a reader in while another process holds the write lock, so the
+    session's own lock state is read first: a locked session gets its usual
+    refusal, any other the message that the database is held.
+    """
+    state = None
+    try:
+        conn = db.connect_reader(home)
+        try:
+            state = counter.lock_state(conn, context_key)
+        finally:
+            conn.close()
+    except (db.GateDatabaseError, db.Error):
+        pass
+    if state is not None and state[1]:
+        sid, _, used, budget = state
+        return messages.refusal(sid, max(used, budget), budget)
+    return messages.held(db.db_file(home), db.busy_timeout_ms() / 1000)
+
+
 def run_hook(args: list[str]) -> int:
     options = _parse_options(args, ("--harness", "--event"))
     if "help" in options:
@@ -178,8 +203,9 @@ def run_hook(args: list[str]) -> int:
     except contracts.PayloadError as exc:
         return _malformed(harness, raw, str(exc))
     resolved = session_id.resolve(harness, call.session_id)
+    home = resolve_home()
     try:
-        conn = db.connect(resolve_home())
+        conn = db.connect(home)
         try:
             _bind_run_session(conn, resolved)
             if call.kind == contracts.KIND_TOOL:
@@ -235,6 +261,13 @@ def run_hook(args: list[str]) -> int:
         finally:
             conn.close()
     except (db.GateDatabaseError, db.Error, OSError) as exc:
+        if call.kind == contracts.KIND_TOOL and db.is_busy(exc):
+            text = _held_refusal(home, resolved.key)
+            _err(text)
+            _emit(contracts.deny(harness, text))
+            return EXIT_OK
+        # A busy file on an event that decides nothing costs only its record:
+        # every tool call meanwhile is refused above.
         _err(f"tether-gate: warning: {messages.broken(str(exc))}")
         _emit(contracts.warning(harness, messages.broken(str(exc))))
         return EXIT_OK
@@ -273,8 +306,9 @@ def run_tick(args: list[str]) -> int:
         return EXIT_OK
     harness = _check_harness(options.get("harness"), required=False)
     resolved = _context_for(options, harness)
+    home = resolve_home()
     try:
-        conn = db.connect(resolve_home())
+        conn = db.connect(home)
         try:
             outcome = counter.count_call(
                 conn,
@@ -288,6 +322,9 @@ def run_tick(args: list[str]) -> int:
         finally:
             conn.close()
     except (db.GateDatabaseError, db.Error, OSError) as exc:
+        if db.is_busy(exc):
+            _err(_held_refusal(home, resolved.key))
+            return EXIT_REFUSED
         _err(f"tether-gate: warning: {messages.broken(str(exc))}")
         return EXIT_OK
     if outcome.allowed:

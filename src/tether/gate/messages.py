@@ -16,6 +16,17 @@ def refusal(session_id: str, calls_used: int, call_budget: int) -> str:
     )
 
 
+def held(db_path: str, waited_s: float) -> str:
+    """The refusal when the gate's database stayed busy: the call cannot be counted."""
+    return (
+        f"tether: call refused. The gate's database {db_path} is held by another process "
+        f"(still busy after {waited_s:g} s), so this call cannot be counted, and tether lets "
+        f"no uncounted call through. Do not call more tools. Finish this unit now: end with "
+        f"a short progress report (what is done, what is still open, the next sensible "
+        f"step). A human has to find out which process holds {db_path}."
+    )
+
+
 def iteration_stop(session_id: str, batches: int, iteration_budget: int) -> str:
     return (
         f"tether: iteration limit {iteration_budget} reached in session {session_id} "

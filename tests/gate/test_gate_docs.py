@@ -102,3 +102,20 @@ def test_the_state_section_lists_every_event_column_and_the_limits() -> None:
     assert [int(v) for v in versions] == list(range(1, db.SCHEMA_VERSION + 1))
     assert f"cut to {contracts.TOOL_INPUT_MAX} characters" in page
     assert f"cut to {contracts.MESSAGE_MAX} characters" in page
+
+
+@pytest.mark.parametrize("command", ["install", "uninstall"])
+def test_the_hooks_usage_block_names_every_option(command: str) -> None:
+    from tether.cli.hooks import hooks
+
+    (usage,) = [b for b in _blocks("reference/hooks.md", "") if "tether hooks install" in b]
+    (line,) = [ln for ln in usage.splitlines() if ln.startswith(f"tether hooks {command} ")]
+    options = {
+        opt
+        for param in hooks.commands[command].params
+        for opt in param.opts
+        if opt.startswith("--") and opt != "--help"
+    }
+    assert options == set(re.findall(r"--[\w-]+", line))
+    table = _page("reference/hooks.md")
+    assert all(f"| `{opt}` |" in table for opt in options)

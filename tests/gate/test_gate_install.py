@@ -223,3 +223,74 @@ def test_gate_argv_is_the_absolute_console_script() -> None:
     assert Path(gate).is_absolute()
     assert Path(gate).name == "tether-gate"
     assert Path(gate).parent == Path(sys.executable).parent
+
+
+# An entry where a list of hook entries belongs: merging into it would unpack
+# or replace it, and the user's hook would be lost.
+USER_HOOK = {"type": "command", "command": "/usr/local/bin/lint-hook"}
+NOT_A_LIST = [
+    pytest.param({"matcher": "Bash", "hooks": [USER_HOOK]}, "an object", id="object"),
+    pytest.param("/usr/local/bin/lint-hook", "a string", id="string"),
+    pytest.param(None, "null", id="null"),
+    pytest.param(7, "a number", id="number"),
+]
+TOOL_EVENT = {"claude-code": "PreToolUse", "codex": "PreToolUse", "copilot": "preToolUse"}
+
+
+def _write_not_a_list(harness: str, project: Path, value: object) -> Path:
+    path = Path(install.config_path(harness, "project", str(project)))
+    path.parent.mkdir(parents=True)
+    data: dict[str, Any] = {"hooks": {TOOL_EVENT[harness]: value}}
+    if harness == "copilot":
+        data = {"version": 1, **data}
+    else:
+        data["hooks"]["Stop"] = [{"hooks": [{"type": "command", "command": "notify-send done"}]}]
+    # a layout of the user's own, so "unchanged" means byte for byte
+    path.write_bytes(json.dumps(data, indent=4, sort_keys=True).encode() + b"\r\n")
+    return path
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "copilot"])
+@pytest.mark.parametrize(("value", "kind"), NOT_A_LIST)
+def test_an_event_entry_that_is_not_a_list_is_refused_and_left_untouched(
+    tmp_path: Path, harness: str, value: object, kind: str
+) -> None:
+    path = _write_not_a_list(harness, tmp_path, value)
+    before = path.read_bytes()
+    key = f'"hooks.{TOOL_EVENT[harness]}" is {kind}, not a list'
+    with pytest.raises(install.InstallError, match=key):
+        _plan(harness, tmp_path)
+    for extra in ([], ["--dry-run"]):
+        args = ["install", "--harness", harness, "--project-dir", str(tmp_path), *extra]
+        done = _cli(args, tmp_path)
+        assert done.returncode == 3, done.stderr
+        assert f"{path}: {key}" in done.stderr
+        assert "Traceback" not in done.stderr
+        assert done.stdout == ""
+        assert path.read_bytes() == before
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # no temp file left
+
+
+def test_a_pi_extension_file_of_someone_else_is_refused_and_left_untouched(
+    tmp_path: Path,
+) -> None:
+    path = Path(install.config_path("pi", "project", str(tmp_path)))
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"export default function (pi) { /* the user's own */ }\r\n")
+    before = path.read_bytes()
+    done = _cli(["install", "--harness", "pi", "--project-dir", str(tmp_path)], tmp_path)
+    assert done.returncode == 3
+    assert f"{path} exists and was not written by tether" in done.stderr
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "copilot"])
+def test_uninstall_leaves_an_entry_that_is_not_a_list_in_place(
+    tmp_path: Path, harness: str
+) -> None:
+    path = _write_not_a_list(harness, tmp_path, {"matcher": "Bash", "hooks": [USER_HOOK]})
+    change = _plan(harness, tmp_path, install_=False)
+    assert change.after is not None
+    kept = json.loads(change.after)["hooks"][TOOL_EVENT[harness]]
+    assert kept == {"matcher": "Bash", "hooks": [USER_HOOK]}
+    assert path.exists()

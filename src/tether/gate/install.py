@@ -16,7 +16,7 @@ import shlex
 import shutil
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tether.gate import pi_extension
@@ -215,6 +215,30 @@ def _load_json(path: str, text: str | None) -> dict[str, Any]:
     return data
 
 
+_JSON_KINDS = {dict: "an object", str: "a string", bool: "a boolean", int: "a number"}
+
+
+def _json_kind(value: object) -> str:
+    if value is None:
+        return "null"
+    return _JSON_KINDS.get(type(value), "a number" if isinstance(value, float) else "a value")
+
+
+def _require_lists(path: str, hooks: dict[str, Any], events: Iterable[str]) -> None:
+    """Refuse to merge into an event whose entry is not a list.
+
+    Merging appends to the list; anything else (an object where a list belongs,
+    a string, null) would be unpacked or replaced and the user's entry lost.
+    """
+    for event in events:
+        if event in hooks and not isinstance(hooks[event], list):
+            raise InstallError(
+                f'{path}: "hooks.{event}" is {_json_kind(hooks[event])}, not a list of hook '
+                f"entries; fix it by hand (an entry goes inside [ ]), then install again. "
+                f"Nothing was written."
+            )
+
+
 def _dump(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
@@ -226,6 +250,7 @@ def _merge_claude_like(path: str, new_hooks: dict[str, Any] | None) -> Change:
     if not isinstance(hooks, dict):
         raise InstallError(f'{path}: "hooks" is not an object')
     merged = _strip_ours_claude_like(hooks)
+    _require_lists(path, merged, new_hooks or {})
     for event, groups in (new_hooks or {}).items():
         merged[event] = [*merged.get(event, []), *groups]
     out = dict(data)
@@ -247,6 +272,7 @@ def _merge_copilot(path: str, gate: list[str] | None) -> Change:
         raise InstallError(f'{path}: "hooks" is not an object')
     merged = _strip_ours_copilot(hooks)
     if gate is not None:
+        _require_lists(path, merged, COPILOT_EVENTS)
         for event in COPILOT_EVENTS:
             command = shlex.join(_hook_argv(gate, "copilot", event))
             handler = {"type": "command", "bash": command, "timeoutSec": HOOK_TIMEOUT_S}

@@ -161,16 +161,19 @@ def next_cmd(root: str | None, as_json: bool) -> None:
     "--entry", "entry_id", metavar="ID", help="The claimed entry (default: this session's claim)."
 )
 def end_cmd(root: str | None, entry_id: str | None) -> None:
-    """Mark the claimed entry done; prints one fixed line when more wait, nothing otherwise."""
-    from tether.ingest.lines import BUNDLES, ENTRIES, end_line
+    """Mark the claimed entry done; prints the fixed line for what still waits (sources,
+    bundles), nothing when nothing waits."""
+    from tether.ingest.lines import BUNDLES, ENTRIES, end_lines, templates
+    from tether.ingest.manifest import BUNDLE
 
     ctx, queue = _queue(root)
-    entry = queue.end(_owner(), entry_id)
-    kind = BUNDLES if entry.kind == "bundle" else ENTRIES
-    waiting = len(queue.waiting("bundle" if kind == BUNDLES else "source"))
-    template = ctx.settings.bundles_line if kind == BUNDLES else ctx.settings.entries_line
-    line = end_line(kind, waiting, language=ctx.settings.language, template=template)
-    if line is not None:
+    settings = ctx.settings
+    # a bad line setting stops here, before the entry is moved
+    chosen = templates(settings.language, settings.entries_line, settings.bundles_line)
+    queue.end(_owner(), entry_id)
+    waiting = queue.waiting()
+    bundles = sum(1 for e in waiting if e.kind == BUNDLE)
+    for line in end_lines({ENTRIES: len(waiting) - bundles, BUNDLES: bundles}, chosen):
         click.echo(line)
 
 

@@ -86,6 +86,11 @@ class WatchSettings(Section, frozen=True):
     message_max_chars: Annotated[int, msgspec.Meta(ge=80)] = 600
 
 
+# Languages with built-in ingest end lines (tether.ingest.lines; a test keeps the two equal).
+END_LINE_LANGUAGES = ("de", "en", "vi")
+END_LINE_KEYS = ("entries_line", "bundles_line")
+
+
 class WikiSettings(Section, frozen=True):
     """``[wiki]``: the wiki, its ingest queue and the room (docs/reference/wiki.md)."""
 
@@ -101,6 +106,24 @@ class WikiSettings(Section, frozen=True):
         "root": "TETHER_WIKI_ROOT",
         "room_budget": "TETHER_ROOM_BUDGET",
     }
+
+    def __post_init__(self) -> None:
+        # The end lines are checked when the file is read, so that `ingest end`
+        # never finds out only after it has moved the entry.
+        for name in END_LINE_KEYS:
+            template = getattr(self, name)
+            if template is not None and "{n}" not in template:
+                raise ValueError(
+                    f"`wiki.{name}` = {describe_value(template)} has no {{n}} (where the "
+                    f"number of waiting units goes)"
+                )
+        missing = [name for name in END_LINE_KEYS if getattr(self, name) is None]
+        if self.language not in END_LINE_LANGUAGES and missing:
+            raise ValueError(
+                f"`wiki.language` = {describe_value(self.language)} has no built-in end lines "
+                f"(known: {', '.join(END_LINE_LANGUAGES)}); for another language set "
+                f"{' and '.join(f'`wiki.{m}`' for m in missing)} (with {{n}}) in the same file"
+            )
 
 
 # table name -> its struct; "" is the top level. Register new sections here.

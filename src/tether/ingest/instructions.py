@@ -55,8 +55,8 @@ def ingest_instructions(entry: Entry, wiki: Wiki, *, unattended: bool = False) -
         lines += [
             "- confirm the key points with the user, and ask for fidelity and authority "
             "(never guess them)",
-            "- when done: run `tether ingest end` and say the line it prints, exactly as printed, "
-            "then stop. Do not start the next entry yourself: the user resets the context "
+            "- when done: run `tether ingest end` and say the line(s) it prints, exactly as "
+            "printed, then stop. Do not start the next entry yourself: the user resets the context "
             "(/clear) and starts the next run.",
             "- if the user explicitly asks to go on in this context: say the recommendation and "
             "its reason once, then follow (the user runs `tether ingest continue-here`, which "

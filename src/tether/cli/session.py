@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -21,6 +23,43 @@ def _home() -> str:
     from tether.gate.home import resolve_home
 
     return resolve_home()
+
+
+def _unusable(path: str, exc: Exception) -> str:
+    """One line on a gate database these commands cannot use: which file, what to do."""
+    from tether.gate import db
+
+    cause = exc.__cause__ if isinstance(exc.__cause__, Exception) else None
+    reason = str(cause or exc)
+    if db.is_busy(exc) or (cause is not None and db.is_busy(cause)):
+        return (
+            f"the gate database {path} is held by another process ({reason}); try again "
+            f"once it is released, or find the process that holds it."
+        )
+    if "not a database" in reason or "malformed" in reason or "corrupt" in reason:
+        return (
+            f"{path} is not a readable gate database ({reason}). Restore it from a backup, "
+            f"or move it aside: the gate then starts a new, empty one (every session's "
+            f"count starts again)."
+        )
+    if cause is None and isinstance(exc, db.GateDatabaseError):
+        return f"{path}: {reason}"  # says what to do itself (a newer schema: upgrade tether)
+    return (
+        f"cannot use the gate database {path} ({reason}); check that the file and its "
+        f"folder are readable and writable."
+    )
+
+
+@contextmanager
+def _gate_db(home: str) -> Iterator[None]:
+    """Turn a gate database that cannot be used into one clear error (exit 3)."""
+    from tether.gate import db
+
+    try:
+        yield
+    except (db.GateDatabaseError, db.Error) as exc:
+        path = db.db_file(home)
+        raise ConfigError(_unusable(path, exc), path=path) from None
 
 
 def _when(at: float | None) -> str:
@@ -69,10 +108,12 @@ def new(
         raise UsageError("--reason unit-boundary needs --plan PLAN.md and --unit ID.")
     if reason == "user-request" and (plan_path or unit):
         raise UsageError("--plan and --unit belong to --reason unit-boundary.")
+    home = _home()
     try:
-        record = new_session(
-            _home(), reason=reason, plan_path=plan_path, unit=unit, session=session_id
-        )
+        with _gate_db(home):
+            record = new_session(
+                home, reason=reason, plan_path=plan_path, unit=unit, session=session_id
+            )
     except NewSessionRefusedError as exc:
         raise SessionRefusedError(str(exc)) from None
     except PlanError as exc:
@@ -98,7 +139,9 @@ def log(limit: int | None, as_json: bool) -> None:
     """Every new session id, newest first, with its reason and who asked."""
     from tether.gate.newsession import session_log
 
-    entries = session_log(_home(), limit)
+    home = _home()
+    with _gate_db(home):
+        entries = session_log(home, limit)
     if as_json:
         from tether.cli.render import print_json
 
@@ -134,14 +177,16 @@ def status(session_id: str | None, as_json: bool) -> None:
     from tether.gate.counter import status_row
     from tether.gate.newsession import latest_context
 
-    conn = db.connect(_home())
-    try:
-        target = session_id or latest_context(conn)
-        if target is None:
-            raise UsageError("no session has passed the gate yet; name one with --session ID.")
-        data: dict[str, Any] = status_row(conn, target, follow_context=session_id is None)
-    finally:
-        conn.close()
+    home = _home()
+    with _gate_db(home):
+        conn = db.connect(home)
+        try:
+            target = session_id or latest_context(conn)
+            if target is None:
+                raise UsageError("no session has passed the gate yet; name one with --session ID.")
+            data: dict[str, Any] = status_row(conn, target, follow_context=session_id is None)
+        finally:
+            conn.close()
     if as_json:
         from tether.cli.render import print_json
 

@@ -131,14 +131,13 @@ def search_cmd(root: str | None, query: str, limit: int, as_json: bool) -> None:
 def stale_cmd(root: str | None, as_json: bool) -> None:
     """Pages on the stale list (wiki/stale.json), with the reason."""
     from tether.wiki.context import load_context
-    from tether.wiki.stale import load_stale
+    from tether.wiki.stale import stale_pages
 
     ctx = load_context(root)
     index, _ = ctx.fresh_index()
     with index:
         rows: list[dict[str, Any]] = []
-        for entry in load_stale(ctx.wiki.stale_path):
-            page = index.find(entry.page)
+        for entry, page in stale_pages(index):
             rows.append(
                 {
                     "entry": entry.page,

@@ -28,7 +28,7 @@ from tether.errors import UsageError
 from tether.wiki.index import Index, query_terms
 from tether.wiki.page import BODY_LINK, EMBED
 from tether.wiki.records import Edge, Hit, PageRow
-from tether.wiki.stale import load_stale
+from tether.wiki.stale import stale_reasons
 
 DEFAULT_BUDGET = 12
 READ_DIRECTLY_MAX = 2
@@ -98,26 +98,8 @@ class Brief:
         }
 
 
-def _stale_names(index: Index) -> dict[str, str]:
-    """Lower-cased page name (id, path, path without .md) -> reason, from the stale list."""
-    out: dict[str, str] = {}
-    for entry in load_stale(index.wiki.stale_path):
-        name = entry.page.strip().lower()
-        if name.startswith("[[") and name.endswith("]]"):
-            name = name[2:-2]
-        if index.wiki.tether_layout and name.startswith("wiki/"):
-            name = name[len("wiki/") :]
-        out[name] = entry.reason or "listed in stale.json"
-        if name.endswith(".md"):
-            out[name[:-3]] = out[name]
-    return out
-
-
-def _stale_reason(row: PageRow, names: dict[str, str]) -> str | None:
-    for key in (row.id.lower(), row.path.lower(), row.path[:-3].lower(), row.title.lower()):
-        if key in names:
-            return names[key]
-    return None
+def _stale_reason(row: PageRow, stale: dict[str, str]) -> str | None:
+    return stale.get(row.path)
 
 
 def _page(
@@ -149,7 +131,7 @@ def make_brief(index: Index, question: str, budget: int = DEFAULT_BUDGET) -> Bri
         raise UsageError(f"the room budget must be at least 1 page, not {budget}")
     if not question.strip():
         raise UsageError("give the question the room should answer")
-    stale = _stale_names(index)
+    stale = stale_reasons(index)
     hits = index.search(question, limit=max(4 * budget, 40))
     best = hits[0].score if hits else 0.0
     matches = [h for h in hits if best > 0 and h.score >= MATCH_CUTOFF * best]

@@ -27,6 +27,7 @@ from typing import Any
 from tether.errors import PathEscapeError, TetherError, UsageError
 from tether.exit_codes import ExitCode
 from tether.fs import atomic_write_json, resolve_inside
+from tether.wiki.layout import clean_page_name, page_path_forms
 from tether.wiki.links import Resolver
 
 ROOMS_DIR = "rooms"
@@ -57,6 +58,11 @@ class ReadResult:
     text: str | None
     used: int
     budget: int
+
+
+def _path_key(path: str) -> str:
+    low = path.lower()
+    return low[:-3] if low.endswith(".md") else low
 
 
 def rooms_dir(home: Path) -> Path:
@@ -132,25 +138,37 @@ class Room:
             )
         return self._resolver
 
+    @property
+    def prefix(self) -> str:
+        """The page folder relative to the wiki root (``"wiki/"`` or ``""``)."""
+        try:
+            rel = self.wiki_pages_dir.relative_to(Path(self.data.get("wiki_root", "")))
+        except ValueError:
+            return ""
+        return "" if rel == Path() else f"{rel.as_posix()}/"
+
     def identify(self, name: str) -> dict[str, Any] | None:
-        """The list (or cut) entry ``name`` means: its id, path, title, alias or link text."""
-        text = name.strip()
-        if text.startswith("[[") and text.endswith("]]"):
-            text = text[2:-2]
-        text = text.split("|", 1)[0].split("#", 1)[0].strip()
+        """The list (or cut) entry ``name`` means, read as ``Index.find`` reads a name:
+        its id, its path relative to the page folder or the wiki root (``.md``
+        optional), a file name, alias or link text, or its title."""
+        text = clean_page_name(name).split("|", 1)[0].split("#", 1)[0].strip()
         if not text:
             return None
-        for entry in self._all_known():
-            if text.lower() in (
-                entry["id"].lower(),
-                entry["path"].lower(),
-                entry["page_path"].lower(),
-            ):
+        known = self._all_known()
+        low = text.lower()
+        for entry in known:
+            if entry["id"].lower() == low:
                 return entry
-        hit = self.resolver().resolve(text)
-        if hit is None:
-            return None
-        return next(p for p in self._all_known() if p["page_path"] == hit.path)
+        forms = page_path_forms(text, self.prefix)
+        for form in forms:
+            for entry in known:
+                if _path_key(entry["page_path"]) == _path_key(form):
+                    return entry
+        for form in forms or [text]:
+            hit = self.resolver().resolve(form)
+            if hit is not None:
+                return next(p for p in known if p["page_path"] == hit.path)
+        return None
 
     def on_list(self, entry: dict[str, Any]) -> bool:
         return any(p["page_path"] == entry["page_path"] for p in self.pages)

@@ -20,7 +20,7 @@ from tether.errors import PathEscapeError
 from tether.fs import resolve_inside
 from tether.wiki.index import Index
 from tether.wiki.layout import RAW_DIR, is_page
-from tether.wiki.stale import load_stale
+from tether.wiki.stale import stale_pages
 
 KINDS = (
     "front-matter",
@@ -247,8 +247,8 @@ def _stale_entries(index: Index) -> list[Finding]:
     wiki = index.wiki
     out: list[Finding] = []
     stale_rel = wiki.root_relative(wiki.stale_path.name)
-    for entry in load_stale(wiki.stale_path):
-        if index.find(entry.page) is None:
+    for entry, row in stale_pages(index):
+        if row is None:
             out.append(
                 Finding(
                     stale_rel,

@@ -21,7 +21,7 @@ from typing import Any
 
 from tether.errors import UsageError
 from tether.wiki.freshness import refresh
-from tether.wiki.layout import Wiki
+from tether.wiki.layout import Wiki, clean_page_name, page_path_forms
 from tether.wiki.links import Resolver
 from tether.wiki.records import (
     COLS,
@@ -34,7 +34,7 @@ from tether.wiki.records import (
     UpdateStats,
     page_row,
 )
-from tether.wiki.store import ProgressFn
+from tether.wiki.store import ProgressFn, generation
 
 # bm25 column weights: title, aliases, description, headings, body
 WEIGHTS = (10.0, 8.0, 4.0, 3.0, 1.0)
@@ -79,6 +79,7 @@ class Index:
         self.conn.execute("PRAGMA busy_timeout = 10000")
         self.conn.execute("PRAGMA journal_mode = WAL")
         self.conn.execute("PRAGMA synchronous = NORMAL")
+        self._resolver: tuple[int, Resolver] | None = None
         self._ensure_schema()
 
     @classmethod
@@ -129,13 +130,19 @@ class Index:
     # --- reading ----------------------------------------------------------------
 
     def resolver(self) -> Resolver:
+        """Link resolution over the indexed files (kept while the index is unchanged)."""
+        gen = generation(self.conn)
+        if self._resolver is not None and self._resolver[0] == gen:
+            return self._resolver[1]
         files = [r[0] for r in self.conn.execute("SELECT path FROM files")]
         aliases = [
             (p, a)
             for p, al in self.conn.execute("SELECT path, aliases FROM pages")
             for a in json.loads(al)
         ]
-        return Resolver(files, aliases)
+        resolver = Resolver(files, aliases)
+        self._resolver = (gen, resolver)
+        return resolver
 
     def pages(self) -> list[PageRow]:
         return [page_row(r) for r in self.conn.execute(f"SELECT {COLS} FROM pages ORDER BY path")]  # noqa: S608
@@ -158,8 +165,17 @@ class Index:
         return out
 
     def find(self, name: str) -> PageRow | None:
-        """A page by id, path (with or without ``.md``), file name, title or alias."""
-        name = name.strip()
+        """A page by any name a user, a stale list or a citation gives it.
+
+        In order: the page id; a path relative to the page folder or to the wiki
+        root (``concepts/x``, ``wiki/concepts/x.md``; ``.md`` optional); link
+        resolution (file name, alias, path suffix); the title. ``[[Page|text]]``
+        names ``Page``. A path that is absolute or climbs out of the page folder
+        is no path form, and only indexed pages are ever found. Every command
+        that takes a page name goes through here (``wiki read``, ``wiki stale``,
+        ``wiki check``, ``room brief``).
+        """
+        name = clean_page_name(name)
         if not name:
             return None
         r = self.conn.execute(
@@ -168,13 +184,19 @@ class Index:
         ).fetchone()
         if r is not None:
             return page_row(r)
-        for candidate in (name, name + ".md"):
-            found = self.by_path(candidate)
-            if found is not None:
-                return found
-        hit = self.resolver().resolve(name)
-        if hit is not None:
-            return self.by_path(hit.path)
+        forms = page_path_forms(name, self.wiki.prefix)
+        for form in forms:
+            for candidate in (form, form + ".md"):
+                found = self.by_path(candidate)
+                if found is not None:
+                    return found
+        resolver = self.resolver()
+        for form in forms or [name]:
+            hit = resolver.resolve(form)
+            if hit is not None:
+                row = self.by_path(hit.path)
+                if row is not None:
+                    return row
         r = self.conn.execute(
             f"SELECT {COLS} FROM pages WHERE title = ? COLLATE NOCASE",  # noqa: S608 - constant columns
             (name,),

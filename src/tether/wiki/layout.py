@@ -11,6 +11,7 @@ folders) is decided by ``tether.wiki.scan``.
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,6 +78,41 @@ class Wiki:
     def page_file(self, page_path: str) -> Path:
         """The file of an indexed page path, held inside the page folder."""
         return resolve_inside(self.pages_dir, page_path)
+
+
+def clean_page_name(name: str) -> str:
+    """A page name as a stale list, a command or a citation writes it, without decoration.
+
+    ``[[Page|text]]`` and ``[[Page#Heading]]`` name ``Page``; ``\\`` counts as ``/``.
+    """
+    text = name.strip()
+    if text.startswith("[[") and text.endswith("]]"):
+        text = text[2:-2].split("|", 1)[0].split("#", 1)[0]
+    return text.strip().replace("\\", "/")
+
+
+def page_path_forms(name: str, prefix: str) -> list[str]:
+    """The paths (relative to the page folder) a page name may be written as.
+
+    The name as written, and, when it starts with the page folder's name
+    (``prefix``: ``"wiki/"`` in a tether wiki), the rest: ``wiki/concepts/x.md``
+    is the path relative to the wiki root of ``concepts/x.md``. ``./`` and
+    repeated slashes are dropped. A name that is absolute or climbs out of the
+    page folder (``..``) has no path form at all.
+    """
+    text = clean_page_name(name)
+    if not text or text.startswith("/") or "\0" in text:
+        return []
+    forms: list[str] = []
+    for candidate in (text, text[len(prefix) :] if prefix and text.startswith(prefix) else None):
+        if not candidate:
+            continue
+        norm = posixpath.normpath(candidate)
+        if norm in (".", "..") or norm.startswith("../") or norm.startswith("/"):
+            continue
+        if norm not in forms:
+            forms.append(norm)
+    return forms
 
 
 def is_page(path: str) -> bool:

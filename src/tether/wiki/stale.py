@@ -7,8 +7,11 @@ Accepted shapes (all read the same way)::
     ["x", "concepts/y"]
     {"x": "reason", "concepts/y": "reason"}
 
-An entry names a page by id, by path (with or without ``.md``) or by any
+An entry names a page by id, by path relative to the page folder or to the
+wiki root (``concepts/x``, ``wiki/concepts/x.md``; ``.md`` optional), or by any
 link text that resolves to it (``id`` and ``target`` are read like ``page``).
+``stale_pages`` resolves the entries with ``Index.find``, the one resolver that
+``room brief``, ``wiki stale`` and ``wiki check`` share.
 """
 
 from __future__ import annotations
@@ -16,9 +19,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.errors import UsageError
+
+if TYPE_CHECKING:
+    from tether.wiki.index import Index
+    from tether.wiki.records import PageRow
 
 
 @dataclass(frozen=True)
@@ -72,3 +79,17 @@ def parse_stale(data: Any, path: Path | None = None) -> list[StaleEntry]:
         else:
             raise UsageError(f"{where}stale entry {item!r} is neither a page name nor an object")
     return entries
+
+
+def stale_pages(index: Index) -> list[tuple[StaleEntry, PageRow | None]]:
+    """Each entry of the wiki's stale list with the page it names (None: no such page)."""
+    return [(entry, index.find(entry.page)) for entry in load_stale(index.wiki.stale_path)]
+
+
+def stale_reasons(index: Index) -> dict[str, str]:
+    """Page path (relative to the page folder) -> why it is stale, for the pages listed."""
+    out: dict[str, str] = {}
+    for entry, row in stale_pages(index):
+        if row is not None:
+            out.setdefault(row.path, entry.reason or "listed in stale.json")
+    return out

@@ -19,7 +19,7 @@ from pathlib import Path
 from tether.errors import PathEscapeError
 from tether.fs import resolve_inside
 from tether.wiki.index import Index
-from tether.wiki.layout import RAW_DIR, is_page
+from tether.wiki.layout import RAW_DIR, is_page, unsafe_id
 from tether.wiki.stale import stale_pages
 
 KINDS = (
@@ -32,6 +32,7 @@ KINDS = (
     "orphan",
     "outside-root",
     "duplicate-id",
+    "unsafe-id",
     "stale-unknown",
 )
 WARNING_KINDS = ("missing-heading",)
@@ -99,7 +100,18 @@ def check(
         declared = index.conn.execute(
             "SELECT declared_id FROM pages WHERE path = ?", (r.path,)
         ).fetchone()[0]
-        if declared:
+        why = unsafe_id(declared) if declared else None
+        if why is not None:
+            out.append(
+                Finding(
+                    rel(r.path),
+                    _front_key_line(wiki.pages_dir / r.path, "id"),
+                    "unsafe-id",
+                    f"id {declared!r} reads as a path ({why}); it is not used, the page is "
+                    f"known as {r.id!r}. Give it a plain id such as {r.id!r}.",
+                )
+            )
+        elif declared:
             first = seen_ids.setdefault(declared.lower(), r.path)
             if first != r.path:
                 out.append(
@@ -187,6 +199,20 @@ def _line_of(file: Path, text: str) -> int:
         for number, line in enumerate(file.read_text("utf-8", "replace").splitlines(), 1):
             if text in line:
                 return number
+    except OSError:
+        pass
+    return 1
+
+
+def _front_key_line(file: Path, key: str) -> int:
+    """The line of ``key:`` in a page's front matter (1 when it cannot be found)."""
+    try:
+        with file.open(encoding="utf-8", errors="replace") as handle:
+            for number, line in enumerate(handle, 1):
+                if number > 1 and line.rstrip("\r\n") in ("---", "..."):
+                    break
+                if line.startswith(f"{key}:") or line.startswith(f"{key} :"):
+                    return number
     except OSError:
         pass
     return 1

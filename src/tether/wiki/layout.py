@@ -12,6 +12,7 @@ folders) is decided by ``tether.wiki.scan``.
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,6 +116,32 @@ def page_path_forms(name: str, prefix: str) -> list[str]:
     return forms
 
 
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def unsafe_id(declared: str) -> str | None:
+    """Why a declared page id cannot be an id (it reads as a path out of the wiki); None if fine.
+
+    Ids may hold ``/`` (``concepts/x`` is an id tether gives itself), but not a
+    leading ``/`` or ``~``, a drive letter, a ``.`` or ``..`` part, an empty part,
+    a backslash or a control character.
+    """
+    if not declared:
+        return "it is empty"
+    if declared.startswith(("/", "~")) or _DRIVE.match(declared):
+        return "it is an absolute path"
+    if "\\" in declared:
+        return "it holds a backslash"
+    if any(ord(c) < 32 or ord(c) == 127 for c in declared):
+        return "it holds a control character"
+    parts = declared.split("/")
+    if any(part in (".", "..") for part in parts):
+        return "it climbs folders (`.` or `..`)"
+    if any(not part for part in parts):
+        return "it has an empty path part"
+    return None
+
+
 def is_page(path: str) -> bool:
     return path.lower().endswith(".md")
 
@@ -127,7 +154,9 @@ def page_stem(path: str) -> str:
 def assign_ids(pages: list[tuple[str, str | None]]) -> dict[str, str]:
     """Page id per path: the declared ``id``, else the file name, else the path.
 
-    A file name shared by several pages (case-insensitively) cannot be an id;
+    A declared id that reads as a path out of the wiki (``unsafe_id``) is never
+    used: such a page is known by its file name (``wiki check`` reports it). A
+    file name shared by several pages (case-insensitively) cannot be an id;
     those pages get their path without ``.md``. A declared id used twice is
     kept for the first page (by path) only.
     """
@@ -138,7 +167,7 @@ def assign_ids(pages: list[tuple[str, str | None]]) -> dict[str, str]:
     ids: dict[str, str] = {}
     taken: set[str] = set()
     for path, declared in sorted(pages):
-        if declared and declared.lower() not in taken:
+        if declared and unsafe_id(declared) is None and declared.lower() not in taken:
             ids[path] = declared
         elif stems[page_stem(path).lower()] == 1:
             ids[path] = page_stem(path)

@@ -122,3 +122,26 @@ def test_the_cli_stops_before_the_model_call_past_the_iteration_budget(
     _done, server = _run(harness, tmp_path, tether_home, env)
     assert server.model_calls == 2
     assert session_status(tether_home, "run-session")["batches"] == 2
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "copilot", "pi"])
+def test_a_run_budget_holds_for_the_cli_own_session_id(
+    harness: str, tmp_path: Path, tether_home: Path
+) -> None:
+    # As under `tether run`: the run's budget is set on its session, the agent
+    # gets TETHER_SESSION_ID and TETHER_RUN_ID, and the CLI reports its own
+    # session id in the payload; the first call binds that id to the run.
+    set_session_budget(tether_home, "run-session", calls=2, run_id="run-1")
+    env = {"TETHER_SESSION_ID": "run-session", "TETHER_RUN_ID": "run-1"}
+    done, _server = _run(harness, tmp_path, tether_home, env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    decisions = query(
+        tether_home,
+        "SELECT decision FROM events WHERE event = ? ORDER BY id",
+        (TOOL_EVENT[harness],),
+    )
+    assert [d for (d,) in decisions] == ["allow"] * 2 + ["deny"] * 3
+    assert query(tether_home, "SELECT DISTINCT session_id FROM events") == [("run-session",)]
+    ((own_id,),) = query(tether_home, "SELECT context_key FROM contexts")
+    assert own_id != "run-session"
+    assert session_status(tether_home, "run-session")["calls_used"] == 5

@@ -25,31 +25,6 @@ def _home() -> str:
     return resolve_home()
 
 
-def _unusable(path: str, exc: Exception) -> str:
-    """One line on a gate database these commands cannot use: which file, what to do."""
-    from tether.gate import db
-
-    cause = exc.__cause__ if isinstance(exc.__cause__, Exception) else None
-    reason = str(cause or exc)
-    if db.is_busy(exc) or (cause is not None and db.is_busy(cause)):
-        return (
-            f"the gate database {path} is held by another process ({reason}); try again "
-            f"once it is released, or find the process that holds it."
-        )
-    if "not a database" in reason or "malformed" in reason or "corrupt" in reason:
-        return (
-            f"{path} is not a readable gate database ({reason}). Restore it from a backup, "
-            f"or move it aside: the gate then starts a new, empty one (every session's "
-            f"count starts again)."
-        )
-    if cause is None and isinstance(exc, db.GateDatabaseError):
-        return f"{path}: {reason}"  # says what to do itself (a newer schema: upgrade tether)
-    return (
-        f"cannot use the gate database {path} ({reason}); check that the file and its "
-        f"folder are readable and writable."
-    )
-
-
 @contextmanager
 def _gate_db(home: str) -> Iterator[None]:
     """Turn a gate database that cannot be used into one clear error (exit 3)."""
@@ -59,7 +34,7 @@ def _gate_db(home: str) -> Iterator[None]:
         yield
     except (db.GateDatabaseError, db.Error) as exc:
         path = db.db_file(home)
-        raise ConfigError(_unusable(path, exc), path=path) from None
+        raise ConfigError(db.unusable_message(path, exc), path=path) from None
 
 
 def _when(at: float | None) -> str:

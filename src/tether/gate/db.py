@@ -86,6 +86,32 @@ def busy_timeout_ms(environ: Mapping[str, str] | None = None) -> int:
     return value
 
 
+def unusable_message(path: str, exc: BaseException) -> str:
+    """One line on a gate database a command cannot use: which file, what to do.
+
+    For ``tether`` commands (a human reads it); the hook has its own answers.
+    """
+    cause = exc.__cause__
+    reason = str(cause or exc)
+    if is_busy(exc) or (cause is not None and is_busy(cause)):
+        return (
+            f"the gate database {path} is held by another process ({reason}); try again "
+            f"once it is released, or find the process that holds it."
+        )
+    if "not a database" in reason or "malformed" in reason or "corrupt" in reason:
+        return (
+            f"{path} is not a readable gate database ({reason}). Restore it from a backup, "
+            f"or move it aside: the gate then starts a new, empty one (every session's "
+            f"count starts again)."
+        )
+    if cause is None and isinstance(exc, GateDatabaseError):
+        return f"{path}: {reason}"  # says what to do itself (a newer schema: upgrade tether)
+    return (
+        f"cannot use the gate database {path} ({reason}); check that the file and its "
+        f"folder are readable and writable."
+    )
+
+
 def db_file(home: str) -> str:
     return os.path.join(home, DB_NAME)
 

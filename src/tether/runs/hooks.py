@@ -2,9 +2,12 @@
 
 Claude Code (and the scripted harness in its format) gets a ``--settings`` file
 whose PreToolUse/PostToolBatch hooks call ``tether-gate``; the real pi gets an
-extension that refuses calls and aborts before model request N+1. The gate
-holds the run's budget under the session id tether chose (pi's own id is bound
-to it on its first call).
+extension that refuses calls and aborts before model request N+1. For every
+harness the gate holds the run's budget under the session id tether chose: the
+agent's environment carries it (``TETHER_SESSION_ID`` with ``TETHER_RUN_ID``),
+so gate hooks the user installed (Codex, Copilot CLI) bind the harness's own id
+to it on their first call, and ``tether-gate tick`` in a tool wrapper counts
+under it directly.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import sys
 from pathlib import Path
 
 from tether.config import Config, Profile
+from tether.errors import ConfigError
 from tether.fs import atomic_write_json, atomic_write_text
 from tether.harnesses.base import Harness
 from tether.runs.budget import Budget, StopReason
@@ -55,10 +59,12 @@ def write_run_hooks(
 
     Claude Code (and the scripted harness in its format) gets a ``--settings`` file
     whose PreToolUse/PostToolBatch hooks call the gate; the real pi gets an
-    extension that refuses calls and aborts before model request N+1. The gate
-    holds the run's budget under the session id tether chose (pi's own id is
-    bound to it on its first call).
+    extension that refuses calls and aborts before model request N+1. Whatever
+    the harness, the gate gets the run's budget under the session id tether
+    chose, which installed hooks and tool wrappers count against. Returns the
+    file written, or None when this harness gets no per-run file.
     """
+    _register_budget(config, session_id, budget, run_id)
     kind = (
         "settings"
         if stream_format(adapter) in SETTINGS_HOOKS
@@ -68,18 +74,9 @@ def write_run_hooks(
     )
     if kind is None:
         return None
-    from tether.gate.counter import set_session_budget
     from tether.gate.install import byte_compile
 
     byte_compile()
-
-    set_session_budget(
-        config.home,
-        session_id,
-        calls=budget.tool_calls if budget.tool_calls is not None else config.gate_budget,
-        iterations=budget.iterations,
-        run_id=run_id,
-    )
     if kind == "settings":
         from tether.gate.install import claude_settings_for_run
 
@@ -91,6 +88,24 @@ def write_run_hooks(
     extension = paths.root / "tether-gate.ts"
     atomic_write_text(extension, render(gate_command()))
     return extension
+
+
+def _register_budget(config: Config, session_id: str, budget: Budget, run_id: str) -> None:
+    """The run's call and iteration budgets, held by the gate under the run's session id."""
+    from tether.gate import db
+    from tether.gate.counter import set_session_budget
+
+    try:
+        set_session_budget(
+            config.home,
+            session_id,
+            calls=budget.tool_calls if budget.tool_calls is not None else config.gate_budget,
+            iterations=budget.iterations,
+            run_id=run_id,
+        )
+    except (db.GateDatabaseError, db.Error) as exc:
+        path = db.db_file(str(config.home))
+        raise ConfigError(db.unusable_message(path, exc), path=path) from None
 
 
 def lock_session(home: str, session_id: str) -> None:

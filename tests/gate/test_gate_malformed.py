@@ -200,3 +200,33 @@ def test_a_bad_budget_setting_warns_and_falls_back(
         4,
         f"config:{project / 'tether.toml'}",
     )
+
+
+def test_a_bad_budget_setting_in_the_hook_warns_and_still_decides(
+    tether_home: Path, env_for: Env, gate_exe: str
+) -> None:
+    # The hook runs on every tool call: a bad setting must not fail every call.
+    payload = load_payload("claude-code", "PreToolUse")
+    env = env_for(TETHER_GATE_BUDGET="many")
+    done = run_gate(gate_exe, ["hook", "--harness", "claude-code"], env, json.dumps(payload))
+    assert done.returncode == 0
+    assert done.stdout == b""  # allowed: no answer
+    assert b"TETHER_GATE_BUDGET must be a whole number" in done.stderr
+    status = session_status(tether_home, payload["session_id"])
+    assert (status["calls_used"], status["call_budget"], status["budget_source"]) == (
+        1,
+        60,
+        "default",
+    )
+
+
+def test_an_unknown_harness_in_hook_mode_exits_2_and_counts_nothing(
+    tether_home: Path, env_for: Env, gate_exe: str
+) -> None:
+    # Claude Code and Codex read exit 2 as "block": a typo fails closed, visibly.
+    payload = json.dumps(load_payload("claude-code", "PreToolUse"))
+    done = run_gate(gate_exe, ["hook", "--harness", "claude"], env_for(), payload)
+    assert done.returncode == 2
+    assert done.stdout == b""
+    assert b"unknown harness 'claude'" in done.stderr
+    assert not (tether_home / "gate.db").exists()

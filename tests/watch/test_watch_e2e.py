@@ -20,7 +20,7 @@ import psutil
 import pytest
 from watch_support import TETHER, TmuxLab, gate_event, wait_until, write_project
 
-from tether.watch.transcript import TranscriptReader
+from tether.watch.transcript import OpenCall, TranscriptReader
 
 INTERVAL = 0.5
 IDLE = 0.75
@@ -149,11 +149,15 @@ def test_a_hanging_tool_call_is_named_in_the_wake(
         ],
     )
     reader = TranscriptReader()
-    call = wait_until(
-        lambda: (s := reader.read(folder / "agent.jsonl")) and s.open_call,
-        what="the subagent to hang on a tool call",
-    )
-    assert call.tool == "Bash" and "echo step 2" in call.input
+
+    def hanging() -> OpenCall | None:
+        # step 1's call is open for a moment too: only step 2's is the one that hangs
+        state = reader.read(folder / "agent.jsonl")
+        call = state.open_call if state is not None else None
+        return call if call is not None and "echo step 2" in call.input else None
+
+    call = wait_until(hanging, what="the subagent to hang on step 2's tool call")
+    assert call.tool == "Bash"
     wait_until(lambda: time.time() - call.since > 1.0, what="confirm_after to pass")
     project = _project(tmp_path, lab, subagents_dir)
     _tether(project, "watch", "add-orchestrator", "--tmux-pane", pane)

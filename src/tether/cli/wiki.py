@@ -62,13 +62,20 @@ def wiki() -> None:
 @root_option
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
 def index_cmd(root: str | None, as_json: bool) -> None:
-    """Build or update the search index (only changed pages are re-read)."""
+    """Build or update the search index (only changed pages are re-read).
+
+    Pages over the size cap ([wiki] max_page_bytes, 4 MiB by default) are not
+    read; they are listed, and `wiki check` reports them as too-large.
+    """
     from tether.wiki.context import load_context
+    from tether.wiki.records import describe_size
 
     ctx = load_context(root)
     with _progress(True) as progress:
         index, stats = ctx.fresh_index(progress)
     with index:
+        skipped = index.skipped()
+        cap = index.max_page_bytes
         data = {
             "root": str(ctx.wiki.root),
             "index": str(index.path),
@@ -78,6 +85,11 @@ def index_cmd(root: str | None, as_json: bool) -> None:
             "removed": stats.removed,
             "seconds": round(stats.seconds, 3),
             "pages_per_second": round(stats.parsed / stats.seconds, 1) if stats.parsed else None,
+            "max_page_bytes": cap,
+            "skipped": [
+                {"path": ctx.wiki.root_relative(p.path), "size": p.size, "reason": p.reason}
+                for p in skipped
+            ],
         }
     if as_json:
         from tether.cli.render import print_json
@@ -89,6 +101,13 @@ def index_cmd(root: str | None, as_json: bool) -> None:
         f"in {stats.seconds:.2f} s"
     )
     click.echo(f"  index {index.path}")
+    if skipped:
+        click.echo(
+            f"skipped {len(skipped)} pages over the size cap of {describe_size(cap)} "
+            f"([wiki] max_page_bytes); they are not indexed:"
+        )
+        for page in skipped:
+            click.echo(f"  {ctx.wiki.root_relative(page.path)} ({describe_size(page.size)})")
 
 
 @wiki.command("search")

@@ -101,6 +101,8 @@ class WikiSettings(Section, frozen=True):
     language: NonEmptyStr = "en"
     entries_line: NonEmptyStr | None = None
     bundles_line: NonEmptyStr | None = None
+    # pages larger than this are not indexed (tether.wiki.records.MAX_PAGE_BYTES, 4 MiB)
+    max_page_bytes: PositiveInt = 4 * 1024 * 1024
 
     env_vars: ClassVar[Mapping[str, str]] = {
         "root": "TETHER_WIKI_ROOT",

@@ -20,6 +20,7 @@ from tether.errors import PathEscapeError
 from tether.fs import resolve_inside
 from tether.wiki.index import Index
 from tether.wiki.layout import RAW_DIR, is_page, unsafe_id
+from tether.wiki.records import describe_size
 from tether.wiki.stale import stale_pages
 
 KINDS = (
@@ -31,6 +32,7 @@ KINDS = (
     "missing-file",
     "orphan",
     "outside-root",
+    "too-large",
     "duplicate-id",
     "unsafe-id",
     "stale-unknown",
@@ -90,6 +92,17 @@ def check(
         out.append(
             Finding(
                 rel(path), 1, "outside-root", "symlink resolves outside the wiki; it is not read"
+            )
+        )
+    for large in index.skipped():
+        out.append(
+            Finding(
+                rel(large.path),
+                1,
+                "too-large",
+                f"the page is {describe_size(large.size)}, over the indexing cap of "
+                f"{describe_size(index.max_page_bytes)} ([wiki] max_page_bytes): it is not "
+                f"indexed, searched, checked or linked. Split it, or raise the cap.",
             )
         )
     seen_ids: dict[str, str] = {}

@@ -28,7 +28,7 @@ class WikiContext:
     config: Config
 
     def index(self) -> Index:
-        return Index.open(self.wiki, self.home)
+        return Index.open(self.wiki, self.home, max_page_bytes=self.settings.max_page_bytes)
 
     def fresh_index(self, progress: ProgressFn | None = None) -> tuple[Index, UpdateStats]:
         """The index, brought up to date with the files first.

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from tether.wiki import store
 from tether.wiki.layout import Wiki
-from tether.wiki.records import UpdateStats
+from tether.wiki.records import MAX_PAGE_BYTES, UpdateStats
 from tether.wiki.scan import Listing, look, walk
 
 if TYPE_CHECKING:
@@ -116,18 +116,20 @@ def refresh(
     progress: store.ProgressFn | None = None,
     escaped: list[str] | None = None,
     watch: bool = True,
+    max_bytes: int = MAX_PAGE_BYTES,
 ) -> UpdateStats:
-    """Bring the index up to date with the files (see the module's doc)."""
+    """Bring the index up to date with the files (see the module's doc); pages over
+    ``max_bytes`` are not read (``tether.wiki.store``)."""
     t0 = time.perf_counter()
     tracker = None
     if watch and USE_INOTIFY and escaped is None:
         tracker = tracker_for(index_path, str(wiki.pages_dir))
     with tracker.lock if tracker is not None else nullcontext():
         if tracker is not None:
-            quick = _by_events(conn, wiki, tracker, progress, t0)
+            quick = _by_events(conn, wiki, tracker, progress, t0, max_bytes)
             if quick is not None:
                 return quick
-        return _by_walk(conn, wiki, tracker, progress, escaped, t0)
+        return _by_walk(conn, wiki, tracker, progress, escaped, t0, max_bytes)
 
 
 def _by_walk(
@@ -137,6 +139,7 @@ def _by_walk(
     progress: store.ProgressFn | None,
     escaped: list[str] | None,
     t0: float,
+    max_bytes: int,
 ) -> UpdateStats:
     watch = tracker.restart() if tracker is not None else None
     listing = Listing()
@@ -144,7 +147,7 @@ def _by_walk(
     while True:  # again only when another process wrote between the snapshot and the write
         gen, stored = store.snapshot(conn)
         todo = store.plan(listing.files, stored.keys() - listing.files.keys(), stored)
-        done = store.apply(conn, wiki, todo, gen, progress)
+        done = store.apply(conn, wiki, todo, gen, progress, max_bytes)
         if done is not None:
             break
     if tracker is not None:
@@ -160,6 +163,7 @@ def _by_events(
     tracker: Tracker,
     progress: store.ProgressFn | None,
     t0: float,
+    max_bytes: int,
 ) -> UpdateStats | None:
     """An update from the watch's events; ``None`` when a walk is needed instead."""
     gen = store.generation(conn)
@@ -189,7 +193,7 @@ def _by_events(
         return None
     stored = store.stored_some(conn, [*listing.files, *gone])
     todo = store.plan(listing.files, gone, stored, touched=touched)
-    done = store.apply(conn, wiki, todo, gen, progress)
+    done = store.apply(conn, wiki, todo, gen, progress, max_bytes)
     if done is None:
         return None
     tracker.generation = done.generation

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import re
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -25,12 +26,14 @@ from tether.wiki.layout import Wiki, clean_page_name, page_path_forms
 from tether.wiki.links import Resolver
 from tether.wiki.records import (
     COLS,
+    MAX_PAGE_BYTES,
     SCHEMA,
     SCHEMA_VERSION,
     TABLES,
     Edge,
     Hit,
     PageRow,
+    SkippedPage,
     UpdateStats,
     page_row,
 )
@@ -71,9 +74,10 @@ def _fts_query(terms: Sequence[str]) -> str:
 class Index:
     """An open index of one wiki."""
 
-    def __init__(self, wiki: Wiki, path: Path) -> None:
+    def __init__(self, wiki: Wiki, path: Path, max_page_bytes: int = MAX_PAGE_BYTES) -> None:
         self.wiki = wiki
         self.path = path
+        self.max_page_bytes = max_page_bytes
         path.parent.mkdir(parents=True, exist_ok=True)
         self.conn = sqlite3.connect(path, timeout=10.0, isolation_level=None)
         self.conn.execute("PRAGMA busy_timeout = 10000")
@@ -83,8 +87,14 @@ class Index:
         self._ensure_schema()
 
     @classmethod
-    def open(cls, wiki: Wiki, home: Path, path: Path | None = None) -> Index:
-        return cls(wiki, path or default_index_path(home, wiki))
+    def open(
+        cls,
+        wiki: Wiki,
+        home: Path,
+        path: Path | None = None,
+        max_page_bytes: int = MAX_PAGE_BYTES,
+    ) -> Index:
+        return cls(wiki, path or default_index_path(home, wiki), max_page_bytes)
 
     def close(self) -> None:
         self.conn.close()
@@ -123,9 +133,45 @@ class Index:
         ``watch`` keeps a folder watch in this process so that the next update
         needs no walk (worth it only for a process that updates again); with
         ``escaped``, symlinks that leave the page folder are listed there (and
-        the files are walked).
+        the files are walked). Pages larger than ``max_page_bytes`` are not read
+        (``skipped`` lists them).
         """
-        return refresh(self.conn, self.wiki, str(self.path), progress, escaped, watch)
+        self._settle_cap()
+        return refresh(
+            self.conn, self.wiki, str(self.path), progress, escaped, watch, self.max_page_bytes
+        )
+
+    def _settle_cap(self) -> None:
+        """When the size cap differs from the one the index was built with, every page
+        is looked at again (by size first: one over the cap is still not read)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'max_page_bytes'").fetchone()
+        if row is not None and int(row[0]) == self.max_page_bytes:
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute(
+                "UPDATE files SET key = NULL WHERE path IN (SELECT path FROM pages)"
+                " OR path IN (SELECT path FROM skipped)"
+            )
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('max_page_bytes', ?)",
+                (str(self.max_page_bytes),),
+            )
+            new = int.from_bytes(os.urandom(7), "big") + 1
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (str(new),))
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    def skipped(self) -> list[SkippedPage]:
+        """Pages the index does not hold (too large), by path."""
+        return [
+            SkippedPage(path, size, reason)
+            for path, size, reason in self.conn.execute(
+                "SELECT path, size, reason FROM skipped ORDER BY path"
+            )
+        ]
 
     # --- reading ----------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 """One wiki page: front matter, body, links, facts and relations, with line numbers.
 
-A page is a Markdown file. Front matter (YAML between ``---`` lines) may carry
+A page is a Markdown file. Front matter (YAML between ``---`` lines; an opening
+``---`` never closed is reported and the file read as body) may carry
 ``id``, ``title``, ``description``, ``aliases``, ``sources``, ``updated`` and
 ``relations: [{type, target}]``. The body is read the way Obsidian reads it:
 ``[[Page]]``, ``[[Page|text]]``, ``[[Page#Heading]]``, ``[[#Heading]]``,
@@ -198,6 +199,15 @@ def parse_page(path: str, text: str) -> Page:
     """Parse one page's text; never raises for bad content (problems are recorded)."""
     problems: list[Problem] = []
     front_text, body, body_line = split_front_matter(text)
+    if front_text is None and text.lstrip("\ufeff").startswith(("---\n", "---\r\n")):
+        problems.append(
+            Problem(
+                1,
+                "front matter opened with `---` on line 1 is never closed (no second `---` "
+                "line), so the whole file is read as body: its id, title, sources and "
+                "relations are not read",
+            )
+        )
     front: dict[str, Any] = {}
     if front_text is not None and front_text.strip():
         yaml = _yaml()

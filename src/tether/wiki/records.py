@@ -7,6 +7,9 @@ and change time, size, inode, packed; NULL while racy, see
 page's parse and text, ``edges`` the links with their resolved target. The
 ``generation`` in ``meta`` is a new random number after every update that
 wrote anything, so a process can tell that someone wrote since it last looked.
+``skipped`` lists the pages that are not indexed and why (a page over the size
+cap, ``MAX_PAGE_BYTES`` unless ``[wiki] max_page_bytes`` says otherwise); such a
+page counts in ``files`` by its path and change key only.
 """
 
 from __future__ import annotations
@@ -19,7 +22,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from tether.wiki.page import Page
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
+# Pages larger than this are not read into the index (``[wiki] max_page_bytes``).
+MAX_PAGE_BYTES = 4 * 1024 * 1024
+TOO_LARGE = "over the size cap"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -38,8 +44,10 @@ CREATE TABLE IF NOT EXISTS edges(src TEXT NOT NULL, line INTEGER NOT NULL, kind 
     dst TEXT, how TEXT);
 CREATE INDEX IF NOT EXISTS edges_src ON edges(src);
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
+CREATE TABLE IF NOT EXISTS skipped(path TEXT PRIMARY KEY, size INTEGER NOT NULL,
+    reason TEXT NOT NULL);
 """
-TABLES = ("meta", "files", "pages", "fts", "edges")
+TABLES = ("meta", "files", "pages", "fts", "edges", "skipped")
 
 # The columns of a PageRow, in order.
 COLS = "path, id, title, kind, description, aliases, sources, updated"
@@ -54,6 +62,15 @@ class UpdateStats:
     seconds: float
     changed: bool
     walked: bool = True  # every file was looked at (False: a folder watch named what to check)
+
+
+@dataclass(frozen=True)
+class SkippedPage:
+    """A page the index does not hold, and why."""
+
+    path: str  # relative to the page folder
+    size: int
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -86,6 +103,20 @@ class Edge:
     dst: str | None
     how: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+def describe_size(size: int) -> str:
+    """A byte count as people read it: ``512 bytes``, ``3.2 KiB``, ``73.0 MiB``."""
+    if size < 1024:
+        return f"{size} bytes"
+    value = size / 1024
+    unit = "KiB"
+    for bigger in ("MiB", "GiB"):
+        if value < 1024:
+            break
+        value /= 1024
+        unit = bigger
+    return f"{value:.1f} {unit}"
 
 
 def page_row(r: Sequence[Any]) -> PageRow:

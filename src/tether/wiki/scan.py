@@ -42,6 +42,10 @@ def ctime_of(key: StatKey) -> int:
     return int(_KEY.unpack(key)[1])
 
 
+def size_of(key: StatKey) -> int:
+    return int(_KEY.unpack(key)[2])
+
+
 @dataclass
 class Listing:
     """What a walk (or a set of looks) found: each file the index takes, with its key."""

@@ -17,6 +17,11 @@ changed page is parsed and its links resolved again; only when paths come or
 go, or a changed page's id or aliases change, are all pages' ids and links
 recomputed (a new page can resolve links written elsewhere).
 
+A page larger than the size cap (``max_bytes``; its size comes from the change
+key, so it is never read) is not parsed: it is stored in ``files`` by its path
+and key and listed in ``skipped``, so it is not looked at again until it
+changes, and ``wiki index`` and ``wiki check`` can name it.
+
 Every update that writes sets a new random ``meta.generation`` inside its
 transaction (random, so that a rebuilt index never repeats an old one).
 """
@@ -34,8 +39,8 @@ from typing import Any, NamedTuple
 
 from tether.wiki.layout import Wiki, assign_ids
 from tether.wiki.links import Resolver
-from tether.wiki.records import page_values
-from tether.wiki.scan import StatKey, ctime_of
+from tether.wiki.records import MAX_PAGE_BYTES, TOO_LARGE, page_values
+from tether.wiki.scan import StatKey, ctime_of, size_of
 
 RACY_NS = 2_000_000_000
 ProgressFn = Callable[[int, int], None]
@@ -129,6 +134,7 @@ class _Old(NamedTuple):
     declared_id: str | None
     aliases: str | None
     id: str | None
+    skipped: bool = False  # listed in skipped (too large)
 
 
 def apply(
@@ -137,12 +143,14 @@ def apply(
     todo: Plan,
     expected: int,
     progress: ProgressFn | None = None,
+    max_bytes: int = MAX_PAGE_BYTES,
 ) -> Applied | None:
     """Carry out ``todo``; ``None`` when another process wrote since generation
     ``expected`` was read (then nothing is written).
 
     Pages with stored bytes are hashed first, without a lock: if nothing but
     racy keys was to be checked and the bytes are the same, nothing is written.
+    A page over ``max_bytes`` is never read (see the module's doc).
     """
     if not todo:
         return Applied(0, 0, expected)
@@ -151,10 +159,16 @@ def apply(
     now = time.time_ns()
     rekey: list[tuple[StatKey | None, str]] = []
     parse: list[tuple[str, StatKey | None]] = []
+    large: list[tuple[str, StatKey | None, int]] = []
     for path, key in todo.read:
         # a racy key is stored as NULL: it equals no key, so the page is read next time
         keep = None if ctime_of(key) >= now - RACY_NS else key
         stored = old.get(path)
+        size = size_of(key)
+        if size > max_bytes:
+            if stored is None or not stored.skipped or stored.key != keep:
+                large.append((path, keep, size))
+            continue
         if stored is not None and stored.is_page and stored.hash is not None:
             try:
                 same = _digest((wiki.pages_dir / path).read_bytes()) == stored.hash
@@ -165,7 +179,7 @@ def apply(
                     rekey.append((keep, path))
                 continue
         parse.append((path, keep))
-    if not (parse or rekey or todo.added or todo.removed):
+    if not (parse or rekey or large or todo.added or todo.removed):
         return Applied(0, 0, expected)
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -173,14 +187,15 @@ def apply(
             conn.execute("ROLLBACK")
             return None
         conn.executemany("UPDATE files SET key = ? WHERE path = ?", rekey)
-        parsed = _write(conn, wiki, todo, parse, old, progress)
+        parsed = _write(conn, wiki, todo, parse, old, progress, large)
         new = int.from_bytes(os.urandom(7), "big") + 1
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (str(new),))
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-    return Applied(parsed, len(todo.removed), new, bool(parse or todo.added or todo.removed))
+    changed = bool(parse or large or todo.added or todo.removed)
+    return Applied(parsed, len(todo.removed), new, changed)
 
 
 def _digest(data: bytes) -> bytes:
@@ -194,11 +209,19 @@ def _write(
     parse: list[tuple[str, StatKey | None]],
     old: Mapping[str, _Old],
     progress: ProgressFn | None,
+    large: list[tuple[str, StatKey | None, int]],
 ) -> int:
     """Inside the transaction: forget, parse and store, then resolve links again."""
     structural = bool(todo.removed or todo.added)
     for path in todo.removed:
         _forget(conn, path)
+    for path, keep, size in large:
+        stored = old.get(path)
+        if stored is None or stored.is_page:
+            structural = True  # a page leaves the graph (or a new path arrives)
+        _forget(conn, path)
+        conn.execute("INSERT INTO files VALUES (?, ?, NULL)", (path, keep))
+        conn.execute("INSERT INTO skipped VALUES (?, ?, ?)", (path, size, TOO_LARGE))
     reparsed: list[str] = []
     kept_ids: dict[str, str] = {}
     for done, (path, keep) in enumerate(parse, 1):
@@ -232,11 +255,12 @@ def _before(conn: sqlite3.Connection, paths: list[str]) -> dict[str, _Old]:
         chunk = paths[start : start + 500]
         marks = ",".join("?" * len(chunk))
         for row in conn.execute(
-            "SELECT f.path, f.hash, f.key, p.path IS NOT NULL, p.declared_id, p.aliases, p.id"  # noqa: S608
-            f" FROM files f LEFT JOIN pages p ON p.path = f.path WHERE f.path IN ({marks})",
+            "SELECT f.path, f.hash, f.key, p.path IS NOT NULL, p.declared_id, p.aliases, p.id,"  # noqa: S608
+            " s.path IS NOT NULL FROM files f LEFT JOIN pages p ON p.path = f.path"
+            f" LEFT JOIN skipped s ON s.path = f.path WHERE f.path IN ({marks})",
             chunk,
         ):
-            out[row[0]] = _Old(row[1], row[2], bool(row[3]), row[4], row[5], row[6])
+            out[row[0]] = _Old(row[1], row[2], bool(row[3]), row[4], row[5], row[6], bool(row[7]))
     return out
 
 
@@ -246,6 +270,7 @@ def _forget(conn: sqlite3.Connection, path: str) -> None:
         conn.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
         conn.execute("DELETE FROM pages WHERE rowid = ?", (row[0],))
     conn.execute("DELETE FROM files WHERE path = ?", (path,))
+    conn.execute("DELETE FROM skipped WHERE path = ?", (path,))
 
 
 def _store(conn: sqlite3.Connection, wiki: Wiki, path: str, data: bytes) -> tuple[Any, str]:
@@ -253,6 +278,7 @@ def _store(conn: sqlite3.Connection, wiki: Wiki, path: str, data: bytes) -> tupl
     from tether.wiki.page import parse_page
 
     page = parse_page(path, data.decode("utf-8", "replace"))
+    conn.execute("DELETE FROM skipped WHERE path = ?", (path,))  # it may have shrunk
     row = conn.execute("SELECT rowid FROM pages WHERE path = ?", (path,)).fetchone()
     if row is not None:
         conn.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 from pathlib import Path
 
+import psutil
+import pytest
 from watch_support import TETHER, TmuxLab, wait_until, write_project
 
 
@@ -77,3 +81,85 @@ def test_endpoints_print_without_installing(tmp_path: Path) -> None:
 def test_subagents_wait_refuses_a_negative_timeout(tmp_path: Path) -> None:
     done = _tether(tmp_path, "subagents", "wait", "--timeout", "-1", code=2)
     assert "--timeout must be 0 or more seconds" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["watch", "--interval", "0"],
+        ["watch", "once", "--idle-threshold", "0"],
+        ["watch", "once", "--wake-min-interval", "-1"],
+        ["watch", "log", "--limit", "-1"],
+    ],
+    ids=["interval-0", "idle-0", "min-interval-negative", "limit-negative"],
+)
+def test_out_of_range_numbers_are_usage_errors(tmp_path: Path, args: list[str]) -> None:
+    done = _tether(tmp_path, *args, code=2)
+    assert "is not in the range" in done.stderr
+
+
+def test_a_second_detached_daemon_on_the_same_pid_file_is_refused(tmp_path: Path) -> None:
+    pid_file = tmp_path / "watch.pid"
+    _tether(tmp_path, "watch", "--detach", "--pid-file", str(pid_file), "--forever")
+    first = int(pid_file.read_text())
+    daemon = psutil.Process(first)
+    try:
+        again = _tether(
+            tmp_path, "watch", "--detach", "--pid-file", str(pid_file), "--forever", code=2
+        )
+        assert f"a watch daemon already runs as pid {first}" in again.stderr
+        assert int(pid_file.read_text()) == first
+        # the same for a daemon in the foreground
+        fg = _tether(tmp_path, "watch", "--pid-file", str(pid_file), code=2)
+        assert f"already runs as pid {first}" in fg.stderr
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(timeout=20)
+    assert not pid_file.exists()
+
+
+def test_a_stale_pid_file_does_not_block_a_new_daemon(tmp_path: Path) -> None:
+    pid_file = tmp_path / "watch.pid"
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    pid_file.write_text(f"{gone.pid}\n")
+    _tether(tmp_path, "watch", "--detach", "--pid-file", str(pid_file), "--forever")
+    pid = int(pid_file.read_text())
+    assert pid != gone.pid
+    daemon = psutil.Process(pid)
+    daemon.send_signal(signal.SIGTERM)
+    daemon.wait(timeout=20)
+
+
+def test_settings_that_look_wrong_are_warned_about_but_run(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-folder"
+    (tmp_path / "tether.toml").write_text(
+        f"[watch]\nsubagents_folders = [{json.dumps(str(missing))}]\n"
+        "interval = 30\nidle_threshold = 10\n"
+    )
+    done = _tether(tmp_path, "watch", "once")
+    assert done.stdout.startswith("0 subagent(s) running")
+    assert done.stderr.splitlines() == [
+        f"tether watch: warning: subagents folder {missing} does not exist; "
+        "no pane is found there until it does.",
+        "tether watch: warning: idle_threshold (10 s) is below interval (30 s): an "
+        "orchestrator that checks on its subagents once per interval can be woken between two "
+        "checks; keep the threshold above it.",
+    ]
+
+
+def test_a_log_file_that_is_not_there_is_warned_about(tmp_path: Path) -> None:
+    log = tmp_path / "later.jsonl"
+    done = _tether(
+        tmp_path, "watch", "add-orchestrator", "--pid", str(os.getpid()), "--log", str(log)
+    )
+    assert done.stdout == f"orchestrator 1 (pid {os.getpid()}) registered\n"
+    assert done.stderr == (
+        f"tether watch: warning: --log {log} does not exist (yet); until it does, its growth "
+        "cannot count as the orchestrator's activity.\n"
+    )
+    log.write_text("")
+    quiet = _tether(
+        tmp_path, "watch", "add-orchestrator", "--pid", str(os.getpid()), "--log", str(log)
+    )
+    assert quiet.stderr == ""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -20,24 +19,25 @@ from tether.cli.render import print_json
 from tether.errors import UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
+_SECONDS = click.FloatRange(min=0, min_open=True)
 
 
 def _tuning(func: F) -> F:
     """The daemon's timing flags (they override ``[watch]`` in tether.toml)."""
     func = click.option(
         "--wake-min-interval",
-        type=float,
+        type=click.FloatRange(min=0),
         metavar="S",
         help="At most one wake per S seconds (default 60).",
     )(func)
     func = click.option(
         "--idle-threshold",
-        type=float,
+        type=_SECONDS,
         metavar="S",
         help="Idle = no orchestrator activity for S seconds (default 45).",
     )(func)
     func = click.option(
-        "--interval", type=float, metavar="S", help="Seconds between checks (default 30)."
+        "--interval", type=_SECONDS, metavar="S", help="Seconds between checks (default 30)."
     )(func)
     return func
 
@@ -70,6 +70,17 @@ def _tether_argv() -> list[str]:
         return [str(beside)]
     found = shutil.which("tether")
     return [str(Path(found).resolve())] if found else [sys.executable, "-m", "tether.cli.main"]
+
+
+def _warn(line: str) -> None:
+    click.echo(f"tether watch: warning: {line}", err=True)
+
+
+def _warn_settings(settings: Any) -> None:
+    from tether.watch.advice import setting_warnings
+
+    for line in setting_warnings(settings):
+        _warn(line)
 
 
 def _stamp(line: str) -> None:
@@ -114,7 +125,13 @@ def watch(
     settings, home = watch_settings(interval, idle_threshold, wake_min_interval)
     from tether.fs import atomic_write_text
     from tether.watch.daemon import Watchdog
+    from tether.watch.pidfile import remove_if_mine, running_daemon
 
+    if pid_file is not None:
+        other = running_daemon(pid_file, me=os.getpid())
+        if other is not None:
+            raise UsageError(f"a watch daemon already runs as pid {other} (pid file {pid_file}).")
+    _warn_settings(settings)
     conn = open_store(home)
     dog = Watchdog(settings, home, conn, log=_stamp)
 
@@ -142,9 +159,7 @@ def watch(
         dog.close()
         conn.close()
         if pid_file is not None:
-            with contextlib.suppress(OSError):
-                if pid_file.read_text().strip() == str(os.getpid()):
-                    pid_file.unlink()
+            remove_if_mine(pid_file, os.getpid())
     _stamp(final)
 
 
@@ -153,10 +168,18 @@ def _detach(pid_file: Path | None, params: dict[str, Any]) -> None:
         raise UsageError("--detach needs --pid-file FILE (where the daemon's pid goes).")
     from tether.fs import atomic_write_text
     from tether.watch.endpoints import watch_dir
+    from tether.watch.pidfile import running_daemon
 
-    _, home = watch_settings(
+    other = running_daemon(pid_file)
+    if other is not None:
+        raise UsageError(
+            f"a watch daemon already runs as pid {other} (pid file {pid_file}); "
+            f"stop it first (kill {other}) or use another --pid-file."
+        )
+    settings, home = watch_settings(
         params["interval"], params["idle_threshold"], params["wake_min_interval"]
     )
+    _warn_settings(settings)
     argv = [*_tether_argv(), "watch", "--pid-file", str(pid_file.resolve())]
     for name in ("interval", "idle_threshold", "wake_min_interval"):
         if params[name] is not None:
@@ -191,6 +214,7 @@ def once(
     from tether.watch.daemon import Watchdog
 
     settings, home = watch_settings(interval, idle_threshold, wake_min_interval)
+    _warn_settings(settings)
     conn = open_store(home)
     dog = Watchdog(settings, home, conn)
     try:
@@ -265,6 +289,12 @@ def add_orchestrator(
     socket = tmux_socket or settings.tmux_socket
     start_time = None
     log_path = str(log_file.resolve()) if log_file is not None else None
+    if log_file is not None:
+        from tether.watch.advice import log_warning
+
+        warning = log_warning(log_file)
+        if warning is not None:
+            _warn(warning)
     if run_id is not None:
         from tether.store.runs import get_run
 
@@ -330,7 +360,9 @@ def orchestrators(as_json: bool) -> None:
 
 
 @watch.command("log")
-@click.option("--limit", type=int, default=50, show_default=True)
+@click.option(
+    "--limit", type=click.IntRange(min=1), default=50, show_default=True, help="The newest N wakes."
+)
 @click.option("--json", "as_json", is_flag=True)
 def log(limit: int, as_json: bool) -> None:
     """Every wake: time, reason, subagent, pending tool, channels, message."""

@@ -79,7 +79,9 @@ class PathEscapeError(TetherError):
 
 
 class StoreError(TetherError):
-    """The state database could not be opened or migrated."""
+    """The state database could not be opened or migrated (a bad file: exit 3)."""
+
+    exit_code = ExitCode.CONFIG
 
 
 class RunNotFoundError(TetherError):

@@ -145,6 +145,18 @@ def test_corrupt_file_is_a_clear_store_error(tether_home: Path) -> None:
     assert "is not a readable tether database" in message
     assert "Move it aside" in message
     assert (tether_home / "tether.db").read_bytes() == garbage  # nothing overwritten
+    # and a command says it in one line, exit 3 (a bad file), without a traceback
+    import subprocess
+    import sys
+
+    tether = str(Path(sys.executable).parent / "tether")
+    done = subprocess.run(
+        [tether, "runs", "list"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 3
+    assert done.stderr.startswith("tether: error: ") and "Traceback" not in done.stderr
+    assert "is not a readable tether database" in done.stderr
+    assert (tether_home / "tether.db").read_bytes() == garbage
 
 
 def test_unwritable_home_is_a_store_error(tmp_path: Path) -> None:

@@ -1,11 +1,19 @@
 """W03: open exactly one room — a depth-1 atomic run — and take its conclusion (W04).
 
-Circuit breaker: ``room open`` is refused inside any supervised run
-(``TETHER_DEPTH`` >= 1, which is what a room is: a room never opens a room) and
-while another room is open (an exclusive ``flock`` on
-``$TETHER_HOME/rooms/.lock``, held for the room's life and released by the
-kernel if tether dies). The brief fixes the page list before the run starts;
-with two pages or fewer no room is opened at all.
+Circuit breaker, depth cap 1: a room never opens a room, and never two rooms
+run in parallel. ``room open`` is refused
+
+- inside a room: its run has ``TETHER_ROOM_DIR`` and ``TETHER_ROOM_ID`` set, and
+  a process below the room's opener (found in the process tree, so also with
+  those variables removed) is inside it too;
+- while another room is open: an exclusive ``flock`` on
+  ``$TETHER_HOME/rooms/.lock``, held for the room's life and released by the
+  kernel if tether dies.
+
+Any other caller may open a room, also a session that tether started itself
+(``tether run``, the loop: ``TETHER_DEPTH`` >= 1). The room is one level below
+its caller; ``TETHER_DEPTH`` counts runs, not rooms. The brief fixes the page
+list before the run starts; with two pages or fewer no room is opened at all.
 
 After the run the conclusion (``tether room conclude`` inside the room, else the
 agent's last message) is checked; the result is the checked conclusion, or on a
@@ -17,6 +25,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import secrets
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -78,15 +87,33 @@ class RoomResult:
         }
 
 
+NESTED_HINT = (
+    "A room never opens a room (depth cap 1). Answer with the pages you have, and name what "
+    "is missing as `missing: <what>`."
+)
+_HOLDER = re.compile(r"^room (?P<room>\S+), pid (?P<pid>\d+):")
+
+
 def refuse_nesting(env: Mapping[str, str]) -> None:
-    depth = int(env.get("TETHER_DEPTH", "0") or 0)
-    if env.get(ENV_ROOM_DIR) or depth >= 1:
-        room_id = env.get(ENV_ROOM_ID)
-        where = f"room {room_id}" if room_id else f"a run (TETHER_DEPTH={depth})"
-        raise RoomRefusedError(
-            f"refused: `room open` inside {where}. A room never opens a room (depth cap 1). "
-            f"Answer with the pages you have, and name what is missing as `missing: <what>`."
-        )
+    """Refuse ``room open`` from inside a room (by its environment); anyone else may."""
+    room_id = env.get(ENV_ROOM_ID)
+    room_dir = env.get(ENV_ROOM_DIR)
+    if room_id or room_dir:
+        where = f"room {room_id}" if room_id else f"the room at {room_dir}"
+        raise RoomRefusedError(f"refused: `room open` inside {where}. {NESTED_HINT}")
+
+
+def _opener_above(holder: str) -> str | None:
+    """The room id when the room holding the lock was opened by an ancestor of this process."""
+    from tether.gate.proc import ancestors
+
+    match = _HOLDER.match(holder)
+    if match is None:
+        return None
+    pid = int(match["pid"])
+    if any(info.pid == pid for info in ancestors(os.getpid())):
+        return match["room"]
+    return None
 
 
 @contextmanager
@@ -100,6 +127,12 @@ def room_lock(home: Path) -> Iterator[None]:
         except BlockingIOError:
             handle.seek(0)
             holder = handle.read().strip() or "another room"
+            inside = _opener_above(holder)
+            if inside is not None:
+                raise RoomRefusedError(
+                    f"refused: `room open` inside room {inside} (this process runs under the "
+                    f"room's run). {NESTED_HINT}"
+                ) from None
             raise RoomRefusedError(
                 f"refused: a room is already open ({holder}); never two rooms in parallel. "
                 f"Wait for its conclusion, then decide."

@@ -1,0 +1,123 @@
+"""Depth cap 1 is about rooms: a session tether started may open a room, a room may not."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+from room_support import TETHER
+
+from tether.room.room import refuse_nesting
+from tether.room.state import RoomRefusedError
+from wikigen import GenWiki, generate
+
+
+@pytest.fixture
+def gen(tmp_path: Path) -> GenWiki:
+    return generate(tmp_path / "kb", pages=300)
+
+
+def _profiles(project: Path, outer: list[str], room: list[str]) -> None:
+    """Two scripted profiles: `outer` (a session started by `tether run`) and `room`."""
+    text = "kill_grace_seconds = 0.5\n"
+    for name, commands in (("outer", outer), ("room", room)):
+        script = project / f"{name}-commands.txt"
+        script.write_text("\n".join(commands) + "\n", encoding="utf-8")
+        args = ["--format", "claude-code", "--commands-file", str(script)]
+        default = "true" if name == "outer" else "false"
+        text += f'\n[profiles.{name}]\nharness = "scripted"\nargs = {json.dumps(args)}\n'
+        text += f"default = {default}\n"
+    (project / "tether.toml").write_text(text, encoding="utf-8")
+
+
+def _run_outer(project: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_ROOM")}
+    env.pop("TETHER_DEPTH", None)  # a run a human starts
+    return subprocess.run(
+        [TETHER, "run", "--profile", "outer", "--prompt", "ask the wiki", "--unit", "outer"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        env=env,
+    )
+
+
+def _events(home: Path) -> dict[str, str]:
+    return {p.name: (p / "events.jsonl").read_text() for p in (home / "runs").iterdir()}
+
+
+def test_a_session_started_by_tether_run_opens_a_room(
+    gen: GenWiki, tmp_path: Path, tether_home: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    question = f"What is {gen.word_of('concept-00004')}?"
+    conclusion = tmp_path / "c.md"
+    conclusion.write_text("It is tracked by the operators [[concept-00004]] (stale).\n")
+    open_room = (
+        f"{TETHER} room open --root {gen.root} --profile room --json {shlex.quote(question)}"
+    )
+    _profiles(
+        project,
+        outer=["sh -c 'echo depth=$TETHER_DEPTH'", open_room],
+        room=[f"{TETHER} wiki read concept-00004", f"{TETHER} room conclude {conclusion}"],
+    )
+    done = _run_outer(project)
+    assert done.returncode == 0, done.stderr
+    rooms = [p for p in (tether_home / "rooms").iterdir() if p.is_dir()]
+    assert len(rooms) == 1
+    result = json.loads((rooms[0] / "result.json").read_text())
+    assert result["status"] == "ok"
+    events = _events(tether_home)
+    outer = next(text for run, text in events.items() if run != result["run"]["run_id"])
+    assert "depth=1" in outer  # the caller is a supervised run (TETHER_DEPTH=1) ...
+    assert "refused: `room open`" not in outer  # ... and its room opened
+    assert '\\"status\\": \\"ok\\"' in outer
+
+
+def test_a_room_without_its_variables_is_still_refused_by_the_process_tree(
+    gen: GenWiki, tmp_path: Path, tether_home: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    question = f"What is {gen.word_of('concept-00004')}?"
+    conclusion = tmp_path / "c.md"
+    conclusion.write_text("It is tracked by the operators [[concept-00004]] (stale).\n")
+    nested = (
+        f"env -u TETHER_ROOM_DIR -u TETHER_ROOM_ID {TETHER} room open --root {gen.root} "
+        f"--profile room {shlex.quote(question)}"
+    )
+    _profiles(
+        project,
+        outer=[f"{TETHER} room open --root {gen.root} --profile room {shlex.quote(question)}"],
+        room=[
+            f"{TETHER} wiki read concept-00004",
+            nested,
+            f"{TETHER} room conclude {conclusion}",
+        ],
+    )
+    done = _run_outer(project)
+    assert done.returncode == 0, done.stderr
+    rooms = [p for p in (tether_home / "rooms").iterdir() if p.is_dir()]
+    assert len(rooms) == 1  # no second room
+    room_run = json.loads((rooms[0] / "result.json").read_text())["run"]["run_id"]
+    text = _events(tether_home)[room_run]
+    assert f"refused: `room open` inside room {rooms[0].name} (this process runs under" in text
+    assert "A room never opens a room (depth cap 1)" in text
+    assert "a room is already open" not in text
+
+
+def test_only_a_room_is_refused_by_its_environment() -> None:
+    refuse_nesting({})
+    refuse_nesting({"TETHER_DEPTH": "1", "TETHER_RUN_ID": "r-1"})  # a supervised session
+    refuse_nesting({"TETHER_DEPTH": "3"})
+    with pytest.raises(RoomRefusedError, match=r"inside room r-7\. A room never opens a room"):
+        refuse_nesting({"TETHER_ROOM_ID": "r-7", "TETHER_ROOM_DIR": "/x", "TETHER_DEPTH": "2"})
+    with pytest.raises(RoomRefusedError, match="inside the room at /rooms/x"):
+        refuse_nesting({"TETHER_ROOM_DIR": "/rooms/x"})

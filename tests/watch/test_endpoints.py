@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from watch_support import TETHER, TmuxLab, wait_until
 
 from tether.clock import FakeClock
@@ -169,3 +171,86 @@ def test_pi_extension_is_rendered_and_installed_beside_the_gate_extension(tmp_pa
     )
     assert refused.returncode == 2 and "was not written by tether" in refused.stderr
     assert target.read_text() == "// someone else's\n"
+
+
+def _install_pi_extension(project: Path, *args: str, env: dict[str, str]) -> Path:
+    done = subprocess.run(
+        [TETHER, "watch", "pi-extension", "--install", "--project-dir", str(project), *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+        env=env,
+    )
+    return Path(done.stdout.splitlines()[0].removeprefix("wrote "))
+
+
+def _baked(extension: Path) -> object:
+    (line,) = [x for x in extension.read_text().splitlines() if "const BAKED_HOME" in x]
+    return json.loads(line.split("= ", 1)[1].rstrip(";"))
+
+
+def test_the_installed_pi_extension_knows_the_project_s_home(
+    tmp_path: Path, tether_home: Path
+) -> None:
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "tether.toml").write_text('home = "state"\n')
+    base = {k: v for k, v in os.environ.items() if k != "TETHER_HOME"}
+    base["HOME"] = str(tmp_path / "user")
+    # the home tether resolves for the project: tether.toml's `home`, else $TETHER_HOME
+    assert _baked(_install_pi_extension(project, env=base)) == str(project / "state")
+    explicit = {**base, "TETHER_HOME": str(tether_home)}
+    assert _baked(_install_pi_extension(project, env=explicit)) == str(tether_home)
+    # one user-wide file serves every project: only an explicit home is baked in
+    user_wide = _install_pi_extension(project, "--scope", "user", env=base)
+    assert user_wide == tmp_path / "user" / ".pi" / "agent" / "extensions" / "tether-watch.ts"
+    assert _baked(user_wide) is None
+    assert _baked(_install_pi_extension(project, "--scope", "user", env=explicit)) == str(
+        tether_home
+    )
+
+
+JITI = Path(__file__).resolve().parents[2] / ".ci" / "agents" / "node_modules" / ".bin" / "jiti"
+DRIVER = """\
+import extension from "./tether-watch.ts";
+extension({ on: () => {}, sendUserMessage: () => {} });
+console.log(process.pid);
+"""
+
+
+@pytest.mark.parametrize(
+    ("toml", "baked", "expected"),
+    [
+        ('home = "state"  # kept here\n[watch]\nhome = "not this"\n', None, "state"),
+        ("[watch]\ninterval = 5\n", None, ".tether"),
+        ('home = "state"\n', "baked", "baked"),
+    ],
+    ids=["toml-home", "no-home-key", "baked-wins"],
+)
+def test_the_pi_extension_finds_the_home_without_tether_home(
+    tmp_path: Path, toml: str, baked: str | None, expected: str
+) -> None:
+    """The extension's own lookup, run by the TypeScript loader Pi uses (jiti)."""
+    if not os.access(JITI, os.X_OK):
+        pytest.skip(f"jiti is not installed at {JITI}")
+    project = tmp_path / "p"
+    (project / "deep" / "er").mkdir(parents=True)
+    (project / "tether.toml").write_text(toml)
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "tether-watch.ts").write_text(render(home=None if baked is None else tmp_path / baked))
+    (code / "driver.ts").write_text(DRIVER)
+    env = {k: v for k, v in os.environ.items() if k != "TETHER_HOME"}
+    done = subprocess.run(
+        [str(JITI), str(code / "driver.ts")],
+        cwd=project / "deep" / "er",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    pid = done.stdout.strip()
+    where = tmp_path / baked if baked is not None else project / expected
+    assert (where / "watch" / "endpoints" / f"pi-{pid}.json").is_file()

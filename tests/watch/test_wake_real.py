@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -58,8 +59,20 @@ class Orchestrator:
 
 
 def _start(
-    lab: TmuxLab, cli: str, harness: str, server: ModelServer, tmp_path: Path, tether_home: Path
+    lab: TmuxLab,
+    cli: str,
+    harness: str,
+    server: ModelServer,
+    tmp_path: Path,
+    tether_home: Path,
+    *,
+    installed: bool = False,
 ) -> Orchestrator:
+    """The CLI in a pane of ``lab``, with tether's wake endpoint.
+
+    ``installed``: the Pi extension is written by ``tether watch pi-extension
+    --install`` and Pi runs without TETHER_HOME (it finds the home in the file).
+    """
     project = tmp_path / "orchestrator"
     project.mkdir()
     home = tmp_path / "cli-home"
@@ -84,17 +97,22 @@ def _start(
         (project / ".claude").mkdir()
         settings = merge_settings({}, [TETHER])
         (project / ".claude" / "settings.json").write_text(json.dumps(settings))
+    elif installed:
+        subprocess.run(
+            [TETHER, "watch", "pi-extension", "--install", "--project-dir", str(project)],
+            capture_output=True,
+            timeout=30,
+            check=True,
+        )
     else:
         (project / ".pi" / "extensions").mkdir(parents=True)
         (project / ".pi" / "extensions" / "tether-watch.ts").write_text(render())
-    env = {
-        "PATH": os.environ["PATH"],
-        "TERM": "xterm-256color",
-        **setup.env,
-        "TETHER_HOME": str(tether_home),
-    }
+    env = {"PATH": os.environ["PATH"], "TERM": "xterm-256color", **setup.env}
+    if not installed:
+        env["TETHER_HOME"] = str(tether_home)
     argv = [
         "env",
+        *(["-u", "TETHER_HOME"] if installed else []),  # the tmux server's environment has it
         *[f"{k}={v}" for k, v in env.items()],
         cli,
         *setup.extra_args,
@@ -237,3 +255,15 @@ def test_claude_code_is_woken_by_typing_into_its_pane(
         what="the typed wake in Claude Code's transcript",
     )
     assert "waits for confirmation: Bash" in texts
+
+
+def test_pi_finds_tether_s_home_through_the_installed_extension(
+    lab: TmuxLab, tmp_path: Path, tether_home: Path, server: ModelServer
+) -> None:
+    """Pi runs without TETHER_HOME: the installed extension has the home written into it."""
+    orch = _start(lab, _cli("pi"), "pi", server, tmp_path, tether_home, installed=True)
+    (endpoint,) = wait_until(
+        lambda: live_endpoints(tether_home), timeout=60, what="the Pi extension in tether's home"
+    )
+    assert endpoint.kind == "pi" and endpoint.tmux_pane == orch.pane
+    assert not (orch.project / ".tether").exists()

@@ -419,22 +419,30 @@ _project = click.option(
 @_scope
 @_project
 def pi_extension(install: bool, scope: str, project_dir: Path | None) -> None:
-    """Print (or --install) the Pi extension through which the watchdog wakes Pi."""
+    """Print (or --install) the Pi extension through which the watchdog wakes Pi.
+
+    The tether home of the project is written into it (for --scope user only
+    an explicit TETHER_HOME), so Pi finds it without TETHER_HOME.
+    """
+    from tether.config import load_config
     from tether.fs import atomic_write_text
     from tether.gate.install import project_root
-    from tether.watch.pi_extension import MARKER, install_path, render
+    from tether.watch.pi_extension import MARKER, baked_home, install_path, render
 
-    text = render()
+    root = (project_dir or Path(project_root())).resolve()
+    home = baked_home(scope, load_config(cwd=root).home, os.environ.get("TETHER_HOME"))
+    text = render(home)
     if not install:
         click.echo(text, nl=False)
         return
-    root = project_dir or Path(project_root())
     path = install_path(scope, root, os.environ.get("HOME"), os.environ.get("PI_CODING_AGENT_DIR"))
     if path.exists() and MARKER not in path.read_text("utf-8", errors="replace"):
         raise UsageError(f"{path} exists and was not written by tether; move it away first.")
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, text)
     click.echo(f"wrote {path}")
+    if home is not None:
+        click.echo(f"tether home: {home}")
     click.echo("note: Pi loads it at its next start (or /reload in a running Pi).")
 
 

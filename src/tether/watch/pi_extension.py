@@ -13,8 +13,12 @@ request becomes ``pi.sendUserMessage(text)``, which always starts a turn (with
 for the human; then an acknowledgement file is written.
 
 The extension finds tether's home like the gate does: ``$TETHER_HOME``, else
-the ``home`` baked in at install time, else ``.tether`` next to the nearest
-``tether.toml`` above Pi's working directory, else ``.tether`` in it.
+the home baked in when it was written (``tether watch pi-extension`` bakes in
+the home tether resolves for the project; for ``--scope user`` only an
+explicit ``$TETHER_HOME``, since one user-wide file serves every project),
+else the top-level ``home = "…"`` of the nearest ``tether.toml`` above Pi's
+working directory (relative to that file's folder), else ``.tether`` next to
+that file, else ``.tether`` in the working directory.
 """
 
 from __future__ import annotations
@@ -32,17 +36,45 @@ _TEMPLATE = """\
 // request becomes pi.sendUserMessage(), which starts a turn.
 // Remove this file to turn it off.
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 
 const POLL_MS = __POLL_MS__;
 const BAKED_HOME: string | null = __HOME__;
 
+// The top-level `home = "..."` of a tether.toml (before its first [table]):
+// a small reading of that one key, not a TOML parser.
+function configuredHome(root: string): string | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(path.join(root, "tether.toml"), "utf8");
+  } catch {
+    return null;
+  }
+  const top = text.split(/^\\s*\\[/m)[0];
+  const found = top.match(/^\\s*home\\s*=\\s*(?:"((?:[^"\\\\]|\\\\.)*)"|'([^']*)')\\s*(?:#.*)?$/m);
+  if (!found) return null;
+  let value = found[2] ?? found[1];
+  if (found[1] !== undefined) {
+    try {
+      value = JSON.parse(`"${found[1]}"`);
+    } catch {
+      // an escape JSON does not know: take it as written
+    }
+  }
+  if (!value) return null;
+  if (value === "~" || value.startsWith("~/")) value = path.join(os.homedir(), value.slice(1));
+  return path.resolve(root, value);
+}
+
 function tetherHome(cwd: string): string {
-  if (process.env.TETHER_HOME) return path.resolve(process.env.TETHER_HOME);
+  if (process.env.TETHER_HOME) return path.resolve(cwd, process.env.TETHER_HOME);
   if (BAKED_HOME) return BAKED_HOME;
   let dir = path.resolve(cwd);
   for (let i = 0; i < 64; i++) {
-    if (fs.existsSync(path.join(dir, "tether.toml"))) return path.join(dir, ".tether");
+    if (fs.existsSync(path.join(dir, "tether.toml"))) {
+      return configuredHome(dir) ?? path.join(dir, ".tether");
+    }
     const parent = path.dirname(dir);
     if (parent === dir) break;
     dir = parent;
@@ -194,12 +226,20 @@ export default function (pi: any) {
 
 
 def render(home: Path | None = None, poll_ms: int = POLL_MS) -> str:
-    """The extension source; ``home`` is baked in as the fallback tether home."""
+    """The extension source; ``home`` (absolute) is baked in as the fallback tether home."""
     return (
         _TEMPLATE.replace("__MARKER__", MARKER)
         .replace("__POLL_MS__", str(int(poll_ms)))
         .replace("__HOME__", json.dumps(None if home is None else str(home)))
     )
+
+
+def baked_home(scope: str, config_home: Path, explicit: str | None) -> Path | None:
+    """The home to bake in: the project's for ``--scope project``; for ``user`` only an
+    explicit ``$TETHER_HOME`` (one user-wide file serves every project)."""
+    if scope == "project" or explicit:
+        return Path(config_home).expanduser().resolve()
+    return None
 
 
 def install_path(scope: str, project_dir: Path, env_home: str | None, pi_dir: str | None) -> Path:

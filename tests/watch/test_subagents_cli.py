@@ -13,6 +13,8 @@ from typing import Any
 import psutil
 from watch_support import TETHER, TmuxLab, wait_until, write_project
 
+from tether.config.schema import WatchSettings
+from tether.watch.daemon import Watchdog
 from tether.watch.registry import list_orchestrators
 
 
@@ -140,3 +142,43 @@ def test_a_run_started_by_tether_run_is_a_subagent_and_its_hang_is_seen(
         run.communicate(timeout=30)
     final = _json(project, "subagents", "list", "--json")
     assert [s for s in final if s["kind"] == "run"] == []  # no longer running
+
+
+def test_an_orchestrator_blocked_in_subagents_wait_is_never_taken_for_idle(
+    lab: TmuxLab, subagents_dir: Path, tmp_path: Path, tether_home: Path, conn: sqlite3.Connection
+) -> None:
+    """A --timeout of several idle thresholds: the call counts as activity all along."""
+    pane, recording = lab.orchestrator()
+    lab.subagent(subagents_dir / "a", ["--format", "claude-code", "--silent"])
+    project = _project(tmp_path, lab, subagents_dir)  # idle threshold 0.75 s
+    _json(project, "watch", "add-orchestrator", "--tmux-pane", pane, "--json")
+    wait_until(lambda: _agent_in(subagents_dir / "a"), what="the subagent")
+    waiter = subprocess.Popen(
+        [TETHER, "subagents", "wait", "--timeout", "4", "--json"],
+        cwd=project,
+        env={**os.environ, "TMUX_PANE": pane},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    wait_until(
+        lambda: [o for o in list_orchestrators(conn) if o.last_activity_source == "subagents wait"],
+        what="the call to count as activity",
+    )
+    settings = WatchSettings(
+        subagents_folders=[str(subagents_dir)],
+        tmux_socket=lab.socket,
+        idle_threshold=0.75,
+        wake_min_interval=0,
+        notify=False,
+    )
+    dog = Watchdog(settings, tether_home, conn)
+    actions = []
+    while waiter.poll() is None:
+        decision = dog.check().decisions[0]
+        actions.append((decision.action, decision.activity_source))
+    dog.close()
+    out, _ = waiter.communicate(timeout=30)
+    assert json.loads(out)["timed_out"] is True
+    assert {action for action, _ in actions} == {"active"}, actions
+    assert ("active", "subagents wait") in actions
+    assert recording.lines() == []

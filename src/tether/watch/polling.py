@@ -3,9 +3,12 @@
 It blocks until a subagent changes state — starts, begins to wait for a
 confirmation or for input, or ends — or until the timeout passes, then returns
 every subagent's state. The call counts as activity of the orchestrator it is
-made from (before and after the wait), and binds the harness's session
-variable, when the call inherited one, to that orchestrator, so the gate's
-hook events of that session count as its activity from then on.
+made from — when it starts, every few seconds while it waits (a third of the
+idle threshold, at most ``TOUCH_EVERY_MAX``), and when it returns — so an
+orchestrator blocked in it is never taken for idle, whatever ``--timeout`` is.
+It binds the harness's session variable, when the call inherited one, to that
+orchestrator, so the gate's hook events of that session count as its activity
+from then on.
 
 The daemon stays the safety net for the moment the orchestrator forgets to call
 it again.
@@ -25,6 +28,13 @@ from tether.watch.registry import Orchestrator, bind_session, list_orchestrators
 from tether.watch.survey import Survey, Surveyor, find_caller
 
 SOURCE = "subagents wait"
+TOUCH_EVERY_MAX = 5.0
+TOUCH_EVERY_MIN = 0.1
+
+
+def touch_every(idle_threshold: float) -> float:
+    """How often a waiting call counts as activity: well inside the idle threshold."""
+    return max(TOUCH_EVERY_MIN, min(TOUCH_EVERY_MAX, idle_threshold / 3))
 
 
 @dataclass
@@ -93,9 +103,11 @@ def wait_for_change(
 ) -> WaitOutcome:
     clock = clock or SystemClock()
     env = os.environ if env is None else env
+    every = touch_every(surveyor.settings.idle_threshold)
     start = clock.monotonic()
     survey = surveyor.look(conn, clock.now().timestamp())
     caller = identify(surveyor, conn, survey, env, os.getpid(), clock)
+    touched = clock.monotonic()
     before = _states(survey)
     changes: list[dict[str, str | None]] = []
     timed_out = False
@@ -104,7 +116,13 @@ def wait_for_change(
         if remaining <= 0:
             timed_out = True
             break
-        sleep(min(poll, remaining))
+        pause = min(poll, remaining)
+        if caller is not None:
+            pause = min(pause, max(every - (clock.monotonic() - touched), 0.0))
+        sleep(pause)
+        if caller is not None and clock.monotonic() - touched >= every:
+            touch(conn, caller.id, clock.now().timestamp(), SOURCE)
+            touched = clock.monotonic()
         survey = surveyor.look(conn, clock.now().timestamp())
         changes = _diff(before, _states(survey))
         if changes:

@@ -142,3 +142,13 @@ def test_path_forms_never_leave_the_page_folder() -> None:
     assert page_path_forms("./concepts//x", "wiki/") == ["concepts/x"]
     for outside in ("../x", "wiki/../../x", "/etc/passwd", "concepts/../../x", ".."):
         assert page_path_forms(outside, "wiki/") == [], outside
+
+
+def test_many_names_at_once_read_as_one_at_a_time(kb: Path, tether_home: Path) -> None:
+    names = [*FORMS, "hub", "wiki/concepts/nope.md", "../secret.md", "secret.md", "", "HUB"]
+    with Index.open(Wiki.open(kb), tether_home) as index:
+        index.update()
+        many = index.find_many(names)
+        one = {name: index.find(name) for name in names}
+    assert many == one
+    assert many["wiki/concepts/zeta-topic"] is not None and many["../secret.md"] is None

@@ -249,6 +249,61 @@ class Index:
         ).fetchone()
         return page_row(r) if r else None
 
+    def find_many(self, names: Iterable[str]) -> dict[str, PageRow | None]:
+        """``find`` for many names at once (a stale list)."""
+        paths = self.find_paths(names)
+        rows = self.by_paths(p for p in paths.values() if p is not None)
+        return {name: rows.get(path) if path else None for name, path in paths.items()}
+
+    def find_paths(self, names: Iterable[str]) -> dict[str, str | None]:
+        """The page path ``find`` gives each name, ids and paths looked up in a few queries."""
+        wanted = list(dict.fromkeys(names))
+        clean = {name: clean_page_name(name) for name in wanted}
+        by_id: dict[str, str] = {}
+        ids = [c for c in clean.values() if c]
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for page_id, path in self.conn.execute(
+                f"SELECT id, path FROM pages WHERE id COLLATE NOCASE IN ({marks})",  # noqa: S608
+                chunk,
+            ):
+                by_id.setdefault(page_id.lower(), path)
+        out: dict[str, str | None] = {}
+        rest: dict[str, list[str]] = {}
+        for name in wanted:
+            if not clean[name]:
+                out[name] = None
+            elif clean[name].lower() in by_id:
+                out[name] = by_id[clean[name].lower()]
+            else:
+                rest[name] = [
+                    p for f in page_path_forms(name, self.wiki.prefix) for p in (f, f + ".md")
+                ]
+        known = self._existing_paths(p for candidates in rest.values() for p in candidates)
+        for name, candidates in rest.items():
+            path = next((p for p in candidates if p in known), None)
+            if path is None:
+                row = self.find(name)
+                path = row.path if row is not None else None
+            out[name] = path
+        return out
+
+    def _existing_paths(self, paths: Iterable[str]) -> set[str]:
+        wanted = list(paths)
+        out: set[str] = set()
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            out.update(
+                r[0]
+                for r in self.conn.execute(
+                    f"SELECT path FROM pages WHERE path IN ({marks})",  # noqa: S608
+                    chunk,
+                )
+            )
+        return out
+
     def search(self, question: str, limit: int = 20, kind: str | None = None) -> list[Hit]:
         """Pages for ``question``, best first: bm25, lifted by question words in the title.
 

@@ -83,13 +83,18 @@ def parse_stale(data: Any, path: Path | None = None) -> list[StaleEntry]:
 
 def stale_pages(index: Index) -> list[tuple[StaleEntry, PageRow | None]]:
     """Each entry of the wiki's stale list with the page it names (None: no such page)."""
-    return [(entry, index.find(entry.page)) for entry in load_stale(index.wiki.stale_path)]
+    entries = load_stale(index.wiki.stale_path)
+    found = index.find_many(entry.page for entry in entries)
+    return [(entry, found[entry.page]) for entry in entries]
 
 
 def stale_reasons(index: Index) -> dict[str, str]:
     """Page path (relative to the page folder) -> why it is stale, for the pages listed."""
+    entries = load_stale(index.wiki.stale_path)
+    paths = index.find_paths(entry.page for entry in entries)
     out: dict[str, str] = {}
-    for entry, row in stale_pages(index):
-        if row is not None:
-            out.setdefault(row.path, entry.reason or "listed in stale.json")
+    for entry in entries:
+        path = paths[entry.page]
+        if path is not None:
+            out.setdefault(path, entry.reason or "listed in stale.json")
     return out

@@ -9,11 +9,14 @@ from __future__ import annotations
 import itertools
 import json
 import sqlite3
+import subprocess
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from watch_support import PYTHON, TmuxLab, gate_event, wait_until
+import psutil
+import pytest
+from watch_support import PYTHON, TETHER, TmuxLab, gate_event, wait_until, write_project
 
 from tether.clock import FakeClock, SystemClock
 from tether.config.schema import WatchSettings
@@ -205,3 +208,82 @@ def test_the_rate_limit_holds_across_daemons(
     for dog in (first, second):
         dog.close()
     other.close()
+
+
+@pytest.mark.parametrize("how", ["pane", "pid"])
+def test_a_gone_orchestrator_is_reported_to_the_human_at_the_wake_rate(
+    lab: TmuxLab, subagents_dir: Path, tether_home: Path, conn: sqlite3.Connection, how: str
+) -> None:
+    """Nobody will start a turn: as with no orchestrator at all, the human is told."""
+    clock = FakeClock(start=datetime.now(UTC))
+    _running_subagent(lab, subagents_dir)  # first: killing a server's only pane ends the server
+    if how == "pane":
+        pane, _ = lab.orchestrator()
+        orch = add_orchestrator(conn, tmux_pane=pane, tmux_socket=lab.socket, clock=clock)
+        lab.run("kill-pane", "-t", pane)
+        why = f"pane {pane} is gone"
+    else:
+        proc = subprocess.Popen(["sleep", "600"])
+        started = psutil.Process(proc.pid).create_time()
+        orch = add_orchestrator(conn, pid=proc.pid, pid_start_time=started, clock=clock)
+        proc.kill()
+        proc.wait()
+        why = f"process {proc.pid} has ended"
+    lines: list[str] = []
+    dog = Watchdog(_settings(lab, subagents_dir), tether_home, conn, clock=clock, log=lines.append)
+    report = wait_until(lambda: (r := dog.check()).running == 1 and r, what="the subagent")
+    (decision,) = report.decisions
+    assert (decision.action, decision.note) == ("orchestrator-gone", why)
+    (wake,) = report.wakes
+    assert decision.wake_id == wake.id
+    assert (wake.reason, wake.orchestrator_id, wake.delivered) == (
+        "orchestrator-gone",
+        orch.id,
+        False,
+    )
+    assert wake.message.startswith(
+        f"[tether watch] The registered orchestrator {orch.name} is gone ({why}) while 1 "
+        "subagent runs. Still working: a (pane %"
+    )
+    assert wake.message.endswith("or check on them yourself (tether subagents list).")
+    assert [c["channel"] for c in wake.channels] == ["log"]  # no pane to type into or show
+    assert lines == [f"wake: {wake.message}"]
+    clock.advance(30)
+    assert (dog.check().decisions[0].action, len(list_wakes(conn))) == ("orchestrator-gone", 1)
+    clock.advance(30)
+    assert dog.check().decisions[0].wake_id is not None
+    assert [w.reason for w in list_wakes(conn)] == ["orchestrator-gone"] * 2
+    dog.close()
+
+
+def test_a_pane_of_a_restarted_tmux_server_is_not_the_registered_orchestrator(
+    lab: TmuxLab, subagents_dir: Path, tmp_path: Path, tether_home: Path, conn: sqlite3.Connection
+) -> None:
+    """tmux numbers panes from %0 again: the id alone would point at an unrelated pane."""
+    pane, _ = lab.orchestrator("first")
+    project = write_project(tmp_path / "project", lab, subagents_dir)
+    subprocess.run(
+        [TETHER, "watch", "add-orchestrator", "--tmux-pane", pane],
+        cwd=project,
+        capture_output=True,
+        timeout=30,
+        check=True,
+    )
+    lab.restart()
+    impostor, recording = lab.orchestrator("second")
+    assert impostor == pane
+    _running_subagent(lab, subagents_dir)
+    clock = FakeClock(start=datetime.now(UTC))
+    dog = Watchdog(_settings(lab, subagents_dir), tether_home, conn, clock=clock)
+    wait_until(lambda: dog.surveyor.look(conn, time.time()).running, what="the subagent")
+    clock.advance(50)  # idle past the threshold: a live orchestrator would be woken now
+    report = dog.check()
+    (decision,) = report.decisions
+    assert decision.action == "orchestrator-gone"
+    assert decision.note is not None
+    assert decision.note.startswith(f"pane {pane} now runs another process (pid ")
+    (wake,) = report.wakes
+    assert wake.reason == "orchestrator-gone"
+    assert [c["channel"] for c in wake.channels] == ["log"]
+    assert recording.lines() == []
+    dog.close()

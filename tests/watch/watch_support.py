@@ -121,6 +121,19 @@ class TmuxLab:
     def kill(self) -> None:
         subprocess.run(self.tmux.argv("kill-server"), capture_output=True, timeout=10, check=False)
 
+    def restart(self) -> None:
+        """Kill the server; the next window starts a new one on the same socket (pane ids anew)."""
+        self.kill()
+
+        def gone() -> bool:
+            done = subprocess.run(
+                self.tmux.argv("list-sessions"), capture_output=True, timeout=10, check=False
+            )
+            return done.returncode != 0
+
+        wait_until(gone, what="the tmux server to exit")
+        self._started = False
+
 
 def write_project(root: Path, lab: TmuxLab, subagents: Path, **watch: Any) -> Path:
     """A project folder with a tether.toml whose [watch] section points at the lab."""

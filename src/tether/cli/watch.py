@@ -229,7 +229,8 @@ def once(
         click.echo(f"  {view.state:<24} {view.subagent.label}" + _wait_text(view, report))
     for decision in report.decisions:
         idle = "" if decision.idle_seconds is None else f", idle {decision.idle_seconds:.0f} s"
-        click.echo(f"orchestrator {decision.name}: {decision.action}{idle}")
+        note = f" ({decision.note})" if decision.note else ""
+        click.echo(f"orchestrator {decision.name}: {decision.action}{note}{idle}")
     for wake in report.wakes:
         click.echo(f"wake #{wake.id}: {wake.message}")
 
@@ -305,9 +306,13 @@ def add_orchestrator(
         log_path = str(Path(row.run_dir) / "events.jsonl")
         sessions += tuple(s for s in (row.session_id, row.harness_session_id) if s)
         harness = harness or row.harness
-    if tmux_pane is not None and Tmux(socket).pane(tmux_pane) is None:
-        where = f" on tmux server {socket}" if socket else ""
-        raise UsageError(f"no tmux pane {tmux_pane}{where}; `tmux list-panes -a` shows them.")
+    if tmux_pane is not None:
+        pane = Tmux(socket).pane(tmux_pane)
+        if pane is None:
+            where = f" on tmux server {socket}" if socket else ""
+            raise UsageError(f"no tmux pane {tmux_pane}{where}; `tmux list-panes -a` shows them.")
+        # the pane's first process identifies it: a restarted tmux server reuses pane ids
+        pid = pane.pane_pid
     if pid is not None:
         try:
             start_time = psutil.Process(pid).create_time()

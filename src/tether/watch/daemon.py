@@ -33,7 +33,14 @@ from tether.watch.registry import (
 )
 from tether.watch.survey import OrchestratorView, Survey, Surveyor
 from tether.watch.tmux import Tmux
-from tether.watch.wake import Delivery, SubagentView, Waker, compose
+from tether.watch.wake import (
+    HUMAN_TAIL,
+    Delivery,
+    SubagentView,
+    Waker,
+    compose,
+    running_phrase,
+)
 
 
 @dataclass
@@ -44,6 +51,7 @@ class Decision:
     idle_seconds: float | None = None
     activity_source: str | None = None
     wake_id: int | None = None
+    note: str | None = None  # e.g. why the orchestrator is gone
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -53,6 +61,7 @@ class Decision:
             "idle_seconds": None if self.idle_seconds is None else round(self.idle_seconds, 1),
             "activity_source": self.activity_source,
             "wake_id": self.wake_id,
+            "note": self.note,
         }
 
 
@@ -177,7 +186,16 @@ class Watchdog:
         if not running:
             return decision
         if not view.alive:
-            decision.action = "orchestrator-gone"
+            # like no orchestrator at all: nobody will start a turn, so the human is told
+            decision.action, decision.note = "orchestrator-gone", view.gone
+            head = (
+                f"The registered orchestrator {orch.name} is gone ({view.gone}) while "
+                f"{running_phrase(len(running))}."
+            )
+            wake = self._tell_human(orch.id, "orchestrator-gone", head, running, now, orch.name)
+            if wake is not None:
+                report.wakes.append(wake)
+                decision.wake_id = wake.id
             return decision
         if decision.idle_seconds < self.settings.idle_threshold:
             decision.action = "active"
@@ -234,20 +252,41 @@ class Watchdog:
 
     def _human_only(self, running: list[SubagentView], now: float, report: CycleReport) -> Decision:
         decision = Decision(None, "(none registered)", "rate-limited")
-        message = compose(running, 0.0, now, self.settings.message_max_chars).replace(
-            "You have been idle for 0 s while", "No orchestrator is registered while"
+        head = f"No orchestrator is registered while {running_phrase(len(running))}."
+        wake = self._tell_human(None, "no-orchestrator", head, running, now)
+        if wake is not None:
+            report.wakes.append(wake)
+            decision.action, decision.wake_id = "human-only", wake.id
+        return decision
+
+    def _tell_human(
+        self,
+        orchestrator_id: int | None,
+        reason: str,
+        head: str,
+        running: list[SubagentView],
+        now: float,
+        orchestrator_name: str = "",
+    ) -> WakeRecord | None:
+        """A wake for the human only (rate-limited per orchestrator); None when rate-limited."""
+        message = compose(
+            running, 0.0, now, self.settings.message_max_chars, head=head, tail=HUMAN_TAIL
         )
         first = _first_waiting(running) or running[0]
-        claimed = self._claim(None, "no-orchestrator", first, None, message, now)
+        claimed = self._claim(orchestrator_id, reason, first, None, message, now)
         if claimed is None:
-            return decision
+            return None
+        wait = first.wait
+        values = {
+            "reason": reason,
+            "subagent": first.subagent.label,
+            "tool": (wait.tool or "") if wait else "",
+            "orchestrator": orchestrator_name,
+        }
         delivery, _ = self.waker.deliver(
-            message, tmux=None, pane=None, endpoints=(), values={}, at=now, starts_turn=False
+            message, tmux=None, pane=None, endpoints=(), values=values, at=now, starts_turn=False
         )
-        wake = self._finish(claimed, delivery, None)
-        report.wakes.append(wake)
-        decision.action, decision.wake_id = "human-only", wake.id
-        return decision
+        return self._finish(claimed, delivery, None)
 
     def _claim(
         self,

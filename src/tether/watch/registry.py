@@ -26,6 +26,8 @@ class Orchestrator:
     name: str
     tmux_pane: str | None
     tmux_socket: str | None
+    # the orchestrator's process; for a pane registration the pane's first process
+    # (with its start time: the pane's identity, as a restarted tmux server reuses pane ids)
     pid: int | None
     pid_start_time: float | None
     log_path: str | None

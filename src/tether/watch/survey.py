@@ -40,6 +40,7 @@ class OrchestratorView:
     endpoints: tuple[Endpoint, ...]
     sessions: tuple[str, ...]
     log: Path | None = None  # its own transcript, found like a subagent's, when not registered
+    gone: str | None = None  # why it is not alive: "pane %3 is gone", …
 
 
 @dataclass
@@ -136,24 +137,34 @@ class Surveyor:
         tmux: Tmux | None = None
         pane_id: str | None = None
         agent: AgentProcess | None = None
-        alive = False
+        gone: str | None = None
         if orch.tmux_pane is not None:
+            # a pane registration: orch.pid is the pane's first process (its identity)
             tmux = self.tmux_for(orch.tmux_socket)
             own = panes if tmux is self.tmux else tmux.list_panes()
             pane = next((p for p in own if p.pane_id == orch.tmux_pane), None)
-            if pane is not None and not pane.dead:
-                alive, pane_id = True, pane.pane_id
+            if pane is None or pane.dead:
+                gone = f"pane {orch.tmux_pane} is gone"
+            elif not same_process(orch.pid, orch.pid_start_time, pane.pane_pid, table):
+                gone = (
+                    f"pane {orch.tmux_pane} now runs another process (pid {pane.pane_pid}, "
+                    f"registered: pid {orch.pid}); was its tmux server restarted?"
+                )
+            else:
+                pane_id = pane.pane_id
                 agent = table.find_agent(pane.pane_pid)
-        if orch.pid is not None and table.alive(orch.pid):
-            created = table.created.get(orch.pid, 0.0)
-            if orch.pid_start_time is None or abs(created - orch.pid_start_time) < 1.0:
-                alive = True
-                agent = agent or table.agent(orch.pid) or table.find_agent(orch.pid)
-                if pane_id is None:
-                    above = set(table.ancestors(orch.pid)) | {orch.pid}
-                    pane = next((p for p in panes if p.pane_pid in above), None)
-                    if pane is not None:
-                        tmux, pane_id = self.tmux, pane.pane_id
+        elif orch.pid is not None:
+            if not table.alive(orch.pid):
+                gone = f"process {orch.pid} has ended"
+            elif not same_process(orch.pid, orch.pid_start_time, orch.pid, table):
+                gone = f"process {orch.pid} has ended (its pid now belongs to another process)"
+            else:
+                agent = table.agent(orch.pid) or table.find_agent(orch.pid)
+                above = set(table.ancestors(orch.pid)) | {orch.pid}
+                pane = next((p for p in panes if p.pane_pid in above), None)
+                if pane is not None:
+                    tmux, pane_id = self.tmux, pane.pane_id
+        alive = gone is None
         mine = tuple(e for e in endpoints if _belongs(e, orch, pane_id, panes, table))
         sessions = list(orch.sessions)
         sessions += [e.session_id for e in mine if e.session_id]
@@ -166,8 +177,25 @@ class Surveyor:
         if agent is not None and orch.log_path is None:
             log = self.finder.find(agent, self.finder.cwd(agent))
         return OrchestratorView(
-            orch, alive, pane_id, tmux, agent, mine, tuple(dict.fromkeys(sessions)), log
+            orch, alive, pane_id, tmux, agent, mine, tuple(dict.fromkeys(sessions)), log, gone
         )
+
+
+def same_process(
+    registered: int | None, start_time: float | None, pid: int, table: ProcessTable
+) -> bool:
+    """``pid`` is the registered process: same pid, same start time (when both are known).
+
+    A registration without a pid (made before panes kept one) cannot be checked
+    and is trusted.
+    """
+    if registered is None:
+        return True
+    if pid != registered or not table.alive(pid):
+        return False
+    if start_time is None:
+        return True
+    return abs(table.created.get(pid, 0.0) - start_time) < 1.0
 
 
 def _belongs(

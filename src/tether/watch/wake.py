@@ -73,25 +73,45 @@ class Delivery:
         return any(c.ok for c in self.channels if c.channel in ("tmux", "harness"))
 
 
+ORCHESTRATOR_TAIL = (
+    "Check on them now (tether subagents wait --json) and keep watching until they finish."
+)
+HUMAN_TAIL = (
+    "Register the orchestrator that watches them (tether watch add-orchestrator) "
+    "or check on them yourself (tether subagents list)."
+)
+
+
+def running_phrase(count: int) -> str:
+    """``1 subagent runs`` / ``3 subagents run``."""
+    return f"{count} subagent runs" if count == 1 else f"{count} subagents run"
+
+
 def compose(
-    running: Sequence[SubagentView], idle_seconds: float, now: float, max_chars: int
+    running: Sequence[SubagentView],
+    idle_seconds: float,
+    now: float,
+    max_chars: int,
+    *,
+    head: str | None = None,
+    tail: str = ORCHESTRATOR_TAIL,
 ) -> str:
     """One line (Enter would submit a newline early): what runs, who waits, what to do.
 
     Waiting subagents come first, longest wait first, each with its tool; those
     that do not fit into ``max_chars`` are counted instead of cut mid-sentence.
+    ``head`` replaces the opening sentence (after the prefix), ``tail`` the
+    closing one: a message for the human instead of the orchestrator.
     """
     waiting = sorted(
         (v for v in running if v.wait is not None and v.wait.kind != "tool"),
         key=lambda v: v.wait.since if v.wait else 0.0,
     )
-    count = len(running)
-    noun = "subagent" if count == 1 else "subagents"
-    head = (
-        f"{PREFIX} You have been idle for {round(idle_seconds)} s while {count} {noun} "
-        f"{'runs' if count == 1 else 'run'}."
-    )
-    tail = "Check on them now (tether subagents wait --json) and keep watching until they finish."
+    if head is None:
+        head = (
+            f"You have been idle for {round(idle_seconds)} s while {running_phrase(len(running))}."
+        )
+    head = f"{PREFIX} {head}"
     working = [v for v in running if v not in waiting]
     summary = ""
     if working:

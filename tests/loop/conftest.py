@@ -105,9 +105,9 @@ class Project:
     def profile(self) -> Path:
         return self.root / "_control-center" / "_TOM-lm"
 
-    def write_config(self, extra: str = "") -> None:
+    def write_config(self, extra: str = "", *, base: str = BASE_TOML) -> None:
         self.extra_toml = extra
-        (self.root / "tether.toml").write_text(BASE_TOML + extra, encoding="utf-8")
+        (self.root / "tether.toml").write_text(base + extra, encoding="utf-8")
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)

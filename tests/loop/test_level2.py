@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.loop.conftest import Project, reads, write_script
+from tests.loop.conftest import BASE_TOML, Project, reads, write_script
 
 from tether.board import State
-from tether.loop import Signal, tick
+from tether.loop import Signal, run_loop, tick
 from tether.loop.level2 import ROLE_ORDER
 
 ALL_ROLES = list(ROLE_ORDER)
@@ -289,3 +291,86 @@ def test_json_evidence_names_every_source(project: Project) -> None:
     assert sources[1]["read"] == ["`organic-memory --json`: exit 0"]
     assert data["level2"]["guard"]["holds"] is False
     assert data["signal"] == "blind" and data["exit_code"] == 11
+
+
+# --- working memory in the fingerprint; working, lessons and facts -------------
+
+_USMC = """#!{python}
+# A stand-in memory CLI: prints the items kept in <store>/<subcommand>.json.
+import json, pathlib, sys
+store = pathlib.Path({store!r})
+sub = next((a for a in sys.argv[1:] if a in ("working", "lessons", "facts")), "?")
+with open(store / "calls.log", "a") as log:
+    log.write(sub + "\\n")
+path = store / (sub + ".json")
+print(path.read_text() if path.exists() else "[]")
+"""
+
+_NO_CURATED_TABLE = BASE_TOML.split('[loop.sources."memory.curated"]')[0]
+
+
+def _memory(project: Project, name: str) -> Path:
+    store = project.root / "memory-store"
+    store.mkdir(exist_ok=True)
+    script = project.bin / name
+    script.write_text(_USMC.format(python=sys.executable, store=str(store)))
+    script.chmod(0o755)
+    return store
+
+
+def _default_curated(project: Project) -> Path:
+    """The default memory.curated source (``usmc``), the other three present and empty."""
+    project.all_sources_ready()
+    project.write_config(base=_NO_CURATED_TABLE)
+    return _memory(project, "usmc")
+
+
+def test_curated_memory_asks_working_lessons_and_facts_by_default(project: Project) -> None:
+    store = _default_curated(project)
+    result = tick(project.open())
+    assert result.signal is Signal.EXHAUSTED, result.lines()
+    asked = (store / "calls.log").read_text().split()
+    assert {"working", "lessons", "facts"} <= set(asked)
+    assert result.level2 is not None
+    report = next(r for r in result.level2.reports if r.role == "memory.curated")
+    assert report.read == [
+        "`usmc working --json`: exit 0",
+        "`usmc lessons --json`: exit 0",
+        "`usmc facts --json`: exit 0",
+    ]
+
+
+@pytest.mark.parametrize("kind", ["working", "lessons", "facts"])
+def test_a_new_entry_in_any_curated_memory_is_found(project: Project, kind: str) -> None:
+    store = _default_curated(project)
+    (store / f"{kind}.json").write_text(json.dumps([{"id": "m-1", "text": f"a {kind} entry"}]))
+    loop = project.open()
+    result = tick(loop)
+    assert result.signal is Signal.CONTINUE
+    assert _statuses(result)["memory.curated"] == "found"
+    (note,) = loop.board.load().untriaged()
+    assert note.read_text().startswith(f"a {kind} entry")
+
+
+@pytest.mark.parametrize("configured", ["default usmc", "own command"])
+def test_a_new_working_memory_entry_breaks_the_guard(project: Project, configured: str) -> None:
+    if configured == "default usmc":
+        store = _default_curated(project)
+    else:  # a table that names its own command: its first command counts new entries
+        project.all_sources_ready()
+        store = _memory(project, "curated-memory")
+    (store / "working.json").write_text(json.dumps([{"id": "wm-1", "text": "old, seen"}]))
+    loop = project.open(spy=True)
+    done = run_loop(loop)  # wm-1 is new once: found, triaged, run; then nothing is left
+    assert [t.signal for t in done.ticks][-1] is Signal.EXHAUSTED and len(done.ticks) == 4
+    assert tick(loop).signal is Signal.GUARD_EXHAUSTED
+    counted = reads(loop)
+    (store / "working.json").write_text(
+        json.dumps([{"id": "wm-1", "text": "old, seen"}, {"id": "wm-2", "text": "RESUME: docs"}])
+    )
+    project.clock.advance(60)  # well inside the interval
+    again = tick(loop)
+    assert again.level2 is not None and again.level2.guard_why == "the situation changed"
+    assert again.signal is Signal.CONTINUE
+    assert _statuses(again)["memory.curated"] == "found"
+    assert reads(loop)["memory.curated"] == counted["memory.curated"] + 1

@@ -39,7 +39,14 @@ def test_defaults_mirror_the_protocol(tmp_path: Path) -> None:
     assert model.folder == tmp_path / "_control-center" / "_TOM-lm"
     assert isinstance(organic, CommandSource) and organic.argv[0] == "gardener"
     assert isinstance(curated, CommandSource)
-    assert curated.argv == ("usmc", "working", "--json") and curated.timeout == 20.0
+    assert curated.commands == (
+        ("usmc", "working", "--json"),
+        ("usmc", "lessons", "--json"),
+        ("usmc", "facts", "--json"),
+    )
+    assert curated.timeout == 20.0
+    # the guard counts new working-memory entries (SPEC C5)
+    assert curated.fingerprint_command == ("usmc", "working", "--json")
     assert [s.locate().located for s in sources] == [False] * 4  # absent: unavailable
 
 
@@ -51,11 +58,13 @@ def test_a_source_table_overrides_only_what_it_names(tmp_path: Path) -> None:
         'command = ["byum", "--json"]\n',
     )
     curated = effective_source(settings, "memory.curated")
-    assert (curated.kind, curated.command, curated.timeout) == (
-        "command",
+    assert (curated.kind, curated.command, curated.timeout) == ("command", None, "45s")
+    assert curated.argvs() == [
         ["usmc", "working", "--json"],
-        "45s",
-    )
+        ["usmc", "lessons", "--json"],
+        ["usmc", "facts", "--json"],
+    ]
+    assert curated.fingerprint_command == ["usmc", "working", "--json"]
     model = effective_source(settings, "user.model")
     assert (model.kind, model.path, model.command) == ("command", None, ["byum", "--json"])
 
@@ -86,7 +95,46 @@ def test_bad_values_are_config_errors_naming_the_key(tmp_path: Path, text: str, 
 
 def test_a_kind_without_its_location_names_the_missing_key(tmp_path: Path) -> None:
     settings = _load(tmp_path, '[loop.sources."decisions.ledger"]\nkind = "command"\n')
-    with pytest.raises(ConfigError, match=r"`loop\.sources\.decisions\.ledger\.command` is needed"):
+    with pytest.raises(
+        ConfigError,
+        match=r"`loop\.sources\.decisions\.ledger\.command` \(or `commands`\) is needed",
+    ):
+        build_sources(settings, tmp_path, {})
+
+
+@pytest.mark.parametrize(
+    ("table", "argvs", "fingerprint"),
+    [
+        # own command: the default's three commands go, the first command counts entries
+        ('command = ["mem", "working"]', [["mem", "working"]], ["mem", "working"]),
+        (
+            'commands = [["mem", "a"], ["mem", "b"]]',
+            [["mem", "a"], ["mem", "b"]],
+            ["mem", "a"],
+        ),
+        (
+            'command = ["mem"]\nfingerprint_command = ["mem", "--count"]',
+            [["mem"]],
+            ["mem", "--count"],
+        ),
+        ('fingerprint_command = ["usmc", "count"]', None, ["usmc", "count"]),
+    ],
+)
+def test_curated_memory_commands_and_the_fingerprint_that_goes_with_them(
+    tmp_path: Path, table: str, argvs: list[list[str]] | None, fingerprint: list[str]
+) -> None:
+    settings = _load(tmp_path, f'[loop.sources."memory.curated"]\n{table}\n')
+    spec = effective_source(settings, "memory.curated")
+    assert spec.argvs() == (argvs or effective_source(LoopSettings(), "memory.curated").argvs())
+    assert spec.fingerprint_command == fingerprint
+
+
+def test_command_and_commands_together_are_refused(tmp_path: Path) -> None:
+    settings = _load(
+        tmp_path,
+        '[loop.sources."memory.curated"]\ncommand = ["a"]\ncommands = [["b"]]\n',
+    )
+    with pytest.raises(ConfigError, match="both `command` and `commands`"):
         build_sources(settings, tmp_path, {})
 
 

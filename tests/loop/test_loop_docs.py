@@ -90,8 +90,9 @@ def test_loop_page_roles_table_names_the_defaults() -> None:
     settings = LoopSettings()
     for role in ("decisions.ledger", "memory.organic", "memory.curated", "user.model"):
         spec = effective_source(settings, role)
-        where = spec.path if spec.kind == "files" else " ".join(spec.command or [])
-        kind = "folder" if spec.kind == "files" else "command"
+        argvs = spec.argvs()
+        where = spec.path if spec.kind == "files" else "`, `".join(" ".join(a) for a in argvs)
+        kind = "folder" if spec.kind == "files" else "command" + ("s" if len(argvs) > 1 else "")
         assert f"| `{role}` | {kind} `{where}` |" in table
 
 

@@ -2,10 +2,10 @@
 
 Every field has a default, so a project without ``[loop]`` gets the layout of
 the protocol the loop comes from (a ``tickets/`` board, ``TODO.md``, a
-``_control-center/`` folder, the ``gardener`` and ``usmc`` CLIs). A source
-table only names what it changes; the rest comes from that role's defaults
-(``source_defaults``). Durations are written ``"90s"``, ``"15m"``, ``"2h"``,
-``"1d"`` (or ``"500ms"``).
+``_control-center/`` folder, the ``gardener`` and ``usmc`` CLIs; ``usmc`` is
+asked for its working memory, lessons and facts). A source table only names
+what it changes; the rest comes from that role's defaults (``source_defaults``).
+Durations are written ``"90s"``, ``"15m"``, ``"2h"``, ``"1d"`` (or ``"500ms"``).
 """
 
 from __future__ import annotations
@@ -45,11 +45,20 @@ class SourceSettings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, f
     kind: SourceKind | None = None
     path: NonEmptyStr | None = None  # files: a folder, relative to the project root
     command: Command | None = None  # command: argv, run without a shell
+    # command: several argvs of one source, asked one after the other
+    commands: list[Command] | None = None
     timeout: Duration | None = None
     # user.model: a pattern counts as found only at this confidence or above
     confidence_threshold: Confidence | None = None
-    # optional cheap command whose output joins the guard's fingerprint
+    # a cheap command whose output joins the guard's fingerprint (for items: their
+    # count not yet seen); memory.curated uses its first command unless this is set
     fingerprint_command: Command | None = None
+
+    def argvs(self) -> list[list[str]]:
+        """The commands to read, in order (``command`` or ``commands``)."""
+        if self.command is not None:
+            return [self.command]
+        return list(self.commands or [])
 
 
 class LoopSources(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, frozen=True):
@@ -105,13 +114,22 @@ class LoopSettings(Section, frozen=True):
     routines: list[RoutineCheck] = msgspec.field(default_factory=list)
 
 
+_USMC_WORKING = ["usmc", "working", "--json"]
+
 # The defaults of each role, mirroring the work-autonomous protocol.
 _ROLE_DEFAULTS: dict[str, SourceSettings] = {
     "decisions.ledger": SourceSettings(kind="files", path="_control-center/_DECISIONS"),
     "memory.organic": SourceSettings(kind="command", command=["gardener", "find", "--json"]),
-    "memory.curated": SourceSettings(kind="command", command=["usmc", "working", "--json"]),
+    "memory.curated": SourceSettings(
+        kind="command",
+        commands=[_USMC_WORKING, ["usmc", "lessons", "--json"], ["usmc", "facts", "--json"]],
+        # the guard's fingerprint counts new working-memory entries (SPEC C5)
+        fingerprint_command=list(_USMC_WORKING),
+    ),
     "user.model": SourceSettings(kind="files", path="_control-center/_TOM-lm"),
 }
+# Roles whose first command also gives the fingerprint when none is configured.
+_FINGERPRINT_FROM_FIRST_COMMAND = ("memory.curated",)
 DEFAULT_CONFIDENCE = 0.5
 
 
@@ -120,14 +138,30 @@ def source_defaults(role: str) -> SourceSettings:
 
 
 def effective_source(settings: LoopSettings, role: str) -> SourceSettings:
-    """The role's table merged over its defaults (a key given wins)."""
+    """The role's table merged over its defaults (a key given wins).
+
+    A table that names its own ``command`` or ``commands`` replaces the
+    default's commands and the fingerprint command that went with them; for
+    ``memory.curated`` its first command then gives the fingerprint (unless
+    ``fingerprint_command`` is set).
+    """
     given = settings.sources.get(role)
     base = _ROLE_DEFAULTS[role]
     if given.kind is not None and given.kind != base.kind:
         # another kind: nothing of the default's location applies
         base = SourceSettings(kind=given.kind)
+    elif given.command is not None or given.commands is not None:
+        base = msgspec.structs.replace(base, command=None, commands=None, fingerprint_command=None)
     merged = {
         name: getattr(given, name) if getattr(given, name) is not None else getattr(base, name)
         for name in SourceSettings.__struct_fields__
     }
-    return SourceSettings(**merged)
+    spec = SourceSettings(**merged)
+    if (
+        role in _FINGERPRINT_FROM_FIRST_COMMAND
+        and spec.kind == "command"
+        and spec.fingerprint_command is None
+        and spec.argvs()
+    ):
+        spec = msgspec.structs.replace(spec, fingerprint_command=spec.argvs()[0])
+    return spec

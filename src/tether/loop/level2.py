@@ -70,7 +70,7 @@ class SourceReport:
             return f"{self.role}: not asked (an earlier source found work)"
         what = f"read {len(self.read)} {'file' if len(self.read) == 1 else 'files'}"
         if self.kind == "command" and self.read:
-            what = self.read[0]
+            what = ", ".join(self.read)
         return f"{self.role}: {self.status} ({what}; {self.items} items, {len(self.new)} new)"
 
 
@@ -108,7 +108,7 @@ def run_chain(loop: Loop, view: BoardView, *, dry_run: bool) -> Level2:
     now = loop.clock.now()
     locations = [(source, source.locate()) for source in loop.sources]
     unavailable = [s.role for s, where in locations if not where.located]
-    fp = _fingerprint(view, locations, unavailable)
+    fp = _fingerprint(loop, view, locations, unavailable)
     before = guard.load(loop.conn, loop.scope)
     held = guard.holding(before, fp, now, loop.guard_interval)
     if held is not None:
@@ -130,7 +130,9 @@ def run_chain(loop: Loop, view: BoardView, *, dry_run: bool) -> Level2:
     result.user_items = [u for r in reports for u in r.user_items]
     if not dry_run:
         result.applied = _apply(loop, view, reports)
-    # Saved as computed before reading, so the next tick compares like with like.
+    # Saved as located before reading, so the next tick compares like with like; only
+    # the count of unseen working-memory entries is taken again, after marking them seen.
+    fp = _fingerprint(loop, view, locations, unavailable)
     result.guard_after = guard.save(loop.conn, loop.scope, outcome, now, fp)
     return result
 
@@ -144,12 +146,21 @@ def sorted_roles(roles: tuple[str, ...] | list[str]) -> list[str]:
 
 
 def _fingerprint(
-    view: BoardView, locations: list[tuple[Source, Location]], unavailable: list[str]
+    loop: Loop, view: BoardView, locations: list[tuple[Source, Location]], unavailable: list[str]
 ) -> guard.Fingerprint:
+    parts: dict[str, str] = {}
+    for source, where in locations:
+        if not where.located:
+            continue
+        parts[source.role] = where.situation
+        if where.fingerprint_keys is not None:
+            seen = records.seen_items(loop.conn, loop.scope, source.role)
+            new = sum(1 for key in where.fingerprint_keys if key not in seen)
+            parts[source.role] = f"new entries: {new}"
     situation = guard.situation(
         [t.id for t in view.in_state(State.ACTIONABLE)],
         [t.id for t in view.in_state(State.USER)],
-        {s.role: where.situation for s, where in locations if where.located},
+        parts,
     )
     return guard.Fingerprint(situation, tuple(sorted(unavailable)))
 
@@ -194,9 +205,7 @@ def _work(
     loop: Loop, view: BoardView, role: str, reading: Reading, report: SourceReport
 ) -> list[Item]:
     """Which new items are work, by role."""
-    if reading.claimed == "empty":
-        return []
-    new = report.new
+    new = [i for i in report.new if i.key not in reading.inert]
     if role == "user.model":
         spec = effective_source(loop.settings, role)
         threshold = spec.confidence_threshold

@@ -2,11 +2,16 @@
 
 Two kinds are built in. A ``files`` source is a folder of text files (a
 decisions folder, a profile folder); it is located when the folder exists. A
-``command`` source runs a command (argv, no shell, with a timeout); it is
-located when the executable is found, and its output is JSON: either
+``command`` source runs one or several commands (argv, no shell, with a
+timeout, one after the other: ``usmc working``, ``lessons``, ``facts``); it is
+located when every executable is found, and each output is JSON: either
 ``{"status": "found"|"empty", "items": [...]}`` or a plain list of items. An
 item is a string or an object with ``text`` (or ``title``/``summary``/
 ``note``), optionally ``id``, ``confidence`` and ``ticket``/``tickets``.
+
+A command source may have a fingerprint command, run when it is located: the
+guard's view of it. When that command lists items, the chain counts those not
+seen yet (new working-memory entries); any other output counts as it is.
 
 Sources report what is there; deciding what counts as *new work* is the
 chain's job (``level2``).
@@ -31,7 +36,7 @@ from tether.config.loop import (
     parse_duration,
 )
 from tether.errors import ConfigError
-from tether.loop.commands import find_executable, run_command
+from tether.loop.commands import CommandResult, find_executable, run_command
 
 DECISIONS_TODO = "TO-DECIDE-USER"
 TEXT_SUFFIXES = (".md", ".txt", ".json", ".jsonl")
@@ -66,6 +71,9 @@ class Location:
     where: str
     reason: str | None = None  # why it could not be located
     situation: str = ""  # this source's part of the guard's fingerprint
+    # the keys of the items the fingerprint command listed (the chain counts the unseen)
+    fingerprint_keys: tuple[str, ...] | None = None
+    prefetched: CommandResult | None = None  # the fingerprint command's run, reused by read
 
 
 @dataclass
@@ -74,7 +82,8 @@ class Reading:
     items: list[Item] = field(default_factory=list)
     user_items: list[str] = field(default_factory=list)  # e.g. undecided decisions
     read: list[str] = field(default_factory=list)  # what was read, for the evidence
-    claimed: str | None = None  # a command's own status, if it gave one
+    claimed: str | None = None  # the commands' own status, if every one gave the same
+    inert: set[str] = field(default_factory=set)  # keys of items a command said are no work
     error: str | None = None
 
 
@@ -237,67 +246,99 @@ def _json_items(text: str, origin: str) -> list[Item]:
 
 
 class CommandSource:
-    """A command printing JSON; located when its executable is found."""
+    """One or several commands printing JSON; located when every executable is found."""
 
     kind = "command"
 
     def __init__(
         self,
         role: str,
-        argv: Sequence[str],
+        commands: Sequence[Sequence[str]],
         *,
         cwd: Path,
         timeout: float,
         env: Mapping[str, str],
         fingerprint_command: Sequence[str] | None = None,
     ) -> None:
+        if not commands:
+            raise ValueError("a command source needs at least one command")
         self.role = role
-        self.argv = tuple(argv)
+        self.commands = tuple(tuple(argv) for argv in commands)
         self.cwd = cwd
         self.timeout = timeout
         self.env = env
         self.fingerprint_command = tuple(fingerprint_command or ())
 
+    @property
+    def argv(self) -> tuple[str, ...]:
+        """The first command."""
+        return self.commands[0]
+
     def locate(self) -> Location:
-        where = shlex.join(self.argv)
-        if find_executable(self.argv[0], self.cwd, self.env) is None:
-            return Location(False, where, f"`{self.argv[0]}` is not on PATH")
-        situation = ""
-        if self.fingerprint_command:
-            result = run_command(
-                self.fingerprint_command, cwd=self.cwd, timeout=self.timeout, env=self.env
-            )
-            situation = result.stdout.strip()[:200] if result.ok else result.summary()
-        return Location(True, where, situation=situation)
+        where = "; ".join(shlex.join(argv) for argv in self.commands)
+        for argv in self.commands:
+            if find_executable(argv[0], self.cwd, self.env) is None:
+                return Location(False, where, f"`{argv[0]}` is not on PATH")
+        if not self.fingerprint_command:
+            return Location(True, where)
+        result = run_command(
+            self.fingerprint_command, cwd=self.cwd, timeout=self.timeout, env=self.env
+        )
+        if not result.ok:
+            return Location(True, where, situation=result.summary())
+        parsed = _parse(result.stdout, self.fingerprint_command[0])
+        if isinstance(parsed, str):  # not a list of items: the output itself is the view
+            text = result.stdout.strip()
+            if len(text) > 200:
+                text = "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:32]
+            return Location(True, where, situation=text, prefetched=result)
+        keys = tuple(sorted({i.key for i in parsed[0]}))
+        return Location(True, where, fingerprint_keys=keys, prefetched=result)
 
     def read(self, location: Location) -> Reading:
-        result = run_command(self.argv, cwd=self.cwd, timeout=self.timeout, env=self.env)
-        described = result.summary()
-        if not result.ok:
-            tail = f": {result.tail[-200:]}" if result.tail else ""
-            return Reading(ok=False, read=[described], error=f"{described}{tail}")
-        try:
-            data = json.loads(result.stdout or "null")
-        except ValueError:
-            return Reading(ok=False, read=[described], error=f"{described}: output is not JSON")
-        origin = self.argv[0]
-        if isinstance(data, list):
-            items = [i for raw in data if (i := item_from(raw, origin)) is not None]
-            return Reading(ok=True, items=items, read=[described])
-        if isinstance(data, dict) and data.get("status") in ("found", "empty"):
-            raw_items = data.get("items") or []
-            items = (
-                [i for raw in raw_items if (i := item_from(raw, origin)) is not None]
-                if isinstance(raw_items, list)
-                else []
+        reading = Reading(ok=True)
+        claims: set[str | None] = set()
+        for argv in self.commands:
+            reused = location.prefetched
+            result = (
+                reused
+                if reused is not None and reused.argv == argv
+                else run_command(argv, cwd=self.cwd, timeout=self.timeout, env=self.env)
             )
-            return Reading(ok=True, items=items, read=[described], claimed=str(data["status"]))
-        return Reading(
-            ok=False,
-            read=[described],
-            error=f'{described}: expected a JSON list or {{"status": "found"|"empty", '
-            f'"items": [...]}}',
+            described = result.summary()
+            reading.read.append(described)
+            if not result.ok:
+                tail = f": {result.tail[-200:]}" if result.tail else ""
+                return Reading(ok=False, read=reading.read, error=f"{described}{tail}")
+            parsed = _parse(result.stdout, argv[0])
+            if isinstance(parsed, str):
+                return Reading(ok=False, read=reading.read, error=f"{described}: {parsed}")
+            items, claimed = parsed
+            reading.items += items
+            claims.add(claimed)
+            if claimed == "empty":
+                reading.inert |= {i.key for i in items}
+        reading.claimed = claims.pop() if len(claims) == 1 else None
+        return reading
+
+
+def _parse(stdout: str, origin: str) -> tuple[list[Item], str | None] | str:
+    """A command's items and its own status, or what is wrong with its output."""
+    try:
+        data = json.loads(stdout or "null")
+    except ValueError:
+        return "output is not JSON"
+    if isinstance(data, list):
+        return [i for raw in data if (i := item_from(raw, origin)) is not None], None
+    if isinstance(data, dict) and data.get("status") in ("found", "empty"):
+        raw_items = data.get("items") or []
+        items = (
+            [i for raw in raw_items if (i := item_from(raw, origin)) is not None]
+            if isinstance(raw_items, list)
+            else []
         )
+        return items, str(data["status"])
+    return 'expected a JSON list or {"status": "found"|"empty", "items": [...]}'
 
 
 def build_sources(
@@ -315,15 +356,21 @@ def build_sources(
             folder = folder if folder.is_absolute() else project_root / folder
             sources.append(FileSource(role, folder, spec.path))
         else:
-            if not spec.command:
+            if spec.command and spec.commands:
                 raise ConfigError(
-                    f'`{key}.command` is needed for kind = "command"', key=f"{key}.command"
+                    f"`{key}` has both `command` and `commands`; keep one of them",
+                    key=f"{key}.commands",
+                )
+            if not spec.argvs():
+                raise ConfigError(
+                    f'`{key}.command` (or `commands`) is needed for kind = "command"',
+                    key=f"{key}.command",
                 )
             timeout = parse_duration(spec.timeout or settings.source_timeout)
             sources.append(
                 CommandSource(
                     role,
-                    spec.command,
+                    spec.argvs(),
                     cwd=project_root,
                     timeout=timeout,
                     env=env,

@@ -293,6 +293,46 @@ def test_json_evidence_names_every_source(project: Project) -> None:
     assert data["signal"] == "blind" and data["exit_code"] == 11
 
 
+# --- decisions that name a ticket (SPEC C3, decisions.ledger) -------------------
+
+
+@pytest.mark.parametrize(
+    ("state", "reason", "front", "found"),
+    [
+        (State.BLOCKED, "dependency", {"blocked_by": "the release", "check": ["false"]}, True),
+        (State.WAITING, "scheduled", {"until": "2030-01-01"}, True),
+        (State.PARKED, "backlog", {}, True),
+        (State.USER, "approval", {"needs": "a yes"}, True),
+        (State.DONE, None, {}, False),
+    ],
+    ids=["blocked", "waiting", "parked", "user", "done"],
+)
+def test_a_decision_naming_a_ticket_that_is_not_done_is_found(
+    project: Project, state: State, reason: str | None, front: dict[str, Any], found: bool
+) -> None:
+    project.all_sources_ready()
+    ticket = project.add("Ship the release", state, reason, **front)
+    where = project.location(ticket.id)
+    (project.decisions / "DECIDED-AND-DONE.md").write_text(f"- {ticket.id}: approved, go ahead\n")
+    loop = project.open()
+    result = tick(loop)
+    if not found:  # a decision about finished work is no work
+        assert result.signal is Signal.EXHAUSTED
+        return
+    assert result.signal is Signal.CONTINUE, result.lines()
+    assert _statuses(result)["decisions.ledger"] == "found"
+    if state is State.USER:
+        assert project.location(ticket.id) == "ACTIONABLE"
+        return
+    assert project.location(ticket.id) == where  # text never moves a ticket past its rule
+    (note,) = loop.board.load().untriaged()
+    text = note.read_text()
+    assert f"{ticket.id} ({where}" in text and "approved, go ahead" in text
+    assert tick(loop).level1.work is not None  # next: triage, then an agent gets the decision
+    (made,) = loop.board.load().in_state(State.ACTIONABLE)
+    assert ticket.id in made.title + made.body
+
+
 # --- working memory in the fingerprint; working, lessons and facts -------------
 
 _USMC = """#!{python}

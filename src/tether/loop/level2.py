@@ -7,8 +7,10 @@ fingerprint), nothing is read and the guard line follows. Otherwise each
 located source is *read*, in chain order, until one has something new:
 
 - ``found``: something new that is work. A decision naming a USER ticket moves
-  that ticket to ACTIONABLE with the decision as a note; any other new item
-  becomes an INBOX note, so level 1 triages it next tick.
+  that ticket to ACTIONABLE with the decision as a note; a decision naming any
+  other ticket that is not DONE (BLOCKED, WAITING, PARKED), and any other new
+  item, becomes an INBOX note, so level 1 triages it next tick and an agent
+  gets it — the named ticket itself only moves by its own rule.
 - ``empty``: read, nothing new. For ``user.model`` a pattern below the
   confidence threshold is empty and becomes an item for the person.
 - ``unavailable``: not located, or the read failed. Never counted as empty.
@@ -22,10 +24,11 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from tether.board import BoardView, State
+from tether.board import BoardView, State, Ticket
 from tether.config.loop import DEFAULT_CONFIDENCE, effective_source
 from tether.fs import atomic_write_text
 from tether.loop import guard, records
+from tether.loop.level1 import user_lock
 from tether.loop.sources import Item, Location, Reading, Source
 
 if TYPE_CHECKING:
@@ -216,8 +219,8 @@ def _work(
             for i in low
         ]
         return [i for i in new if i.confidence is not None and i.confidence >= threshold]
-    if role == "decisions.ledger":
-        return [i for i in new if any(_is_user(view, t) for t in i.tickets)]
+    if role == "decisions.ledger":  # a decision is work when it names an open ticket
+        return [i for i in new if _open_tickets(view, i)]
     return list(new)
 
 
@@ -228,6 +231,14 @@ def _pct(value: float | None) -> str:
 def _is_user(view: BoardView, ticket_id: str) -> bool:
     ticket = view.get(ticket_id)
     return ticket is not None and ticket.state is State.USER
+
+
+def _open_tickets(view: BoardView, item: Item) -> list[Ticket]:
+    """The tickets a decision names that are on the board, not DONE and not user-locked."""
+    named = [view.get(t) for t in item.tickets]
+    return [
+        t for t in named if t is not None and t.state is not State.DONE and user_lock(t) is None
+    ]
 
 
 def _apply(loop: Loop, view: BoardView, reports: list[SourceReport]) -> list[str]:
@@ -241,12 +252,17 @@ def _apply(loop: Loop, view: BoardView, reports: list[SourceReport]) -> list[str
             for ticket_id in users:
                 loop.board.move(ticket_id, State.ACTIONABLE, note=f"{report.role}: {item.text}")
                 applied.append(f"{ticket_id} USER → ACTIONABLE ({report.role})")
-            if users:
+            others = [t for t in _open_tickets(view, item) if t.id not in users]
+            if users and not others:
                 continue
+            text = item.text
+            if others:  # the decision goes to an agent; the tickets keep their places
+                named = ", ".join(f'{t.id} ({t.location} "{t.title}")' for t in others)
+                text = f"Decision on {named}: {item.text}"
             name = f"{report.role}-{hashlib.sha256(item.key.encode()).hexdigest()[:10]}.md"
             atomic_write_text(
                 inbox / name,
-                f"{item.text}\n\nFound by {report.role} in "
+                f"{text}\n\nFound by {report.role} in "
                 f"{report.where} ({item.origin}).\n\n{loop.session_line()}\n",
             )
             applied.append(f"INBOX/{name} ({report.role})")

@@ -163,3 +163,17 @@ def test_ctrl_c_stops_the_loop_cleanly_after_recording_and_one_loop_per_board(
     after = project.board.get(ticket.id)
     assert after.state is State.ACTIONABLE and after.last_run == runs[0].id
     assert after.report is not None and Path(after.report).is_file()
+
+
+def test_a_repeated_user_only_tick_shows_the_bundle_again(project: Project) -> None:
+    project.all_sources_ready()
+    project.add("Pick the licence", State.USER, "decision", needs="MIT or Apache-2.0")
+    for attempt in ("chain", "guard"):
+        done = _tether(project, "loop", "tick")
+        assert done.returncode == 14, (attempt, done.stdout)
+        lines = done.stdout.splitlines()
+        assert lines[-1].startswith("TETHER-LOOP: STOP (user-only)")
+        assert lines[-3] == "For you, in one bundle (1 item):"
+        assert '"Pick the licence" — needs: MIT or Apache-2.0' in lines[-2]
+    assert "level 2: guard holds (exhausted at " in done.stdout
+    assert "no work left" not in done.stdout and "unchanged since" not in done.stdout

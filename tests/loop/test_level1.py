@@ -284,3 +284,46 @@ def test_a_ticket_under_a_user_lock_is_never_worked_and_goes_to_the_person(
     assert second.bundle is not None
     assert sum("user lock" in item for item in second.bundle.items) == 2
     assert project.board.get(locked.id).state is State.ACTIONABLE
+
+
+_P7 = (
+    "---\nid: T-20260301-000000007\ntitle: Looks like work\npriority: P7\n"
+    "created: 2026-03-01T09:00:00Z\n---\nPort the parser.\n"
+)
+MALFORMED = {
+    # where (under tickets/), text, what the bundle says about it
+    "actionable-priority": ("ACTIONABLE/T-20260301-000000007.md", _P7, "unknown priority 'P7'"),
+    "blocked-yaml": ("BLOCKED/dependency/T-1.md", "---\ntitle: [unclosed\n---\nx\n", "T-1.md"),
+    "user-priority": ("USER/decision/T-20260301-000000007.md", _P7, "unknown priority 'P7'"),
+    "outside-states": ("notes.md", "Port the parser\n", "not in a state folder"),
+}
+
+
+@pytest.mark.parametrize("case", list(MALFORMED))
+@pytest.mark.parametrize("blind", [False, True], ids=["all-sources", "one-missing"])
+def test_a_malformed_ticket_outside_inbox_is_put_before_the_person_never_exhausted(
+    project: Project, case: str, blind: bool
+) -> None:
+    """A file tether cannot read may hold work: the stop proves nothing while it stands."""
+    where, text, problem = MALFORMED[case]
+    project.all_sources_ready()
+    if blind:
+        (project.bin / "organic-memory").unlink()
+    path = project.root / "tickets" / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    loop = project.open()
+    for attempt in ("chain", "guard"):
+        result = tick(loop)
+        expected = Signal.BLIND if blind else Signal.USER_ONLY
+        if blind and attempt == "guard":
+            expected = Signal.GUARD_BLIND
+        assert result.signal is expected, (attempt, result.lines())
+        assert result.bundle is not None
+        (item,) = [i for i in result.bundle.items if f"tickets/{where}" in i]
+        assert problem in item and "fix" in item.lower()
+        lines = result.lines()
+        assert lines[lines.index(result.bundle.lines()[0]) + 1].endswith(item)
+    assert path.read_text(encoding="utf-8") == text  # reported, never lost or changed
+    path.unlink()  # fixed (here: removed) by the person: the guarded chain result stands
+    assert tick(loop).signal is (Signal.GUARD_BLIND if blind else Signal.GUARD_EXHAUSTED)

@@ -293,6 +293,82 @@ def test_json_evidence_names_every_source(project: Project) -> None:
     assert data["signal"] == "blind" and data["exit_code"] == 11
 
 
+# --- the guard and the person's bundle (SPEC C5 + C6) ---------------------------
+
+
+def _user_ticket(p: Project) -> str:
+    p.add("Pick the licence", State.USER, "decision", needs="MIT or Apache-2.0")
+    return '"Pick the licence"'
+
+
+def _undecided(p: Project) -> str:
+    (p.decisions / "TO-DECIDE-USER.txt").write_text("Rename the project?\n")
+    return "undecided (TO-DECIDE-USER.txt): Rename the project?"
+
+
+def _weak_pattern(p: Project) -> str:
+    (p.profile / "patterns.md").write_text("- 🔴 On Fridays, update the changelog\n")
+    return "On Fridays, update the changelog"
+
+
+def _held_todo(p: Project) -> str:
+    (p.root / "TODO.md").write_text("- [ ] publish the release (needs approval)\n")
+    return "waits for an approval/decision: publish the release"
+
+
+@pytest.mark.parametrize(
+    "person_item",
+    [_user_ticket, _undecided, _weak_pattern, _held_todo],
+    ids=["user-ticket", "undecided-decision", "low-confidence-pattern", "held-todo"],
+)
+def test_a_guarded_tick_with_items_for_the_person_still_stops_user_only_with_the_bundle(
+    project: Project, person_item: Any
+) -> None:
+    project.all_sources_ready()
+    shown = person_item(project)
+    loop = project.open(spy=True)
+    first = tick(loop)
+    assert first.signal is Signal.USER_ONLY
+    counted = reads(loop)
+    project.clock.advance(5 * 60)
+    second = tick(loop)
+    assert second.level2 is not None and second.level2.outcome == "guard"
+    assert reads(loop) == counted  # the guard held: no source read again
+    assert second.signal is Signal.USER_ONLY and int(second.exit_code) == 14
+    assert second.bundle is not None and not second.bundle.empty
+    lines = second.lines()
+    assert any(shown in line for line in lines[lines.index(second.bundle.lines()[0]) :])
+    assert first.bundle is not None and second.bundle.as_dict() == first.bundle.as_dict()
+
+
+def test_a_guarded_blind_tick_shows_the_bundle_before_its_guard_line(project: Project) -> None:
+    project.all_sources_ready()
+    (project.bin / "organic-memory").unlink()
+    _user_ticket(project)
+    loop = project.open()
+    assert tick(loop).signal is Signal.BLIND
+    second = tick(loop)
+    assert second.signal is Signal.GUARD_BLIND and int(second.exit_code) == 13
+    lines = second.lines()
+    assert lines[-1] == second.line
+    assert "For you, in one bundle (1 item):" in lines
+    assert '"Pick the licence"' in lines[-2]
+
+
+def test_the_guard_says_exhausted_unchanged_only_when_nothing_is_left_for_the_person(
+    project: Project,
+) -> None:
+    project.all_sources_ready()
+    ticket = project.add("Pick the licence", State.USER, "decision", needs="MIT or Apache-2.0")
+    loop = project.open()
+    assert tick(loop).signal is Signal.USER_ONLY
+    assert tick(loop).signal is Signal.USER_ONLY
+    loop.board.move(ticket.id, State.DONE, note="MIT")
+    assert tick(loop).signal is Signal.EXHAUSTED  # the USER ids changed: the chain ran again
+    guarded = tick(loop)
+    assert guarded.signal is Signal.GUARD_EXHAUSTED and guarded.bundle is None
+
+
 # --- decisions that name a ticket (SPEC C3, decisions.ledger) -------------------
 
 

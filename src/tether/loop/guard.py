@@ -3,9 +3,17 @@
 The last chain result (``exhausted``, ``blind`` or ``found``), its time and a
 fingerprint are kept in the store. The fingerprint has two parts: the
 situation (open ACTIONABLE and USER ticket ids, the file sources' files and
-modification times, the output of any ``fingerprint_command``) and the
-availability (the sorted roles that could not be located). Within the guard
-interval and with the same fingerprint, the chain is not run again.
+modification times, the count of working-memory entries not seen yet — or the
+output of another ``fingerprint_command``) and the availability (the sorted
+roles that could not be located). Within the guard interval and with the same
+fingerprint, the chain is not run again.
+
+The guard also keeps the items for the person that reading the sources gave
+(undecided decisions, low-confidence patterns), stored beside the situation
+(key ``person_items``) and outside the fingerprint: a guarded tick still puts
+them in the person's bundle, so a user-only stop stays user-only while the
+guard holds, and ``exhausted unchanged`` is said only when nothing waits for
+the person.
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ class GuardState:
     fingerprint: str
     unavailable: tuple[str, ...] = ()
     situation: Mapping[str, Any] = field(default_factory=dict)
+    person_items: tuple[str, ...] = ()  # what the reading left for the person
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -55,6 +64,7 @@ class GuardState:
             "at": to_iso(self.at),
             "fingerprint": self.fingerprint,
             "unavailable": list(self.unavailable),
+            "person_items": list(self.person_items),
         }
 
 
@@ -66,18 +76,31 @@ def load(conn: sqlite3.Connection, scope: str) -> GuardState | None:
     if row is None:
         return None
     result, at, fingerprint, situation, unavailable = row
+    stored = json.loads(situation)
+    items = stored.pop(PERSON_ITEMS, [])
     return GuardState(
         result=result,
         at=from_iso(at),
         fingerprint=fingerprint,
         unavailable=tuple(json.loads(unavailable)),
-        situation=json.loads(situation),
+        situation=stored,
+        person_items=tuple(str(i) for i in items) if isinstance(items, list) else (),
     )
 
 
+PERSON_ITEMS = "person_items"
+
+
 def save(
-    conn: sqlite3.Connection, scope: str, result: GuardResult, at: datetime, fp: Fingerprint
+    conn: sqlite3.Connection,
+    scope: str,
+    result: GuardResult,
+    at: datetime,
+    fp: Fingerprint,
+    *,
+    person_items: Sequence[str] = (),
 ) -> GuardState:
+    stored = {**fp.situation, PERSON_ITEMS: list(person_items)}
     with transaction(conn):
         conn.execute(
             "INSERT INTO loop_guard (scope, result, at, fingerprint, situation, unavailable) "
@@ -89,11 +112,13 @@ def save(
                 result,
                 to_iso(at),
                 fp.digest,
-                json.dumps(fp.situation, sort_keys=True, ensure_ascii=False),
+                json.dumps(stored, sort_keys=True, ensure_ascii=False),
                 json.dumps(sorted(fp.unavailable)),
             ),
         )
-    return GuardState(result, at, fp.digest, tuple(sorted(fp.unavailable)), fp.situation)
+    return GuardState(
+        result, at, fp.digest, tuple(sorted(fp.unavailable)), fp.situation, tuple(person_items)
+    )
 
 
 def holding(

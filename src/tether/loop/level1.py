@@ -10,6 +10,11 @@
 7. limit-stopped runs with a report and no follow-up yet.
 
 Each step leaves its evidence, so ``--json`` shows what was looked at.
+
+A file on the board that tether cannot read (bad front matter, a misplaced
+file) may hold work, so the loop cannot prove there is none while it stands:
+in INBOX it stops the tick with an error; anywhere else it becomes an item of
+the person's bundle ("fix …"), which keeps the tick from ending ``exhausted``.
 """
 
 from __future__ import annotations
@@ -75,11 +80,12 @@ class Level1:
     user_items: list[str]  # things only a person can unblock, found on the way
     warnings: list[str]
     held: list[todo.TodoItem] = field(default_factory=list)  # TODO items waiting for a person
+    unreadable: list[str] = field(default_factory=list)  # board files only a person can fix
 
     def person_items(self) -> list[str]:
         """Everything level 1 saw that waits for a person, as bundle lines."""
         held = [f"{i.file}:{i.line} waits for an approval/decision: {i.text}" for i in self.held]
-        return [*held, *self.user_items]
+        return [*self.unreadable, *held, *self.user_items]
 
 
 def _title(ticket: Ticket) -> str:
@@ -121,7 +127,20 @@ def scan(loop: Loop, view: BoardView, *, dry_run: bool, run_checks: bool = True)
     found = _scan(loop, view, dry_run, run_checks, evidence, user_items, held)
     reached = {e["source"] for e in evidence}
     evidence += [{"source": s, "reached": False} for s in SOURCES if s not in reached]
-    return Level1(found, evidence, user_items, warnings, held)
+    unreadable = [
+        f"fix {_shown(loop, path)}: tether cannot read it ({message}); it may hold work, "
+        f"so no stop can prove there is none until it is fixed"
+        for path, message in view.malformed
+    ]
+    return Level1(found, evidence, user_items, warnings, held, unreadable)
+
+
+def _shown(loop: Loop, path: Path) -> str:
+    """A board path as the person finds it: from the project root when it is inside."""
+    try:
+        return str(path.relative_to(loop.project_root))
+    except ValueError:
+        return str(path)
 
 
 def _scan(

@@ -1,10 +1,12 @@
 """Level 2 (SPEC C3–C5): only when level 1 found nothing — ask the four sources, with a guard.
 
 First every source is *located* (cheap: a folder exists, an executable is on
-PATH); that gives the availability part of the fingerprint. If the guard holds
-(the last result was exhausted or blind, within the interval, same
-fingerprint), nothing is read and the guard line follows. Otherwise each
-located source is *read*, in chain order, until one has something new:
+PATH, a fingerprint command lists working memory); that gives the fingerprint.
+If the guard holds (the last result was exhausted or blind, within the
+interval, same fingerprint), nothing is read: the items for the person that
+the last reading gave come from the guard, and the tick decides its line.
+Otherwise each located source is *read*, in chain order, until one has
+something new:
 
 - ``found``: something new that is work. A decision naming a USER ticket moves
   that ticket to ACTIONABLE with the decision as a note; a decision naming any
@@ -116,7 +118,9 @@ def run_chain(loop: Loop, view: BoardView, *, dry_run: bool) -> Level2:
     held = guard.holding(before, fp, now, loop.guard_interval)
     if held is not None:
         skipped = [_unread(s, where) for s, where in locations]
-        return Level2("guard", skipped, sorted_roles(held.unavailable), before, "holds")
+        result = Level2("guard", skipped, sorted_roles(held.unavailable), before, "holds")
+        result.user_items = list(held.person_items)
+        return result
     why = guard.why_not(before, fp, now, loop.guard_interval)
     reports: list[SourceReport] = []
     found = False
@@ -136,7 +140,9 @@ def run_chain(loop: Loop, view: BoardView, *, dry_run: bool) -> Level2:
     # Saved as located before reading, so the next tick compares like with like; only
     # the count of unseen working-memory entries is taken again, after marking them seen.
     fp = _fingerprint(loop, view, locations, unavailable)
-    result.guard_after = guard.save(loop.conn, loop.scope, outcome, now, fp)
+    result.guard_after = guard.save(
+        loop.conn, loop.scope, outcome, now, fp, person_items=result.user_items
+    )
     return result
 
 

@@ -8,6 +8,14 @@
 A dry run decides and says what it would dispatch; it runs no agent and moves
 no ticket, but it still asks the sources, updates the guard and gives the
 signal line (CONTINUE when it found work).
+
+Whenever level 2 ends without new work — read again or held by the guard —
+the person's bundle is gathered: the items level 1 saw (USER tickets, held
+TODO items, locked tickets, board files tether cannot read) and those the
+sources' reading left (kept by the guard). Then ``blind`` stays blind (its
+bundle shown), and an otherwise ``exhausted`` chain stops ``user-only`` while
+the bundle is not empty: ``exhausted`` — proven or guarded — is said only when
+nothing waits for the person.
 """
 
 from __future__ import annotations
@@ -146,16 +154,21 @@ def _tick(loop: Loop, *, dry_run: bool) -> TickResult:
         )
     level2 = run_chain(loop, view, dry_run=dry_run)
     result = TickResult(Signal.CONTINUE, "", now, dry_run, level1, level2=level2)
-    if level2.outcome == "guard":
-        before = level2.guard_before
-        assert before is not None
-        signal = Signal.GUARD_EXHAUSTED if before.result == "exhausted" else Signal.GUARD_BLIND
-        result.signal, result.line = signal, render(signal, since=before.at)
-        return result
     if level2.outcome == "found":
         result.line = render(Signal.CONTINUE)
         return result
-    result.bundle = collect(view, [*level1.person_items(), *level2.user_items])
+    bundle = collect(view, [*level1.person_items(), *level2.user_items])
+    if level2.outcome == "guard":
+        before = level2.guard_before
+        assert before is not None
+        if before.result == "blind":
+            signal = Signal.GUARD_BLIND
+        else:
+            signal = Signal.GUARD_EXHAUSTED if bundle.empty else Signal.USER_ONLY
+        result.signal, result.line = signal, render(signal, since=before.at)
+        result.bundle = None if bundle.empty else bundle
+        return result
+    result.bundle = bundle
     if level2.outcome == "blind":
         result.signal = Signal.BLIND
         result.line = render(Signal.BLIND, unavailable=level2.unavailable)

@@ -44,6 +44,15 @@ kind = "command"
 command = ["curated-memory", "working", "--json"]
 """
 
+# The agent of the tests, chosen explicitly: an unconfigured project only
+# demonstrates with the built-in scripted profile and records nothing.
+SCRIPTED_PROFILE = """
+[profiles.scripted]
+harness = "scripted"
+args = ["--format", "claude-code", "--steps", "5"]
+default = true
+"""
+
 
 def write_script(path: Path, output: Any, *, exit_code: int = 0, sleep: float = 0.0) -> Path:
     """An executable Python script that prints ``output`` (JSON unless a str) and exits."""
@@ -105,9 +114,11 @@ class Project:
     def profile(self) -> Path:
         return self.root / "_control-center" / "_TOM-lm"
 
-    def write_config(self, extra: str = "", *, base: str = BASE_TOML) -> None:
+    def write_config(self, extra: str = "", *, base: str = BASE_TOML, profile: bool = True) -> None:
+        """``base`` + ``extra``, plus the scripted profile unless ``extra`` names profiles."""
         self.extra_toml = extra
-        (self.root / "tether.toml").write_text(base + extra, encoding="utf-8")
+        chosen = SCRIPTED_PROFILE if profile and "[profiles." not in extra else ""
+        (self.root / "tether.toml").write_text(base + extra + chosen, encoding="utf-8")
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)

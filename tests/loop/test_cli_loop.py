@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.loop.conftest import Project
 
-from tether.board import State
+from tether.board import Board, State
 from tether.store import connect
 from tether.store.runs import list_runs
 
@@ -177,3 +177,46 @@ def test_a_repeated_user_only_tick_shows_the_bundle_again(project: Project) -> N
         assert '"Pick the licence" — needs: MIT or Apache-2.0' in lines[-2]
     assert "level 2: guard holds (exhausted at " in done.stdout
     assert "no work left" not in done.stdout and "unchanged since" not in done.stdout
+
+
+def test_an_unconfigured_project_warns_and_records_nothing(
+    tmp_path: Path, project: Project
+) -> None:
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    (fresh / ".git").mkdir()  # a project root without tether.toml
+    board = Board(fresh / "tickets", fresh)
+    board.ensure()
+    ticket = board.add("Real work", state=State.ACTIONABLE)
+    before = ticket.path.read_bytes()
+    done = subprocess.run(
+        [TETHER, "loop", "tick"],
+        cwd=fresh,
+        env=project.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    warning = [line for line in done.stdout.splitlines() if line.startswith("warning: ")]
+    assert len(warning) == 1, done.stdout
+    assert "built-in `scripted` profile" in warning[0]
+    assert "→ DONE" not in done.stdout and "demonstration" in done.stdout
+    assert board.get(ticket.id).location == "ACTIONABLE"
+    assert board.get(ticket.id).path.read_bytes() == before
+    run = subprocess.run(
+        [TETHER, "loop", "run"],
+        cwd=fresh,
+        env=project.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert [line for line in run.stdout.splitlines() if line.startswith("tick ")] == [
+        line for line in run.stdout.splitlines() if line.startswith("tick 1:")
+    ]
+    assert "built-in `scripted` profile" in run.stdout
+    assert board.get(ticket.id).location == "ACTIONABLE"

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
-from tests.loop.conftest import Project
+import pytest
+from tests.loop.conftest import BASE_TOML, Project
 
 from tether.board import State
-from tether.loop import Signal, tick
+from tether.loop import Signal, run_loop, tick
 from tether.runs.followup import embedded_report
 from tether.store import connect
 from tether.store.runs import get_run
@@ -198,3 +200,58 @@ def test_a_front_matter_budget_is_ignored_unless_the_project_opts_in(project: Pr
     assert result.dispatched is not None and result.dispatched.run_id is not None
     row = get_run(connect(project.home), result.dispatched.run_id)
     assert (row.iteration_limit, row.budget_request, row.justification) == (20, None, None)
+
+
+# --- the built-in scripted profile, when nobody chose it ------------------------
+
+_LOOP_PROFILE = BASE_TOML.replace("[loop]\n", '[loop]\nprofile = "scripted"\n', 1)
+CHOICES = {
+    # how the project chose (or did not choose) its agent: write_config kwargs, --profile
+    "nothing configured": ({"profile": False}, None, True),
+    "[loop] profile": ({"profile": False, "base": _LOOP_PROFILE}, None, False),
+    "--profile": ({"profile": False}, "scripted", False),
+    "[profiles.scripted]": ({}, None, False),
+}
+
+
+def _unit(project: Project, kind: str) -> Callable[[], bool]:
+    """Set up one unit of work; returns a check that it was recorded as done."""
+    if kind == "ticket":
+        ticket = project.add("Fix the README typo")
+        return lambda: project.location(ticket.id) == "DONE"
+    todo = project.root / "TODO.md"
+    todo.write_text("- [ ] write the docs\n")
+    return lambda: todo.read_text().startswith("- [x] write the docs")
+
+
+@pytest.mark.parametrize("kind", ["ticket", "todo"])
+@pytest.mark.parametrize("choice", list(CHOICES))
+def test_the_builtin_scripted_agent_only_demonstrates_unless_chosen(
+    project: Project, choice: str, kind: str
+) -> None:
+    config, flag, demonstration = CHOICES[choice]
+    project.write_config(**config)
+    recorded = _unit(project, kind)
+    before = {p: p.read_bytes() for p in project.root.rglob("*.md") if p.is_file()}
+    loop = project.open(profile=flag)
+    result = tick(loop)
+    assert result.dispatched is not None and result.dispatched.stop == "completed"
+    assert result.dispatched.run_id is not None  # the run happened, as a demonstration
+    warned = [line for line in result.lines() if line.startswith("warning: ")]
+    if not demonstration:
+        assert recorded() and not warned
+        return
+    assert not recorded()
+    assert {p: p.read_bytes() for p in before} == before  # no ticket or TODO file touched
+    assert result.dispatched.demonstration and result.as_dict()["dispatched"]["demonstration"]
+    (warning,) = warned
+    assert "built-in `scripted` profile" in warning and "[profiles." in warning
+    assert "--profile" in warning and "demonstration" in result.dispatched.summary
+
+
+def test_loop_run_stops_after_a_demonstration(project: Project) -> None:
+    project.write_config(profile=False)
+    tickets = [project.add("one"), project.add("two")]
+    done = run_loop(project.open())
+    assert len(done.ticks) == 1 and "demonstration" in done.reason
+    assert [project.location(t.id) for t in tickets] == ["ACTIONABLE", "ACTIONABLE"]

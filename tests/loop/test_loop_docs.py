@@ -96,8 +96,12 @@ def test_loop_page_roles_table_names_the_defaults() -> None:
         assert f"| `{role}` | {kind} `{where}` |" in table
 
 
-def test_loop_page_toml_example_loads(tmp_path: Path) -> None:
-    (example,) = _blocks(DOCS / "reference" / "loop.md", "toml")
+def test_loop_page_toml_examples_load(tmp_path: Path) -> None:
+    profile_example, loop_example = _blocks(DOCS / "reference" / "loop.md", "toml")
+    (tmp_path / "tether.toml").write_text(profile_example, encoding="utf-8")
+    profiles = load_config(env=NO_USER, cwd=tmp_path).profiles
+    assert [(p.name, p.default, p.builtin) for p in profiles.values()] == [("cheap", True, False)]
+    example = loop_example
     (tmp_path / "tether.toml").write_text(example, encoding="utf-8")
     config = load_config(env=NO_USER, cwd=tmp_path)
     settings = config.section("loop", LoopSettings)

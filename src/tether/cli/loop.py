@@ -69,6 +69,7 @@ def run_cmd(max_ticks: int | None, profile: str | None, justification: str | Non
     and its signal line. Ctrl-C stops cleanly after recording (exit 24).
     """
     from tether.loop import open_loop, run_loop
+    from tether.loop.dispatch import DEMONSTRATION_WARNING
     from tether.loop.tick import TickResult
 
     def progress(number: int, result: TickResult) -> None:
@@ -83,6 +84,8 @@ def run_cmd(max_ticks: int | None, profile: str | None, justification: str | Non
     if outcome.interrupted:
         click.echo(f"tether loop: stopped by Ctrl-C ({outcome.reason}); no STOP was proven.")
     elif last is not None:
+        if last.dispatched is not None and last.dispatched.demonstration:
+            click.echo(f"warning: {DEMONSTRATION_WARNING}")
         if last.bundle is not None:
             for line in last.bundle.lines():
                 click.echo(line)

@@ -33,6 +33,8 @@ class Profile:
     strength: int = 1
     # commands run after a *completed* run only (skipped on any limit stop)
     post_run: tuple[tuple[str, ...], ...] = ()
+    # tether's own fallback (BUILTIN_PROFILE), not a profile anyone configured
+    builtin: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -57,6 +59,7 @@ BUILTIN_PROFILE = Profile(
     args=("--format", "claude-code", "--steps", "5"),
     default=True,
     strength=1,
+    builtin=True,
 )
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from tether.board import Board
 from tether.clock import Clock, SystemClock
-from tether.config import Config, load_config
+from tether.config import Config, Profile, load_config
 from tether.config.loop import LoopSettings, parse_duration
 from tether.errors import TetherError
 from tether.exit_codes import ExitCode
@@ -50,6 +50,9 @@ class Loop:
     dispatcher: Dispatcher
     profile: str | None = None
     justification: str | None = None
+    # runs go to the built-in scripted profile although nobody chose it: they only
+    # demonstrate, and their outcome is not recorded as done
+    demonstration: bool = False
     # seconds, parsed once
     guard_interval: float = field(init=False)
     check_timeout: float = field(init=False)
@@ -139,7 +142,8 @@ def open_loop(
         sources = build_sources(settings, root, environ)
     if dispatcher is None:
         dispatcher = _supervisor(config, environ)
-    _check_choices(config, settings, profile or settings.profile, justification)
+    chosen = profile or settings.profile
+    runs_with = _check_choices(config, settings, chosen, justification)
     conn = db.connect(config.home)
     return Loop(
         config=config,
@@ -153,23 +157,25 @@ def open_loop(
         dispatcher=dispatcher,
         profile=profile,
         justification=justification,
+        demonstration=runs_with.builtin and chosen is None,
     )
 
 
 def _check_choices(
     config: Config, settings: LoopSettings, profile: str | None, justification: str | None
-) -> None:
-    """A profile or budget every dispatched run would refuse fails now, before any tick."""
+) -> Profile:
+    """The profile of dispatched runs; one every run would refuse fails now, before any tick."""
     from tether.runs.budget import validate_iterations
     from tether.runs.profiles import choose_profile
 
-    choose_profile(config, profile, justification)
+    chosen = choose_profile(config, profile, justification)
     if settings.follow_up_iterations is not None:
         validate_iterations(
             settings.follow_up_iterations,
             config.max_iterations_cap,
             what="loop.follow_up_iterations",
         )
+    return chosen
 
 
 def _supervisor(config: Config, env: Mapping[str, str]) -> Dispatcher:

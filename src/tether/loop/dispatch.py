@@ -6,6 +6,11 @@ report goes in with it. The outcome is recorded where the unit lives: a ticket
 goes to DONE with the run id when the run completed, and stays ACTIONABLE with
 the report linked when a limit stopped it; a TODO item's box is ticked. A unit
 that ended unfinished ``max_attempts`` times in a row goes to the person.
+
+When the runs go to tether's built-in scripted profile and nobody chose it
+(``Loop.demonstration``), a run is only a demonstration: its outcome is
+reported, with a warning, and nothing is written back to the ticket or the TODO
+file.
 """
 
 from __future__ import annotations
@@ -27,6 +32,16 @@ if TYPE_CHECKING:
     from tether.runs.supervisor import RunOutcome, RunRequest
 
 
+# Said on every tick whose unit went to the built-in agent nobody chose.
+DEMONSTRATION_WARNING = (
+    "no agent profile is configured, so this run used tether's built-in `scripted` "
+    "profile: a fake agent that does no real work. Its outcome is a demonstration: no "
+    "ticket moves to DONE, no TODO box is ticked. Configure a real agent in tether.toml "
+    '([profiles.NAME] with harness = "claude-code", "codex", ... and default = true), '
+    "or choose a profile with --profile or [loop] profile."
+)
+
+
 @dataclass
 class Dispatched:
     summary: str
@@ -37,6 +52,7 @@ class Dispatched:
     moved: list[str] = field(default_factory=list)  # "T-… → DONE"
     cancelled: bool = False
     would: bool = False  # dry run: nothing was done
+    demonstration: bool = False  # the built-in agent nobody chose: nothing recorded
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -48,6 +64,7 @@ class Dispatched:
             "moved": self.moved,
             "cancelled": self.cancelled,
             "dry_run": self.would,
+            "demonstration": self.demonstration,
         }
 
 
@@ -127,9 +144,10 @@ def _ticket(loop: Loop, work: Work, ticket: Ticket, dry_run: bool) -> Dispatched
     if dry_run:
         kind = f"a follow-up of {previous.id}" if previous else "a run"
         return Dispatched(
-            f'would start {kind} on {ticket.id} "{ticket.title}"',
+            f'would start {kind} on {ticket.id} "{ticket.title}"' + _demo_note(loop),
             follow_up_of=previous.id if previous else None,
             would=True,
+            demonstration=loop.demonstration,
         )
     if work.source == "blocked" and work.check is not None:
         ticket = loop.board.move(
@@ -159,7 +177,27 @@ def _ticket(loop: Loop, work: Work, ticket: Ticket, dry_run: bool) -> Dispatched
         return Dispatched(
             f"{ticket.id} could not start: {exc}; moved to USER/decision", moved=moved
         )
+    if loop.demonstration:
+        return _demonstrated(outcome, f"{ticket.id}; it stays in {ticket.location}", moved)
     return _record_ticket(loop, ticket, outcome, previous.id if previous else None, moved)
+
+
+def _demo_note(loop: Loop) -> str:
+    return " (a demonstration: the built-in scripted agent)" if loop.demonstration else ""
+
+
+def _demonstrated(outcome: RunOutcome, where: str, moved: list[str]) -> Dispatched:
+    """A run of the built-in agent nobody chose: reported, nothing written back."""
+    return Dispatched(
+        f"demonstration run {outcome.run_id} by the built-in scripted agent: "
+        f"{REASON_TEXT[outcome.stop]} ({_counts(outcome)}); nothing recorded on {where}",
+        run_id=outcome.run_id,
+        stop=outcome.stop.value,
+        report=_report_path(outcome),
+        moved=moved,
+        cancelled=outcome.stop is StopReason.CANCELLED,
+        demonstration=True,
+    )
 
 
 def _ticket_request(loop: Loop, ticket: Ticket, follow_up: str | None) -> RunRequest:
@@ -270,9 +308,10 @@ def _todo(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
     if dry_run:
         kind = f"a follow-up of {previous.id}" if previous else "a run"
         return Dispatched(
-            f"would start {kind} on {item.file}:{item.line} {item.text!r}",
+            f"would start {kind} on {item.file}:{item.line} {item.text!r}" + _demo_note(loop),
             follow_up_of=previous.id if previous else None,
             would=True,
+            demonstration=loop.demonstration,
         )
     iterations = loop.settings.follow_up_iterations if previous else None
     request = RunRequest(
@@ -285,6 +324,9 @@ def _todo(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
         cwd=loop.project_root,
     )
     outcome = loop.dispatcher(request)
+    where = f"{item.file}:{item.line}"
+    if loop.demonstration:
+        return _demonstrated(outcome, f"{where}; its box stays open", [])
     result = Dispatched(
         "",
         run_id=outcome.run_id,
@@ -293,7 +335,6 @@ def _todo(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
         report=_report_path(outcome),
         cancelled=outcome.stop is StopReason.CANCELLED,
     )
-    where = f"{item.file}:{item.line}"
     if outcome.stop is StopReason.COMPLETED:
         ticked = todo.mark_done(loop.project_root, item, f"done in tether run {outcome.run_id}")
         result.summary = f"run {outcome.run_id} on {where} completed ({_counts(outcome)})" + (
@@ -313,7 +354,10 @@ def _manual_follow_up(loop: Loop, found: followups.ManualFollowUp, dry_run: bool
     run = found.run
     if dry_run:
         return Dispatched(
-            f"would follow up run {run.id} (unit {run.unit})", follow_up_of=run.id, would=True
+            f"would follow up run {run.id} (unit {run.unit})" + _demo_note(loop),
+            follow_up_of=run.id,
+            would=True,
+            demonstration=loop.demonstration,
         )
     prompt_file = Path(run.run_dir) / "prompt.md"
     original = prompt_file.read_text("utf-8") if prompt_file.is_file() else ""
@@ -329,10 +373,11 @@ def _manual_follow_up(loop: Loop, found: followups.ManualFollowUp, dry_run: bool
     outcome = loop.dispatcher(request)
     return Dispatched(
         f"follow-up {outcome.run_id} of {run.id} (unit {run.unit}): {REASON_TEXT[outcome.stop]} "
-        f"({_counts(outcome)})",
+        f"({_counts(outcome)})" + _demo_note(loop),
         run_id=outcome.run_id,
         stop=outcome.stop.value,
         follow_up_of=run.id,
         report=_report_path(outcome),
         cancelled=outcome.stop is StopReason.CANCELLED,
+        demonstration=loop.demonstration,
     )

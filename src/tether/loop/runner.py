@@ -4,6 +4,9 @@ Each tick does at most one unit (one atomic run, never two units in one
 session, never two runs at once). Ctrl-C during a run cancels that run through
 the supervisor, which records it (with a report); the loop then stops without
 starting another tick. Ctrl-C between runs stops at once.
+
+A run that only demonstrated (the built-in scripted agent nobody chose) also
+ends the loop: nothing was recorded, so the next tick would find the same unit.
 """
 
 from __future__ import annotations
@@ -67,5 +70,11 @@ def _ticks(
             return
         if current.signal.is_stop:
             result.reason = "stop"
+            return
+        if current.dispatched is not None and current.dispatched.demonstration:
+            result.reason = (
+                "the run was a demonstration by the built-in scripted agent; "
+                "configure a profile to let the loop work"
+            )
             return
     result.reason = f"--max-ticks {limit} reached"

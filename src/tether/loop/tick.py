@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from tether.clock import to_iso
 from tether.exit_codes import ExitCode
 from tether.loop.bundle import Bundle, collect
-from tether.loop.dispatch import Dispatched, dispatch
+from tether.loop.dispatch import DEMONSTRATION_WARNING, Dispatched, dispatch
 from tether.loop.level1 import Level1, scan
 from tether.loop.level2 import Level2, run_chain
 from tether.loop.signal import Signal, render
@@ -46,6 +46,12 @@ class TickResult:
     dispatched: Dispatched | None = None
     level2: Level2 | None = None
     bundle: Bundle | None = None
+
+    @property
+    def warnings(self) -> list[str]:
+        """Level 1's warnings, and the one of a run that only demonstrated."""
+        demo = self.dispatched is not None and self.dispatched.demonstration
+        return [*self.level1.warnings, *([DEMONSTRATION_WARNING] if demo else [])]
 
     @property
     def exit_code(self) -> ExitCode:
@@ -69,7 +75,7 @@ class TickResult:
 
     def lines(self) -> list[str]:
         """The human output of the tick; the last line is the signal line."""
-        out: list[str] = [f"warning: {w}" for w in self.level1.warnings]
+        out: list[str] = [f"warning: {w}" for w in self.warnings]
         work = self.level1.work
         if work is not None:
             out.append(f"level 1: {work.summary}")
@@ -101,6 +107,7 @@ class TickResult:
             "exit_code": int(self.exit_code),
             "at": to_iso(self.at),
             "dry_run": self.dry_run,
+            "warnings": self.warnings,
             "level1": {
                 "work": self.level1.work.as_dict() if self.level1.work else None,
                 "sources": self.level1.evidence,

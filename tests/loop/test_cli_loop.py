@@ -148,7 +148,7 @@ def test_ctrl_c_stops_the_loop_cleanly_after_recording_and_one_loop_per_board(
         time.sleep(0.05)
     assert running, "the run never started"
     second = _tether(project, "loop", "tick")  # one loop per board at a time
-    assert second.returncode == 2
+    assert second.returncode == 30  # refused, like a second room: not a usage error
     assert f"another tether loop is working on {project.root / 'tickets'} (pid {proc.pid})" in (
         second.stderr
     )
@@ -177,6 +177,14 @@ def test_a_repeated_user_only_tick_shows_the_bundle_again(project: Project) -> N
         assert '"Pick the licence" — needs: MIT or Apache-2.0' in lines[-2]
     assert "level 2: guard holds (exhausted at " in done.stdout
     assert "no work left" not in done.stdout and "unchanged since" not in done.stdout
+
+
+def test_an_inbox_tether_cannot_triage_exits_41_naming_the_file(project: Project) -> None:
+    project.note("broken.md", "---\ntitle: [unclosed\n---\nbody\n")
+    done = _tether(project, "loop", "tick")
+    assert done.returncode == 41, done.stdout + done.stderr
+    assert "broken.md" in done.stderr and "TETHER-LOOP:" not in done.stdout
+    assert (project.root / "tickets" / "INBOX" / "broken.md").is_file()
 
 
 def test_an_unconfigured_project_warns_and_records_nothing(

@@ -35,7 +35,8 @@ def tick_cmd(as_json: bool, dry_run: bool, profile: str | None, justification: s
     """Do one tick: level 1, else level 2 behind the guard; end with one signal line.
 
     Exit codes: 0 CONTINUE, 10 exhausted, 11 blind, 12 guard (exhausted),
-    13 guard (blind), 14 user-only.
+    13 guard (blind), 14 user-only; without a signal line: 30 another loop
+    works this board, 41 an INBOX entry tether cannot triage (fix it by hand).
     """
     from tether.loop import open_loop, tick
 

@@ -12,13 +12,14 @@ them again when nothing changed. Every tick ends with one signal line.
 
 from __future__ import annotations
 
-from tether.loop.context import Loop, LoopError, open_loop
+from tether.loop.context import Loop, LoopBusyError, LoopError, open_loop
 from tether.loop.runner import RunResult, run_loop
 from tether.loop.signal import Signal, render
 from tether.loop.tick import TickResult, tick
 
 __all__ = [
     "Loop",
+    "LoopBusyError",
     "LoopError",
     "RunResult",
     "Signal",

@@ -32,9 +32,19 @@ Dispatcher = Callable[["RunRequest"], "RunOutcome"]
 
 
 class LoopError(TetherError):
-    """The loop cannot go on and cannot honestly stop either; a person must act."""
+    """The loop cannot go on and cannot honestly stop either; a person must act.
 
-    exit_code = ExitCode.USAGE
+    Exit 41 (a stop for the human), never a signal line: an INBOX entry tether
+    cannot triage keeps every STOP from being claimed, and only a person can fix it.
+    """
+
+    exit_code = ExitCode.HUMAN_STOP
+
+
+class LoopBusyError(LoopError):
+    """Another tether loop works this board: refused (exit 30), like a second room."""
+
+    exit_code = ExitCode.GATE_REFUSED
 
 
 @dataclass
@@ -104,7 +114,7 @@ class Loop:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
-                raise LoopError(
+                raise LoopBusyError(
                     f"another tether loop is working on {self.scope} (pid {holder}); "
                     f"wait for it, or use --dry-run to look without dispatching."
                 ) from None

@@ -232,3 +232,17 @@ def test_import_and_export_with_json(tmp_path: Path) -> None:
     assert isinstance(back, dict) and len(back["created"]) == 6
     bad = tether("board", "import", "--from", "trello", "x", cwd=tmp_path)
     assert bad.returncode == 2 and "Invalid value for '--from'" in bad.stderr
+
+
+def test_the_board_option_default_follows_loop_board(tmp_path: Path) -> None:
+    """Without --board, commands use `[loop] board`, and the help says so."""
+    (tmp_path / "tether.toml").write_text('[loop]\nboard = "work/board"\n', encoding="utf-8")
+    added = _json(tether("board", "add", "x", "--json", cwd=tmp_path))
+    assert isinstance(added, dict)
+    assert Path(added["path"]).parent == tmp_path / "work" / "board" / "INBOX"
+    for command in ("init", "add", "show", "list", "move", "triage"):
+        done = tether("board", command, "--help", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        text = " ".join(done.stdout.split())
+        assert "--board DIRECTORY The ticket folder (default: [loop] board, else " in text, command
+        assert "default: <project root>/tickets)" not in text

@@ -35,7 +35,7 @@ def board_option(func: F) -> F:
         "--board",
         "board_path",
         type=click.Path(path_type=Path, file_okay=False),
-        help="The ticket folder (default: <project root>/tickets).",
+        help="The ticket folder (default: [loop] board, else <project root>/tickets).",
     )(func)
 
 

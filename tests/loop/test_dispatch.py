@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -279,3 +280,28 @@ def test_a_parked_ticket_whose_text_says_it_is_approved_stays_parked(project: Pr
     assert outcome.last is not None and outcome.last.signal is Signal.EXHAUSTED
     stays = project.board.get(parked.id)
     assert stays.location == "PARKED/until-trigger" and stays.path.read_bytes() == before
+
+
+def test_a_run_whose_post_run_check_fails_is_not_done(project: Project, tmp_path: Path) -> None:
+    # A completed run whose check stage fails leaves the ticket ACTIONABLE with the failure
+    # named; after max_attempts such runs in a row it goes to the person, like limit stops.
+    check = tmp_path / "check.py"
+    check.write_text("import sys\nprint('3 tests failed')\nsys.exit(1)\n")
+    project.write_config(
+        '\n[profiles.checked]\nharness = "scripted"\n'
+        'args = ["--format", "claude-code", "--steps", "2"]\ndefault = true\n'
+        f"post_run = [[{json.dumps(sys.executable)}, {json.dumps(str(check))}]]\n"
+    )
+    ticket = project.add("Fix the failing test")
+    loop = project.open()
+    first = tick(loop)
+    assert first.dispatched is not None and first.dispatched.stop == "completed"
+    kept = loop.board.get(ticket.id)
+    assert kept.state is State.ACTIONABLE
+    assert f"`{sys.executable} {check}` failed (exit 1" in kept.body
+    assert kept.last_run == first.dispatched.run_id
+    for _ in range(2):  # max_attempts is 3: runs two and three
+        tick(loop)
+    given_up = loop.board.get(ticket.id)
+    assert given_up.state is State.USER
+    assert "3 runs in a row ended unfinished" in given_up.body

@@ -258,6 +258,22 @@ def _record_ticket(
         moved=moved,
         cancelled=outcome.stop is StopReason.CANCELLED,
     )
+    if outcome.stop is StopReason.COMPLETED and not outcome.stages_passed:
+        failed = next(s for s in outcome.record["stages"] if s["status"] == "failed")
+        check = " ".join(failed["command"])
+        where = f"{outcome.paths.stages}" if outcome.paths is not None else "stages.json"
+        note = (
+            f"run {outcome.run_id} completed ({_counts(outcome)}), but its post-run stage "
+            f"`{check}` failed (exit {failed['exit_code']}; output in {where}); not done yet"
+        )
+        updated = loop.board.update(
+            ticket.id, front={"runs": runs, "last_run": outcome.run_id}, note=note
+        )
+        base.summary = f"{kind} on {ticket.id}: {note}"
+        streak = followups.unfinished_streak(loop.conn, updated.runs)
+        if streak >= loop.settings.max_attempts:
+            base.summary += f"; {_give_up(loop, updated, streak, moved).summary}"
+        return base
     if outcome.stop is StopReason.COMPLETED:
         loop.board.move(
             ticket.id,
@@ -335,7 +351,13 @@ def _todo(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
         report=_report_path(outcome),
         cancelled=outcome.stop is StopReason.CANCELLED,
     )
-    if outcome.stop is StopReason.COMPLETED:
+    if outcome.stop is StopReason.COMPLETED and not outcome.stages_passed:
+        failed = next(s for s in outcome.record["stages"] if s["status"] == "failed")
+        result.summary = (
+            f"run {outcome.run_id} on {where} completed, but its post-run stage "
+            f"`{' '.join(failed['command'])}` failed (exit {failed['exit_code']}); box left open"
+        )
+    elif outcome.stop is StopReason.COMPLETED:
         ticked = todo.mark_done(loop.project_root, item, f"done in tether run {outcome.run_id}")
         result.summary = f"run {outcome.run_id} on {where} completed ({_counts(outcome)})" + (
             "; box ticked" if ticked else "; the item changed meanwhile, box left as is"

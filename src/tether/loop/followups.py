@@ -60,12 +60,17 @@ def unfinished_streak(conn: sqlite3.Connection, run_ids: Sequence[str]) -> int:
             row = get_run(conn, run_id)
         except RunNotFoundError:
             break
-        if row.status == "completed":
+        if row.status == "completed" and not stage_failed(row):
             break
         if row.status == "running":
             continue
         streak += 1
     return streak
+
+
+def stage_failed(row: RunRow) -> bool:
+    """The run completed, but one of its post-run stages (a check, a push) failed."""
+    return any(stage.get("status") == "failed" for stage in row.stages or ())
 
 
 def chain_length(conn: sqlite3.Connection, row: RunRow) -> int:

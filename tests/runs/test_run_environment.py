@@ -105,3 +105,21 @@ def _only_zombies(pgid: int) -> bool:
         if int(fields[2]) == pgid and fields[0] != "Z":
             return False
     return True
+
+
+def test_a_run_on_the_builtin_fake_agent_says_so(project: Project, tmp_path: Path) -> None:
+    bare = tmp_path / "unconfigured"
+    bare.mkdir()
+    done = subprocess.run(
+        [TETHER, "run", "--prompt", "go"],
+        cwd=bare,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "no profile is configured, so this run uses the built-in scripted agent" in (done.stderr)
+    project.write_config(["--steps", "1"])
+    configured = project.tether("run", "--prompt", "go")
+    assert configured.returncode == 0 and "built-in scripted agent" not in configured.stderr

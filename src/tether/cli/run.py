@@ -82,6 +82,8 @@ def run(
         text = prompt_text or ""
     if not text.strip():
         raise UsageError("the prompt is empty.")
+    if profile is None:
+        _note_when_the_agent_is_fake()
     outcome = supervise(
         RunRequest(
             prompt=text,
@@ -113,3 +115,17 @@ def run(
                     f"{' '.join(stage['command'])} — output in {outcome.paths.stages}"
                 )
     sys.exit(int(outcome.exit_code))
+
+
+def _note_when_the_agent_is_fake() -> None:
+    """No profile configured: the run uses tether's scripted agent, and the user must know."""
+    from tether.config import load_config
+
+    if load_config().default_profile.builtin:
+        click.echo(
+            "tether: note: no profile is configured, so this run uses the built-in scripted "
+            "agent (a fake model that runs a few harmless commands). Configure a real agent "
+            'in tether.toml, e.g. [profiles.claude] harness = "claude-code" default = true '
+            "(docs/reference/config.md).",
+            err=True,
+        )

@@ -16,9 +16,9 @@ from watch_support import TETHER, TmuxLab, wait_until
 from tether.clock import FakeClock
 from tether.config.schema import WatchSettings
 from tether.watch.daemon import Watchdog
-from tether.watch.endpoints import live_endpoints, read_ack, write_request
+from tether.watch.endpoints import live_endpoints, read_ack, write_endpoint, write_request
 from tether.watch.pi_extension import MARKER, render
-from tether.watch.registry import add_orchestrator, list_orchestrators
+from tether.watch.registry import add_orchestrator, list_orchestrators, list_wakes
 from tether.watch.rewake import merge_settings
 
 STOP = {"hook_event_name": "Stop", "session_id": "claude-1", "stop_hook_active": False}
@@ -82,14 +82,19 @@ def test_the_daemon_wakes_through_the_rewake_hook_before_tmux(
     wait_until(lambda: dog.check().running == 1, what="the subagent")
     clock.advance(50)
     report = dog.check()
-    dog.close()
-    assert report.decisions[0].action == "woken"
+    # written, not yet taken: not "woken" until the hook acknowledges it
+    assert report.decisions[0].action == "requested"
     (wake,) = report.wakes
     assert wake.channels[0]["channel"] == "harness" and wake.channels[0]["ok"]
+    assert (wake.delivered, wake.outcome) == (False, "written, not acknowledged")
     _, err = hook.communicate(timeout=20)
     assert err.splitlines()[0].startswith("[tether watch] You have been idle for 50 s")
     assert err.splitlines()[-1] == "exit=2"
     assert recording.lines() == []  # the harness channel came first; nothing typed
+    dog.check()  # the next cycle finds the acknowledgement
+    dog.close()
+    settled = list_wakes(conn)[0]
+    assert (settled.delivered, settled.outcome) == (True, "woken")
     # the hook's session was bound to the orchestrator on the way
     (bound,) = [o for o in list_orchestrators(conn) if o.id == orch.id]
     assert bound.sessions == ("claude-1",)
@@ -103,6 +108,7 @@ def test_the_daemon_wakes_through_the_rewake_hook_before_tmux(
     )
     (entry,) = json.loads(logged.stdout)
     assert entry["channels"][0]["acknowledged_at"] is not None
+    assert entry["outcome"] == "woken"
 
 
 def test_claude_hook_settings_merge_keeps_other_hooks(tmp_path: Path) -> None:
@@ -254,3 +260,122 @@ def test_the_pi_extension_finds_the_home_without_tether_home(
     pid = done.stdout.strip()
     where = tmp_path / baked if baked is not None else project / expected
     assert (where / "watch" / "endpoints" / f"pi-{pid}.json").is_file()
+
+
+def _deaf_endpoint(home: Path, session: str) -> subprocess.Popen[bytes]:
+    """A live process announced as a Pi wake endpoint that never takes its requests."""
+    proc = subprocess.Popen(["sleep", "600"])
+    now = time.time()
+    write_endpoint(
+        home,
+        {
+            "kind": "pi",
+            "pid": proc.pid,
+            "agent_pid": proc.pid,
+            "session_id": session,
+            "registered": now,
+            "updated": now,
+            "last_activity": now - 3600,
+            "idle": True,
+        },
+    )
+    return proc
+
+
+def _log(cwd: Path, *args: str) -> str:
+    done = subprocess.run(
+        [TETHER, "watch", "log", *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+        cwd=cwd,
+    )
+    return done.stdout
+
+
+def test_a_wake_request_nobody_takes_falls_back_to_the_pane(
+    lab: TmuxLab, subagents_dir: Path, tether_home: Path, conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    pane, recording = lab.orchestrator()
+    lab.subagent(subagents_dir / "a", ["--format", "claude-code", "--silent"])
+    deaf = _deaf_endpoint(tether_home, "pi-session")
+    try:
+        clock = FakeClock(start=datetime.now(UTC))
+        add_orchestrator(
+            conn, tmux_pane=pane, tmux_socket=lab.socket, sessions=("pi-session",), clock=clock
+        )
+        settings = WatchSettings(subagents_folders=[str(subagents_dir)], tmux_socket=lab.socket)
+        assert (settings.ack_timeout, settings.wake_min_interval) == (10.0, 60.0)
+        lines: list[str] = []
+        dog = Watchdog(settings, tether_home, conn, clock=clock, log=lines.append)
+        wait_until(lambda: dog.check().running == 1, what="the subagent")
+        clock.advance(50)
+        first = dog.check().decisions[0]
+        assert first.action == "requested"  # written for the endpoint: not "woken"
+        request = tether_home / "watch" / "requests" / f"pi-{deaf.pid}.json"
+        assert request.exists()
+        clock.advance(5)  # within ack_timeout: wait for the endpoint
+        assert dog.check().decisions[0].action == "rate-limited"
+        clock.advance(6)  # 11 s without an acknowledgement: through the pane, at once
+        fallback = dog.check().decisions[0]
+        assert (fallback.action, fallback.wake_id) == ("woken", first.wake_id)
+        assert fallback.note == f"pi-{deaf.pid} did not take the wake request; it was withdrawn"
+        assert not request.exists()  # withdrawn: it cannot start a late turn
+        (typed,) = wait_until(recording.lines, what="the wake typed into the pane")
+        assert typed["line"].startswith("[tether watch] You have been idle for 50 s")
+        assert f"wake #{first.wake_id}: {fallback.note}" in lines
+        (wake,) = list_wakes(conn)
+        harness = wake.channels[0]
+        assert harness["withdrawn"] is True and harness["acknowledged_at"] is None
+        fell_back = [(c["channel"], c["ok"]) for c in wake.channels if c.get("fallback")]
+        assert fell_back == [("tmux", True), ("log", True), ("tmux-status", True)]
+        assert (wake.delivered, wake.outcome) == (True, "woken")
+        # the next wake does not ask the endpoint that did not listen
+        clock.advance(60)
+        second = dog.check().decisions[0]
+        assert second.action == "woken"
+        dog.close()
+        asked, typed_again = list_wakes(conn)[1].channels[:2]
+        assert asked == {
+            "channel": "harness",
+            "ok": False,
+            "detail": f"not asked: pi-{deaf.pid} did not take the last request",
+        }
+        assert typed_again["channel"] == "tmux" and typed_again["ok"]
+        wait_until(lambda: len(recording.lines()) == 2, what="the second wake in the pane")
+        assert not request.exists()
+        assert [e["outcome"] for e in json.loads(_log(tmp_path, "--json"))] == ["woken", "woken"]
+    finally:
+        deaf.kill()
+        deaf.wait()
+
+
+def test_without_a_pane_an_untaken_request_tells_the_human_and_says_so(
+    lab: TmuxLab, subagents_dir: Path, tether_home: Path, conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    lab.subagent(subagents_dir / "a", ["--format", "claude-code", "--silent"])
+    deaf = _deaf_endpoint(tether_home, "pi-session")
+    orchestrator = subprocess.Popen(["sleep", "600"])  # a process with no pane
+    try:
+        clock = FakeClock(start=datetime.now(UTC))
+        add_orchestrator(conn, pid=orchestrator.pid, sessions=("pi-session",), clock=clock)
+        settings = WatchSettings(subagents_folders=[str(subagents_dir)], tmux_socket=lab.socket)
+        lines: list[str] = []
+        dog = Watchdog(settings, tether_home, conn, clock=clock, log=lines.append)
+        wait_until(lambda: dog.check().running == 1, what="the subagent")
+        clock.advance(50)
+        assert dog.check().decisions[0].action == "requested"
+        clock.advance(11)
+        fallback = dog.check().decisions[0]
+        dog.close()
+        assert fallback.action == "human-only"
+        (wake,) = list_wakes(conn)
+        assert [c["channel"] for c in wake.channels if c.get("fallback")] == ["log"]
+        assert (wake.delivered, wake.outcome) == (False, "written, not acknowledged")
+        assert lines[-1].startswith("wake: [tether watch] You have been idle for 50 s")
+        assert _log(tmp_path).endswith(" via harness, log (written, not acknowledged)\n")
+    finally:
+        for proc in (deaf, orchestrator):
+            proc.kill()
+            proc.wait()

@@ -60,7 +60,7 @@ def test_register_look_once_log_and_remove(
     # within wake_min_interval (60 s) the next cycle only reports
     assert "orchestrator boss: rate-limited" in _tether(project, "watch", "once").stdout
     text = _tether(project, "watch", "log").stdout
-    assert text.endswith(" #1 idle: a (pane %1) via tmux, log, tmux-status\n")
+    assert text.endswith(" #1 idle: a (pane %1) via tmux, log, tmux-status (woken)\n")
     assert _tether(project, "watch", "remove-orchestrator", "1").stdout == (
         "orchestrator 1 removed\n"
     )

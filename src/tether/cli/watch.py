@@ -370,27 +370,24 @@ def orchestrators(as_json: bool) -> None:
 )
 @click.option("--json", "as_json", is_flag=True)
 def log(limit: int, as_json: bool) -> None:
-    """Every wake: time, reason, subagent, pending tool, channels, message."""
-    from tether.watch.endpoints import read_ack
+    """Every wake: time, reason, subagent, pending tool, channels, outcome, message."""
+    from tether.watch.acks import with_acks
     from tether.watch.registry import list_wakes
 
     _, home = watch_settings()
-    wakes = list_wakes(open_store(home), limit=limit)
-    rows = []
-    for wake in wakes:
-        data = wake.as_dict()
-        for channel in data["channels"]:
-            if channel.get("request_id"):
-                ack = read_ack(home, channel["request_id"])
-                channel["acknowledged_at"] = None if ack is None else ack.get("delivered_at")
-        rows.append(data)
+    rows = [with_acks(home, wake) for wake in list_wakes(open_store(home), limit=limit)]
     if as_json:
         print_json(rows)
         return
     for row in rows:
-        via = ", ".join(c["channel"] for c in row["channels"] if c["ok"]) or "nothing"
+        via = (
+            ", ".join(dict.fromkeys(c["channel"] for c in row["channels"] if c["ok"])) or "nothing"
+        )
         tool = f" tool {row['pending_tool']}" if row["pending_tool"] else ""
-        click.echo(f"{row['at']} #{row['id']} {row['reason']}: {row['subagent']}{tool} via {via}")
+        click.echo(
+            f"{row['at']} #{row['id']} {row['reason']}: {row['subagent']}{tool} via {via} "
+            f"({row['outcome']})"
+        )
 
 
 @watch.command("rewake", hidden=False)

@@ -84,6 +84,7 @@ class WatchSettings(Section, frozen=True):
     wake_command: list[NonEmptyStr] = []
     notify: bool = True
     message_max_chars: Annotated[int, msgspec.Meta(ge=80)] = 600
+    ack_timeout: PositiveFloat = 10.0
 
 
 # Languages with built-in ingest end lines (tether.ingest.lines; a test keeps the two equal).

@@ -23,12 +23,14 @@ from typing import Any
 from tether.clock import Clock, SystemClock, from_iso, to_iso
 from tether.config.schema import WatchSettings
 from tether.store.db import transaction
+from tether.watch.acks import deaf_endpoints, settle
 from tether.watch.activity import orchestrator_activity
 from tether.watch.registry import (
     WakeRecord,
     bind_session,
     last_wake_at,
     record_wake,
+    swap_channels,
     update_wake,
 )
 from tether.watch.survey import OrchestratorView, Survey, Surveyor
@@ -183,6 +185,9 @@ class Watchdog:
         )
         decision.idle_seconds = max(0.0, now - activity.last)
         decision.activity_source = activity.source
+        unanswered = settle(self.conn, self.home, orch.id, now, self.settings.ack_timeout)
+        if unanswered is not None:
+            self.log(f"wake #{unanswered.id}: {_untaken(unanswered)}")
         if not running:
             return decision
         if not view.alive:
@@ -203,15 +208,45 @@ class Watchdog:
         if activity.busy is not None:
             decision.action = f"busy ({activity.busy})"
             return decision
-        wake = self._wake(view, running, now, decision.idle_seconds, activity.own_permission)
-        if wake is None:
-            decision.action = "rate-limited"
-            return decision
+        if unanswered is not None:
+            # the endpoint did not take the wake: the pane (and the human) now, not next slot
+            wake = self._fall_back(view, unanswered, now, activity.own_permission)
+            decision.note = _untaken(unanswered)
+        else:
+            found = self._wake(view, running, now, decision.idle_seconds, activity.own_permission)
+            if found is None:
+                decision.action = "rate-limited"
+                return decision
+            wake = found
         report.wakes.append(wake)
-        # "woken" only when a channel that starts a turn took it; else only the human knows
-        decision.action = "woken" if wake.delivered else "human-only"
+        # "woken" only when a channel that starts a turn took it; "requested" while a
+        # harness request waits to be taken; else only the human knows
+        decision.action = wake_action(wake)
         decision.wake_id = wake.id
         return decision
+
+    def _fall_back(
+        self, view: OrchestratorView, wake: WakeRecord, now: float, own_permission: bool
+    ) -> WakeRecord:
+        """Deliver a wake whose harness request nobody took through the pane and the human."""
+        first = wake.subagent or ""
+        values = _values(wake.reason, first, wake.pending_tool, view.orchestrator.name)
+        delivery = self.waker.deliver(
+            wake.message,
+            tmux=view.tmux,
+            pane=view.pane,
+            endpoints=(),
+            values=values,
+            at=now,
+            starts_turn=not own_permission,
+        )
+        extra = tuple({**c.as_dict(), "fallback": True} for c in delivery.channels)
+        done = replace(
+            wake, channels=wake.channels + extra, delivered=wake.delivered or delivery.delivered
+        )
+        if swap_channels(self.conn, wake, done.channels, done.delivered):
+            return done
+        return wake  # another daemon recorded something meanwhile; what it wrote stands
 
     def _wake(
         self,
@@ -233,13 +268,10 @@ class Watchdog:
         claimed = self._claim(view.orchestrator.id, reason, first, idle_seconds, message, now)
         if claimed is None:
             return None
-        values = {
-            "reason": reason,
-            "subagent": first.subagent.label,
-            "tool": (wait.tool or "") if wait else "",
-            "orchestrator": view.orchestrator.name,
-        }
-        delivery, request_id = self.waker.deliver(
+        values = _values(
+            reason, first.subagent.label, wait.tool if wait else None, view.orchestrator.name
+        )
+        delivery = self.waker.deliver(
             message,
             tmux=view.tmux,
             pane=view.pane,
@@ -247,8 +279,9 @@ class Watchdog:
             values=values,
             at=now,
             starts_turn=not own_permission,
+            deaf=deaf_endpoints(self.conn, view.orchestrator.id) if view.endpoints else (),
         )
-        return self._finish(claimed, delivery, request_id)
+        return self._finish(claimed, delivery)
 
     def _human_only(self, running: list[SubagentView], now: float, report: CycleReport) -> Decision:
         decision = Decision(None, "(none registered)", "rate-limited")
@@ -277,16 +310,13 @@ class Watchdog:
         if claimed is None:
             return None
         wait = first.wait
-        values = {
-            "reason": reason,
-            "subagent": first.subagent.label,
-            "tool": (wait.tool or "") if wait else "",
-            "orchestrator": orchestrator_name,
-        }
-        delivery, _ = self.waker.deliver(
+        values = _values(
+            reason, first.subagent.label, wait.tool if wait else None, orchestrator_name
+        )
+        delivery = self.waker.deliver(
             message, tmux=None, pane=None, endpoints=(), values=values, at=now, starts_turn=False
         )
-        return self._finish(claimed, delivery, None)
+        return self._finish(claimed, delivery)
 
     def _claim(
         self,
@@ -323,16 +353,9 @@ class Watchdog:
             wake_id = record_wake(self.conn, record)
         return replace(record, id=wake_id)
 
-    def _finish(
-        self, claimed: WakeRecord, delivery: Delivery, request_id: str | None
-    ) -> WakeRecord:
-        channels = []
-        for result in delivery.channels:
-            entry = result.as_dict()
-            if result.channel == "harness" and result.ok and request_id:
-                entry["request_id"] = request_id
-            channels.append(entry)
-        done = replace(claimed, channels=tuple(channels), delivered=delivery.delivered)
+    def _finish(self, claimed: WakeRecord, delivery: Delivery) -> WakeRecord:
+        channels = tuple(result.as_dict() for result in delivery.channels)
+        done = replace(claimed, channels=channels, delivered=delivery.delivered)
         assert done.id is not None
         update_wake(self.conn, done.id, done.channels, done.delivered)
         return done
@@ -380,6 +403,32 @@ class Watchdog:
         for key in previous.keys() - states.keys():
             self.log(f"subagent {key}: gone")
         return states
+
+
+def wake_action(wake: WakeRecord) -> str:
+    """The decision's action for a wake just made: ``woken``, ``requested`` or ``human-only``."""
+    if wake.delivered:
+        return "woken"
+    waiting = any(
+        c.get("channel") == "harness" and c.get("ok") and not c.get("withdrawn")
+        for c in wake.channels
+    )
+    return "requested" if waiting else "human-only"
+
+
+def _untaken(wake: WakeRecord) -> str:
+    keys = sorted(str(c.get("endpoint")) for c in wake.channels if c.get("withdrawn"))
+    return f"{', '.join(keys)} did not take the wake request; it was withdrawn"
+
+
+def _values(reason: str, subagent: str, tool: str | None, orchestrator: str) -> dict[str, str]:
+    """What a wake command gets filled in (and as TETHER_WAKE_* in its environment)."""
+    return {
+        "reason": reason,
+        "subagent": subagent,
+        "tool": tool or "",
+        "orchestrator": orchestrator,
+    }
 
 
 def _first_waiting(running: list[SubagentView]) -> SubagentView | None:

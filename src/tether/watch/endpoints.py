@@ -13,7 +13,9 @@ announces itself in ``$TETHER_HOME/watch/endpoints/<kind>-<pid>.json``::
 it has one (Pi does; the rewake hook records when the turn stopped). The daemon
 asks for a wake by writing ``requests/<kind>-<pid>.json`` (``{"id", "text",
 "at"}``); the endpoint takes the file (renames it), starts the turn and writes
-``acks/<id>.json``. All writes are atomic (temp file + rename).
+``acks/<id>.json``. A request nobody took within ``ack_timeout`` is withdrawn
+the same way (renamed away by the daemon), so it cannot start a late turn
+after the wake went another way. All writes are atomic (temp file + rename).
 """
 
 from __future__ import annotations
@@ -167,6 +169,19 @@ def take_request(home: Path, endpoint_key: str) -> dict[str, Any] | None:
         with contextlib.suppress(OSError):
             claimed.unlink()
     return data if isinstance(data, dict) and isinstance(data.get("text"), str) else None
+
+
+def withdraw_request(home: Path, endpoint_key: str) -> bool:
+    """Take back this endpoint's pending request; False when there is none (it was taken)."""
+    path = request_path(home, endpoint_key)
+    withdrawn = path.with_suffix(f".withdrawn-{os.getpid()}")
+    try:
+        path.rename(withdrawn)
+    except OSError:
+        return False
+    with contextlib.suppress(OSError):
+        withdrawn.unlink()
+    return True
 
 
 def write_ack(home: Path, request_id: str, how: str, at: float) -> None:

@@ -202,9 +202,21 @@ class WakeRecord:
     pending_call_id: str | None
     idle_seconds: float | None
     message: str
-    channels: tuple[dict[str, Any], ...]  # {"channel", "ok", "detail"}
-    delivered: bool
+    # {"channel", "ok", "detail"}; a harness request adds "request_id", "endpoint",
+    # "acknowledged_at" and, once given up on, "withdrawn"; a fallback "fallback": true
+    channels: tuple[dict[str, Any], ...]
+    delivered: bool  # a turn-starting channel took it: typed into the pane, or acknowledged
     id: int | None = None
+
+    @property
+    def outcome(self) -> str:
+        """``woken``, ``written, not acknowledged`` (a harness request nobody took) or
+        ``human-only``."""
+        if self.delivered:
+            return "woken"
+        if any(c.get("channel") == "harness" and c.get("ok") for c in self.channels):
+            return "written, not acknowledged"
+        return "human-only"
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -219,6 +231,7 @@ class WakeRecord:
             "message": self.message,
             "channels": list(self.channels),
             "delivered": self.delivered,
+            "outcome": self.outcome,
         }
 
 
@@ -255,6 +268,30 @@ def update_wake(
         )
 
 
+def swap_channels(
+    conn: sqlite3.Connection,
+    wake: WakeRecord,
+    channels: tuple[dict[str, Any], ...],
+    delivered: bool,
+) -> bool:
+    """Replace a logged wake's channels if nobody changed them since ``wake`` was read.
+
+    Two daemons settling the same wake: only one of them wins (and falls back).
+    """
+    assert wake.id is not None
+    with transaction(conn):
+        cursor = conn.execute(
+            "UPDATE watch_wakes SET channels = ?, delivered = ? WHERE id = ? AND channels = ?",
+            (
+                json.dumps(list(channels), ensure_ascii=False),
+                int(delivered),
+                wake.id,
+                json.dumps(list(wake.channels), ensure_ascii=False),
+            ),
+        )
+    return bool(cursor.rowcount)
+
+
 def last_wake_at(conn: sqlite3.Connection, orchestrator_id: int | None) -> float | None:
     """Epoch seconds of the latest wake of this orchestrator (None: the human-only log)."""
     if orchestrator_id is None:
@@ -270,13 +307,19 @@ def last_wake_at(conn: sqlite3.Connection, orchestrator_id: int | None) -> float
     return from_iso(str(row[0])).timestamp()
 
 
-def list_wakes(conn: sqlite3.Connection, limit: int | None = 50) -> list[WakeRecord]:
-    """Wakes, oldest first (the newest ``limit`` of them)."""
+def list_wakes(
+    conn: sqlite3.Connection, limit: int | None = 50, orchestrator_id: int | None = None
+) -> list[WakeRecord]:
+    """Wakes, oldest first (the newest ``limit`` of them; of one orchestrator when given)."""
     query = (
         "SELECT id, at, orchestrator_id, reason, subagent, pending_tool, pending_call_id, "
-        "idle_seconds, message, channels, delivered FROM watch_wakes ORDER BY id DESC"
+        "idle_seconds, message, channels, delivered FROM watch_wakes"
     )
     params: list[Any] = []
+    if orchestrator_id is not None:
+        query += " WHERE orchestrator_id = ?"
+        params.append(orchestrator_id)
+    query += " ORDER BY id DESC"
     if limit is not None:
         query += " LIMIT ?"
         params.append(limit)

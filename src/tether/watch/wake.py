@@ -4,7 +4,9 @@ Channels, one of which starts the orchestrator's turn:
 
 - ``harness``: a wake endpoint inside the orchestrator's harness (the Pi
   extension calls ``pi.sendUserMessage``; the Claude Code rewake hook exits 2,
-  which ``asyncRewake`` turns into a new turn). Asked through a request file.
+  which ``asyncRewake`` turns into a new turn). Asked through a request file;
+  it has woken the orchestrator only once the endpoint acknowledged it (see
+  ``acks``). An endpoint that did not take its last request is not asked again.
 - ``tmux``: the message typed into the orchestrator's pane with ``send-keys -l``,
   then ``Enter``.
 
@@ -24,7 +26,7 @@ import secrets
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,11 +59,16 @@ class SubagentView:
 @dataclass(frozen=True)
 class ChannelResult:
     channel: str
-    ok: bool
+    ok: bool  # for "harness": the request was written (not yet that it was taken)
     detail: str = ""
+    request_id: str | None = None  # harness: the request, and the endpoint it went to
+    endpoint: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"channel": self.channel, "ok": self.ok, "detail": self.detail}
+        data: dict[str, Any] = {"channel": self.channel, "ok": self.ok, "detail": self.detail}
+        if self.request_id is not None:
+            data.update(request_id=self.request_id, endpoint=self.endpoint, acknowledged_at=None)
+        return data
 
 
 @dataclass
@@ -70,7 +77,12 @@ class Delivery:
 
     @property
     def delivered(self) -> bool:
-        return any(c.ok for c in self.channels if c.channel in ("tmux", "harness"))
+        """Typed into the pane: that starts a turn (a harness request does once it is taken)."""
+        return any(c.ok for c in self.channels if c.channel == "tmux")
+
+    @property
+    def requested(self) -> bool:
+        return any(c.ok for c in self.channels if c.channel == "harness")
 
 
 ORCHESTRATOR_TAIL = (
@@ -177,24 +189,23 @@ class Waker:
         values: dict[str, str],
         at: float,
         starts_turn: bool = True,
-    ) -> tuple[Delivery, str | None]:
-        """Deliver; returns the outcome and the id of a harness request (if one was made)."""
+        deaf: Collection[str] = (),
+    ) -> Delivery:
+        """Deliver through the first channel that applies, then the command and the human.
+
+        ``deaf``: keys of endpoints that did not take their last request; they
+        are passed over (and said so) in favour of the pane.
+        """
         delivery = Delivery()
-        request_id: str | None = None
         if starts_turn:
             order = ["harness", "tmux"] if self.prefer == "harness" else ["tmux", "harness"]
             for channel in order:
-                if channel == "harness" and endpoints:
-                    endpoint = max(endpoints, key=lambda e: e.registered)
-                    request_id = f"w-{int(at)}-{secrets.token_hex(4)}"
-                    try:
-                        write_request(self.home, endpoint.key, request_id, message, at)
-                        detail = f"request {request_id} to {endpoint.key}"
-                        delivery.channels.append(ChannelResult("harness", True, detail))
-                        break
-                    except OSError as exc:
-                        request_id = None
-                        delivery.channels.append(ChannelResult("harness", False, str(exc)))
+                if (
+                    channel == "harness"
+                    and endpoints
+                    and self._request(message, endpoints, deaf, at, delivery)
+                ):
+                    break
                 if channel == "tmux" and tmux is not None and pane is not None:
                     try:
                         tmux.send_text(pane, message)
@@ -206,7 +217,35 @@ class Waker:
             delivery.channels.append(self._run_command(message, values))
         if self.notify:
             delivery.channels.extend(self._tell_human(message, tmux, pane))
-        return delivery, request_id
+        return delivery
+
+    def _request(
+        self,
+        message: str,
+        endpoints: Sequence[Endpoint],
+        deaf: Collection[str],
+        at: float,
+        delivery: Delivery,
+    ) -> bool:
+        """Write a wake request for the newest endpoint that still listens; True when written."""
+        listening = [e for e in endpoints if e.key not in deaf]
+        if not listening:
+            keys = ", ".join(sorted(e.key for e in endpoints))
+            detail = f"not asked: {keys} did not take the last request"
+            delivery.channels.append(ChannelResult("harness", False, detail))
+            return False
+        endpoint = max(listening, key=lambda e: e.registered)
+        request_id = f"w-{int(at)}-{secrets.token_hex(4)}"
+        try:
+            write_request(self.home, endpoint.key, request_id, message, at)
+        except OSError as exc:
+            delivery.channels.append(ChannelResult("harness", False, str(exc)))
+            return False
+        detail = f"request {request_id} to {endpoint.key}"
+        delivery.channels.append(
+            ChannelResult("harness", True, detail, request_id=request_id, endpoint=endpoint.key)
+        )
+        return True
 
     def _run_command(self, message: str, values: dict[str, str]) -> ChannelResult:
         filled = {"message": message, **values}

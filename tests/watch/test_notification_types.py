@@ -11,6 +11,7 @@ the subagent they are played for.
 from __future__ import annotations
 
 import json
+import shlex
 import sqlite3
 import subprocess
 import time
@@ -18,7 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from watch_support import TETHER_GATE, TmuxLab, wait_until
+import pytest
+from watch_support import TETHER_GATE, TmuxLab, agent_argv, wait_until
 
 from tether.clock import SystemClock
 from tether.config.schema import WatchSettings
@@ -272,4 +274,139 @@ def test_the_orchestrator_s_own_notifications_steer_the_wake(
     _play("orch", [idle], tmp_path)
     _decision(dog, lambda a: a == "woken", "the wake")
     assert wait_until(recording.lines)[0]["line"].startswith("[tether watch] You have been idle")
+    dog.close()
+
+
+# --- Copilot's permissionRequest and Codex's PermissionRequest ------------------------
+
+GOLDEN = SEQUENCE.parents[1]
+
+
+def _golden(harness: str, event: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((GOLDEN / harness / f"{event}.payload.json").read_text())
+    return data
+
+
+def _codex_permission_request(pre: dict[str, Any]) -> dict[str, Any]:
+    """Codex's PermissionRequest for the call ``pre`` started.
+
+    No recording exists (``codex exec`` never asks); the fields are those of the
+    input schema Codex 0.171.0 ships for this hook (``permission-request.command
+    .input``): the PreToolUse fields without ``tool_use_id``.
+    """
+    keep = ("session_id", "turn_id", "transcript_path", "cwd", "model", "tool_name", "tool_input")
+    return {
+        **{key: pre[key] for key in keep},
+        "hook_event_name": "PermissionRequest",
+        "permission_mode": "default",
+    }
+
+
+def _asked(harness: str) -> tuple[str, list[tuple[dict[str, Any], str | None]]]:
+    """(session id, [(payload, --event)]): a tool call starts and asks for permission."""
+    if harness == "copilot":
+        pre, asked = _golden("copilot", "preToolUse"), _golden("copilot", "permissionRequest")
+        return str(asked["sessionId"]), [(pre, "preToolUse"), (asked, "permissionRequest")]
+    pre = _golden("codex", "PreToolUse")
+    return str(pre["session_id"]), [(pre, None), (_codex_permission_request(pre), None)]
+
+
+def _hooks(harness: str, calls: list[tuple[dict[str, Any], str | None]], cwd: Path) -> None:
+    for payload, event in calls:
+        subprocess.run(
+            [TETHER_GATE, "hook", "--harness", harness, *(["--event", event] if event else [])],
+            input=json.dumps({**payload, "cwd": str(cwd)}),
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+            cwd=cwd,
+        )
+
+
+@pytest.mark.parametrize(
+    ("harness", "tool", "signal", "call_id"),
+    [
+        ("copilot", "bash", "permissionRequest", None),
+        ("codex", "Bash", "PermissionRequest", "call_mock_s1_c0_50af7f15"),
+    ],
+)
+def test_copilot_and_codex_permission_requests_are_confirmation_waits(
+    tether_home: Path,
+    tmp_path: Path,
+    harness: str,
+    tool: str,
+    signal: str,
+    call_id: str | None,
+) -> None:
+    session, calls = _asked(harness)
+    _hooks(harness, calls, tmp_path)
+    wait = _wait_of(tether_home, session)
+    assert wait is not None
+    assert (wait.kind, wait.tool, wait.input, wait.signal, wait.call_id) == (
+        "confirmation",
+        tool,
+        '{"command": "echo step 1"}',
+        signal,
+        call_id,
+    )
+
+
+@pytest.mark.parametrize("harness", ["copilot", "codex"])
+def test_a_subagent_in_a_pane_waiting_on_its_permission_request_is_named_in_the_wake(
+    lab: TmuxLab,
+    subagents_dir: Path,
+    tether_home: Path,
+    conn: sqlite3.Connection,
+    harness: str,
+) -> None:
+    """The hook events are the subagent's: Codex's stream names its session first thing
+    (``thread.started``); Copilot's names it only at the end, so its events are found by
+    the folder the subagent works in."""
+    pane, recording = lab.orchestrator()
+    folder = (subagents_dir / "mailer").resolve()
+    session, calls = _asked(harness)
+    named = ["--session-id", session] if harness == "codex" else []
+    lab.subagent(folder, ["--format", harness, *named, "--steps", "2", "--step-delay", "600"])
+    dog = _watchdog(lab, subagents_dir, tether_home, conn)
+    wait_until(lambda: dog.surveyor.look(conn, time.time()).running, what="the subagent to run")
+    add_orchestrator(conn, tmux_pane=pane, tmux_socket=lab.socket)
+    _hooks(harness, calls, folder)
+    wake = _next_wake(dog, "the wake")
+    dog.close()
+    tool = "bash" if harness == "copilot" else "Bash"
+    assert (wake.reason, wake.pending_tool) == ("confirmation", tool)
+    (line,) = wait_until(recording.lines, what="the wake in the orchestrator's input")
+    signal = "permissionRequest" if harness == "copilot" else "PermissionRequest"
+    assert (
+        f"Subagent mailer (pane %1) waits for confirmation of {tool} "
+        f'{{"command": "echo step 1"}} ({signal}, ' in line["line"]
+    )
+
+
+def test_a_folder_links_hook_events_only_when_it_is_one_subagent_s_since_it_started(
+    lab: TmuxLab, subagents_dir: Path, tether_home: Path, conn: sqlite3.Connection
+) -> None:
+    folder = (subagents_dir / "shared").resolve()
+    folder.mkdir()
+    _, calls = _asked("copilot")
+    _hooks("copilot", calls, folder)
+    gate = sqlite3.connect(tether_home / "gate.db")
+    with gate:  # an hour old: an earlier session in that folder, not the agent's
+        gate.execute("UPDATE events SET at = at - 3600")
+    gate.close()
+    args = ["--format", "copilot", "--steps", "2", "--step-delay", "600"]
+    lab.subagent(folder, args)
+    dog = _watchdog(lab, subagents_dir, tether_home, conn)
+
+    def states(count: int) -> list[str] | None:
+        found = [v.state for v in dog.surveyor.look(conn, time.time()).subagents]
+        return found if len(found) == count else None
+
+    assert wait_until(lambda: states(1), what="the subagent") == ["working"]
+    # a second subagent in the same folder: whose events are these? neither is told
+    lab.window(folder, ["bash", "-c", f"{shlex.join(agent_argv(*args))} > other.jsonl"])
+    wait_until(lambda: states(2) == ["working", "working"], what="both subagents")
+    _hooks("copilot", calls, folder)
+    assert states(2) == ["working", "working"]
     dog.close()

@@ -11,10 +11,12 @@ A gate.db the gate has not migrated yet (no hook ran since tether was
 upgraded) has no detail columns; they read as None until it is, and the
 reader looks again each time until they appear.
 
-Queries go by ``session_id`` only (indexed together with the time); the gate
+Queries go by ``session_id`` (indexed together with the time); the gate
 stores the session a context was re-pointed to there, and a process-derived
-context key is its own session id. The file may not exist yet (no hook has run):
-then there are simply no events.
+context key is its own session id. One more finds the sessions that worked in a
+folder lately (by the time index): a subagent whose log names no session (a
+Codex or Copilot CLI in a pane) is linked to its hook events that way. The file
+may not exist yet (no hook has run): then there are simply no events.
 """
 
 from __future__ import annotations
@@ -110,6 +112,32 @@ class GateReader:
             )
         found.sort(key=lambda e: e.at, reverse=True)
         return found[:limit]
+
+    def sessions_by_cwd(self, cwds: Collection[str], since: float) -> dict[str, dict[str, float]]:
+        """Sessions with events from these working folders since ``since``: cwd -> {session: last}.
+
+        Empty for a gate.db without the ``cwd`` column (not migrated yet).
+        """
+        wanted = sorted({c for c in cwds if c})
+        conn = self._connection()
+        if not wanted or conn is None:
+            return {}
+        marks = ", ".join("?" for _ in wanted)
+        try:
+            rows = conn.execute(
+                "SELECT cwd, session_id, MAX(at) FROM events "  # noqa: S608 - placeholders only
+                f"WHERE at >= ? AND cwd IN ({marks}) GROUP BY cwd, session_id",
+                [since, *wanted],
+            ).fetchall()
+        except sqlite3.OperationalError:
+            return {}  # no cwd column yet
+        except sqlite3.Error:
+            self.close()
+            return {}
+        found: dict[str, dict[str, float]] = {}
+        for cwd, session, last in rows:
+            found.setdefault(str(cwd), {})[str(session)] = float(last)
+        return found
 
     def sessions_since(self, since: float) -> dict[str, float]:
         """Every session with an event after ``since`` and its latest event time."""

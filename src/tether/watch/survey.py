@@ -95,7 +95,9 @@ class Surveyor:
             panes, table, self.settings.subagents_folders, self.finder, skip_panes, skip_pids
         )
         found += run_subagents(conn, table, skip_runs)
-        views = [self._view(s, now) for s in found]
+        taken = frozenset(session for v in orchestrators for session in v.sessions)
+        by_cwd = self._sessions_by_cwd(found, taken)
+        views = [self._view(s, now, by_cwd.get(s.key, ())) for s in found]
         live_logs = {s.log for s in found if s.log is not None}
         self.logs.forget(live_logs)
         self.finder.forget(
@@ -111,13 +113,57 @@ class Surveyor:
             self._keys[(pid, created)] = gate_process_key(pid)
         return self._keys[(pid, created)]
 
-    def _view(self, sub: Subagent, now: float) -> SubagentView:
+    def _own_sessions(self, sub: Subagent) -> list[str]:
+        """The sessions its record or its log names (the log's state is cached)."""
+        state = self.logs.read(sub.log) if sub.log is not None else None
+        return [*sub.sessions, *(state.session_ids if state is not None else ())]
+
+    def _sessions_by_cwd(
+        self, found: Sequence[Subagent], taken: frozenset[str]
+    ) -> dict[str, tuple[str, ...]]:
+        """Gate sessions of pane subagents whose log names none: by the folder they work in.
+
+        Only where one running subagent works in that folder, only sessions with
+        events since its agent started, never an orchestrator's session.
+        """
+        running = [s for s in found if s.running and s.cwd]
+        count: dict[str, int] = {}
+        for sub in running:
+            assert sub.cwd is not None
+            count[sub.cwd] = count.get(sub.cwd, 0) + 1
+        unnamed = [
+            s
+            for s in running
+            if s.kind == "pane"
+            and s.agent is not None
+            and count[s.cwd or ""] == 1
+            and not self._own_sessions(s)
+        ]
+        if not unnamed:
+            return {}
+        since = min(s.agent.create_time for s in unnamed if s.agent is not None)
+        seen = self.gate.sessions_by_cwd({s.cwd or "" for s in unnamed}, since)
+        linked: dict[str, tuple[str, ...]] = {}
+        for sub in unnamed:
+            assert sub.agent is not None
+            sessions = seen.get(sub.cwd or "", {})
+            mine = sorted(
+                (last, session)
+                for session, last in sessions.items()
+                if last >= sub.agent.create_time and session not in taken
+            )
+            if mine:
+                linked[sub.key] = tuple(session for _, session in reversed(mine))
+        return linked
+
+    def _view(self, sub: Subagent, now: float, by_cwd: Sequence[str] = ()) -> SubagentView:
         if not sub.running:
             return SubagentView(sub, None)
         state = self.logs.read(sub.log) if sub.log is not None else None
         sessions = list(sub.sessions)
         if state is not None:
             sessions += state.session_ids
+        sessions += by_cwd
         if sub.agent is not None:
             key = self._process_key(sub.agent.pid, sub.agent.create_time)
             if key is not None:

@@ -158,8 +158,14 @@ def test_a_log_file_that_is_not_there_is_warned_about(tmp_path: Path) -> None:
         f"tether watch: warning: --log {log} does not exist (yet); until it does, its growth "
         "cannot count as the orchestrator's activity.\n"
     )
+    # and again each time the watchdog starts, while it is missing
+    once = _tether(tmp_path, "watch", "once")
+    assert f"tether watch: warning: orchestrator pid {os.getpid()}: --log {log} does not" in (
+        once.stderr
+    )
     log.write_text("")
     quiet = _tether(
         tmp_path, "watch", "add-orchestrator", "--pid", str(os.getpid()), "--log", str(log)
     )
     assert quiet.stderr == ""
+    assert _tether(tmp_path, "watch", "once").stderr == ""

@@ -76,10 +76,14 @@ def _warn(line: str) -> None:
     click.echo(f"tether watch: warning: {line}", err=True)
 
 
-def _warn_settings(settings: Any) -> None:
-    from tether.watch.advice import setting_warnings
+def _warn_settings(settings: Any, conn: sqlite3.Connection | None = None) -> None:
+    from tether.watch.advice import orchestrator_warnings, setting_warnings
+    from tether.watch.registry import list_orchestrators
 
-    for line in setting_warnings(settings):
+    lines = setting_warnings(settings)
+    if conn is not None:
+        lines += orchestrator_warnings(list_orchestrators(conn))
+    for line in lines:
         _warn(line)
 
 
@@ -131,8 +135,8 @@ def watch(
         other = running_daemon(pid_file, me=os.getpid())
         if other is not None:
             raise UsageError(f"a watch daemon already runs as pid {other} (pid file {pid_file}).")
-    _warn_settings(settings)
     conn = open_store(home)
+    _warn_settings(settings, conn)
     dog = Watchdog(settings, home, conn, log=_stamp)
 
     def _stop(signum: int, _frame: object) -> None:
@@ -179,7 +183,11 @@ def _detach(pid_file: Path | None, params: dict[str, Any]) -> None:
     settings, home = watch_settings(
         params["interval"], params["idle_threshold"], params["wake_min_interval"]
     )
-    _warn_settings(settings)
+    conn = open_store(home)
+    try:
+        _warn_settings(settings, conn)
+    finally:
+        conn.close()
     argv = [*_tether_argv(), "watch", "--pid-file", str(pid_file.resolve())]
     for name in ("interval", "idle_threshold", "wake_min_interval"):
         if params[name] is not None:
@@ -214,8 +222,8 @@ def once(
     from tether.watch.daemon import Watchdog
 
     settings, home = watch_settings(interval, idle_threshold, wake_min_interval)
-    _warn_settings(settings)
     conn = open_store(home)
+    _warn_settings(settings, conn)
     dog = Watchdog(settings, home, conn)
     try:
         report = dog.check()

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tether.config.schema import WatchSettings
+from tether.watch.registry import Orchestrator
 
 
 def setting_warnings(settings: WatchSettings) -> list[str]:
@@ -37,6 +38,17 @@ def log_warning(path: Path) -> str | None:
         f"--log {path} does not exist (yet); until it does, its growth cannot count as "
         f"the orchestrator's activity."
     )
+
+
+def orchestrator_warnings(orchestrators: Iterable[Orchestrator]) -> list[str]:
+    """Registered orchestrators whose ``--log`` file is not there."""
+    found = []
+    for orch in orchestrators:
+        if orch.log_path and orch.run_id is None:
+            warning = log_warning(Path(orch.log_path))
+            if warning is not None:
+                found.append(f"orchestrator {orch.name}: {warning}")
+    return found
 
 
 def missing(folders: Iterable[str]) -> list[str]:

@@ -34,6 +34,12 @@ with transaction(conn):
         "INSERT OR IGNORE INTO runs (id, profile, harness, argv, status, started_at, run_dir) "
         "VALUES ('shared', 'p', 'h', '[]', 'running', '2025-01-01T00:00:00.000000Z', 'd')"
     )
+# a second barrier: whoever migrated first does not get a head start on the writing
+(ready.parent / f"connected-{name}").touch()
+while len(list(ready.parent.glob("connected-*"))) < int(sys.argv[6]):
+    if time.monotonic() > deadline:
+        sys.exit("the other writers never connected")
+    time.sleep(0.001)
 began = time.monotonic()
 for i in range(rounds):
     run_id = f"{name}-{i:04d}"
@@ -66,6 +72,7 @@ def test_concurrent_writers_are_exact(tmp_path: Path) -> None:
                     str(ready),
                     str(go),
                     str(ROUNDS),
+                    str(WORKERS),
                 ],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

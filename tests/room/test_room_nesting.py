@@ -121,3 +121,34 @@ def test_only_a_room_is_refused_by_its_environment() -> None:
         refuse_nesting({"TETHER_ROOM_ID": "r-7", "TETHER_ROOM_DIR": "/x", "TETHER_DEPTH": "2"})
     with pytest.raises(RoomRefusedError, match="inside the room at /rooms/x"):
         refuse_nesting({"TETHER_ROOM_DIR": "/rooms/x"})
+
+
+def test_reads_with_the_room_variables_removed_still_count_against_the_room(
+    gen: GenWiki, tmp_path: Path, tether_home: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    question = f"What is {gen.word_of('concept-00004')}?"
+    conclusion = tmp_path / "c.md"
+    conclusion.write_text("It is tracked by the operators [[concept-00004]] (stale).\n")
+    stripped = f"env -u TETHER_ROOM_DIR -u TETHER_ROOM_ID {TETHER} wiki read"
+    _profiles(
+        project,
+        outer=[f"{TETHER} room open --root {gen.root} --profile room {shlex.quote(question)}"],
+        room=[
+            f"{stripped} concept-00004",  # on the list: read, and counted
+            f"{stripped} concept-00200",  # not on the list: refused like any read in a room
+            f"{TETHER} room conclude {conclusion}",
+        ],
+    )
+    done = _run_outer(project)
+    assert done.returncode == 0, done.stderr
+    (room,) = [p for p in (tether_home / "rooms").iterdir() if p.is_dir()]
+    listed = json.loads((room / "room.json").read_text())["pages"]
+    assert "concept-00200" not in {page["id"] for page in listed}
+    room_run = json.loads((room / "result.json").read_text())["run"]["run_id"]
+    text = _events(tether_home)[room_run]
+    assert "room: concept-00004 (1 of" in text
+    assert "refused: 'concept-00200' is not on this room's page list" in text
+    result = json.loads((room / "result.json").read_text())
+    assert result["status"] == "ok"

@@ -5,12 +5,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from tether.errors import TetherError, UsageError
 from tether.exit_codes import ExitCode
+
+if TYPE_CHECKING:
+    from tether.room.state import Room
 
 ROOT_HELP = "The wiki folder (default: TETHER_WIKI_ROOT, [wiki] root, or the current folder)."
 PROGRESS_MIN_PAGES = 500
@@ -229,6 +232,17 @@ def check_cmd(root: str | None, skip: tuple[str, ...], as_json: bool) -> None:
         raise CheckFailedError(f"wiki check found {len(result.violations)} violations")
 
 
+def _room_above() -> Room | None:
+    """The room this process runs under although its variables were removed, if any."""
+    from tether.config import load_config
+    from tether.room.room import room_above
+    from tether.room.state import Room
+
+    home = load_config().home
+    room_id = room_above(home)
+    return None if room_id is None else Room.find(home, room_id)
+
+
 @wiki.command("read")
 @root_option
 @click.argument("page_id", metavar="ID")
@@ -242,7 +256,7 @@ def read_cmd(root: str | None, page_id: str) -> None:
         RoomRefusedError,
     )
 
-    room = Room.from_env()
+    room = Room.from_env() or _room_above()
     if room is not None:
         result = room.read_page(page_id)
         if result.outcome == REFUSED_BUDGET:

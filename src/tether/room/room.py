@@ -116,6 +116,25 @@ def _opener_above(holder: str) -> str | None:
     return None
 
 
+def room_above(home: Path) -> str | None:
+    """The open room whose run this process runs under, found without the room's variables.
+
+    The room's variables are a convenience, not the boundary: a read with them
+    removed still counts against the room when the process tree says it is one.
+    """
+    try:
+        handle = (rooms_dir(home) / LOCK_FILE).open("r", encoding="utf-8")
+    except OSError:
+        return None
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:  # a room holds the lock: it is open now
+            return _opener_above(handle.read().strip())
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return None
+
+
 @contextmanager
 def room_lock(home: Path) -> Iterator[None]:
     folder = rooms_dir(home)

@@ -116,6 +116,27 @@ def test_a_known_agent_executable_is_found_above_wrappers(
     assert query(tether_home, "SELECT DISTINCT id_source FROM events") == [("process:agent",)]
 
 
+@pytest.mark.usefixtures("no_agent_ancestor")
+def test_agents_tether_does_not_know_can_be_named(
+    tether_home: Path, env_for: object, gate_exe: str, agent_script: Path, tmp_path: Path
+) -> None:
+    # Two agents of an unknown kind, started by one parent, neither leading its own
+    # process group: named in TETHER_GATE_AGENTS, each counts under its own id.
+    named = tmp_path / "bin" / "myagent"
+    named.parent.mkdir()
+    named.write_text(agent_script.read_text())
+    env = env_for(TETHER_GATE_AGENTS="aider, myagent")  # type: ignore[operator]
+    first = _start_agent(named, gate_exe, 3, "shell", env, leader=False)
+    second = _start_agent(named, gate_exe, 4, "wrapper", env, leader=False)
+    results = [_finish(first), _finish(second)]
+    rows = dict(query(tether_home, "SELECT session_id, calls_used FROM sessions"))
+    assert len(rows) == 2
+    for result, calls in zip(results, (3, 4), strict=True):
+        (key,) = [k for k in rows if k.startswith(_key_of(int(result["pid"])))]  # type: ignore[call-overload]
+        assert rows[key] == calls
+    assert query(tether_home, "SELECT DISTINCT id_source FROM events") == [("process:agent",)]
+
+
 def test_resolution_order_payload_then_variables_then_process() -> None:
     env = {"TETHER_SESSION_ID": "from-env", "CLAUDE_CODE_SESSION_ID": "from-claude"}
     assert session_id.resolve("claude-code", "from-payload", env).source == "payload"

@@ -146,12 +146,27 @@ def is_interpreter(name: str) -> bool:
     return any(name == base or name.startswith(base) for base in INTERPRETERS)
 
 
+# Extra agent executables, for agents tether does not know by name: a comma-separated
+# list of basenames ("aider,goose"). Without it, an unknown agent that does not lead
+# its own process group is found only by the weaker group-leader rule.
+AGENTS_ENV = "TETHER_GATE_AGENTS"
+
+
+def agent_names() -> frozenset[str]:
+    """The known agent executables plus those named in ``TETHER_GATE_AGENTS``."""
+    extra = os.environ.get(AGENTS_ENV, "")
+    if not extra:
+        return AGENT_NAMES
+    return AGENT_NAMES | {name.strip() for name in extra.split(",") if name.strip()}
+
+
 def agent_name(info: ProcInfo) -> str | None:
     """The agent this process is, when it is a known agent CLI."""
+    names = agent_names()
     exe = _basename(info.argv[0]) if info.argv else info.comm
-    if exe in AGENT_NAMES:
+    if exe in names:
         return exe
-    if _basename(info.comm) in AGENT_NAMES and not is_interpreter(exe):
+    if _basename(info.comm) in names and not is_interpreter(exe):
         return _basename(info.comm)
     if is_interpreter(exe):
         script, module = script_of(info.argv)
@@ -159,7 +174,7 @@ def agent_name(info: ProcInfo) -> str | None:
             return module
         if script is not None:
             base = _basename(script)
-            if base in AGENT_NAMES:
+            if base in names:
                 return base
             for marker in AGENT_PATH_MARKERS:
                 if marker in script:

@@ -28,6 +28,10 @@ def test_follow_up_gets_previous_report_in_a_fresh_session(project: Project) -> 
     assert second["harness_session_id"] != first["harness_session_id"]
     for argv in (first["argv"], second["argv"]):
         assert not {"--resume", "-r", "--continue", "-c", "resume"} & set(argv)
+    # and the first run names the run that continued it
+    shown = json.loads(project.tether("runs", "show", first["id"], "--json").stdout)
+    assert shown["followed_up_by"] == [second["id"]]
+    assert f"followed_up_by: {second['id']}" in project.tether("runs", "show", first["id"]).stdout
 
 
 def test_follow_up_of_run_without_report_is_an_error(project: Project) -> None:

@@ -86,16 +86,20 @@ def list_(limit: int, status: str | None, as_json: bool) -> None:
 def show(run_id: str, as_json: bool) -> None:
     """Show one run's record."""
     from tether.runs.supervisor import row_to_record
-    from tether.store.runs import get_run
+    from tether.store.runs import follow_ups_of, get_run
 
     conn, _ = _open()
     record = row_to_record(get_run(conn, run_id))  # type: ignore[arg-type]
+    # the other direction of follow_up_of: which runs continued this one
+    record["followed_up_by"] = follow_ups_of(conn, record["id"])  # type: ignore[arg-type]
     if as_json:
         print_json(record)
         return
     for key, value in record.items():
         if key == "argv":
             value = " ".join(json.dumps(a) if " " in a else a for a in value)
+        elif key == "followed_up_by":
+            value = ", ".join(value) or "-"
         click.echo(f"{key:>20}: {value}")
 
 

@@ -156,6 +156,14 @@ def list_runs(
     return [_decode(row) for row in conn.execute(query, params)]
 
 
+def follow_ups_of(conn: sqlite3.Connection, run_id: str) -> list[str]:
+    """Ids of the runs that follow up ``run_id``, oldest first."""
+    rows = conn.execute(
+        "SELECT id FROM runs WHERE follow_up_of = ? ORDER BY started_at, rowid", (run_id,)
+    )
+    return [str(row[0]) for row in rows]
+
+
 def running_runs(conn: sqlite3.Connection) -> list[RunRow]:
     """Every run still marked ``running`` (live, or abandoned and not yet noticed)."""
     return list_runs(conn, limit=None, status="running")

@@ -403,7 +403,8 @@ def test_a_folder_links_hook_events_only_when_it_is_one_subagent_s_since_it_star
         found = [v.state for v in dog.surveyor.look(conn, time.time()).subagents]
         return found if len(found) == count else None
 
-    assert wait_until(lambda: states(1), what="the subagent") == ["working"]
+    # (until its agent has started, the new pane is a subagent that has ended)
+    wait_until(lambda: states(1) == ["working"], what="the subagent to work")
     # a second subagent in the same folder: whose events are these? neither is told
     lab.window(folder, ["bash", "-c", f"{shlex.join(agent_argv(*args))} > other.jsonl"])
     wait_until(lambda: states(2) == ["working", "working"], what="both subagents")

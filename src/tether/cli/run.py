@@ -108,12 +108,12 @@ def run(
         )
         if outcome.report is not None and outcome.paths is not None:
             click.echo(f"report: {outcome.paths.report_md}")
-        for stage in outcome.record.get("stages") or []:
-            if stage["status"] == "failed" and outcome.paths is not None:
-                click.echo(
-                    f"post-run stage failed (exit {stage['exit_code']}): "
-                    f"{' '.join(stage['command'])} — output in {outcome.paths.stages}"
-                )
+        failed = outcome.failed_stage
+        if failed is not None and outcome.paths is not None:
+            click.echo(
+                f"post-run stage failed (exit {failed['exit_code']}): "
+                f"{' '.join(failed['command'])} — output in {outcome.paths.stages}"
+            )
     sys.exit(int(outcome.exit_code))
 
 

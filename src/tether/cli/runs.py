@@ -53,7 +53,7 @@ STATUSES = (
 @click.option("--json", "as_json", is_flag=True)
 def list_(limit: int, status: str | None, as_json: bool) -> None:
     """List runs, newest first (runs whose supervisor died show as abandoned)."""
-    from tether.runs.supervisor import row_to_record
+    from tether.runs.outcome import row_to_record
     from tether.store.runs import list_runs
 
     conn, _ = _open()
@@ -85,7 +85,7 @@ def list_(limit: int, status: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def show(run_id: str, as_json: bool) -> None:
     """Show one run's record."""
-    from tether.runs.supervisor import row_to_record
+    from tether.runs.outcome import row_to_record
     from tether.store.runs import follow_ups_of, get_run
 
     conn, _ = _open()

@@ -26,7 +26,8 @@ from tether.loop.sources import Source, build_sources
 from tether.store import db
 
 if TYPE_CHECKING:
-    from tether.runs.supervisor import RunOutcome, RunRequest
+    from tether.runs.outcome import RunOutcome
+    from tether.runs.supervisor import RunRequest
 
 Dispatcher = Callable[["RunRequest"], "RunOutcome"]
 

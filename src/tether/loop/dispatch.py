@@ -29,7 +29,8 @@ from tether.runs.report import REASON_TEXT
 
 if TYPE_CHECKING:
     from tether.loop.context import Loop
-    from tether.runs.supervisor import RunOutcome, RunRequest
+    from tether.runs.outcome import RunOutcome
+    from tether.runs.supervisor import RunRequest
 
 
 # Said on every tick whose unit went to the built-in agent nobody chose.
@@ -258,8 +259,8 @@ def _record_ticket(
         moved=moved,
         cancelled=outcome.stop is StopReason.CANCELLED,
     )
-    if outcome.stop is StopReason.COMPLETED and not outcome.stages_passed:
-        failed = next(s for s in outcome.record["stages"] if s["status"] == "failed")
+    failed = outcome.failed_stage if outcome.stop is StopReason.COMPLETED else None
+    if failed is not None:
         check = " ".join(failed["command"])
         where = f"{outcome.paths.stages}" if outcome.paths is not None else "stages.json"
         note = (
@@ -351,8 +352,8 @@ def _todo(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
         report=_report_path(outcome),
         cancelled=outcome.stop is StopReason.CANCELLED,
     )
-    if outcome.stop is StopReason.COMPLETED and not outcome.stages_passed:
-        failed = next(s for s in outcome.record["stages"] if s["status"] == "failed")
+    failed = outcome.failed_stage if outcome.stop is StopReason.COMPLETED else None
+    if failed is not None:
         result.summary = (
             f"run {outcome.run_id} on {where} completed, but its post-run stage "
             f"`{' '.join(failed['command'])}` failed (exit {failed['exit_code']}); box left open"

@@ -7,13 +7,12 @@ down (record, report) each live in their own module.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import time
 import uuid
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
@@ -22,8 +21,7 @@ from typing import Any
 from tether.config import Config, Profile, load_config
 from tether.errors import HarnessNotFoundError, UsageError
 from tether.events.accounting import Ledger, count, stream_upper_bound
-from tether.exit_codes import ExitCode
-from tether.fs import atomic_write_json, atomic_write_text
+from tether.fs import atomic_write_text
 from tether.harnesses import get_harness
 from tether.harnesses.base import Harness, RunSpec, bind
 from tether.runs import report as reports
@@ -32,11 +30,11 @@ from tether.runs.budget import Budget, LimitCheck, StopReason
 from tether.runs.followup import compose_prompt
 from tether.runs.hooks import gate_verdict, lock_session, stream_format, write_run_hooks
 from tether.runs.live import LiveRun
+from tether.runs.outcome import Ending, RunOutcome, finish_run
 from tether.runs.process import AgentProcess, spawn_agent, wait_until
 from tether.runs.profiles import choose_budget, choose_profile
 from tether.runs.record import RunPaths, new_run_id
 from tether.runs.recovery import recover_abandoned
-from tether.runs.stages import run_post_stages
 from tether.runs.stream import SessionTail
 from tether.store import db
 from tether.store.runs import RunRow, get_run, insert_run, update_run
@@ -54,30 +52,6 @@ class RunRequest:
     budget_request: int | None = None
     justification: str | None = None
     cwd: Path | None = None
-
-
-@dataclass
-class RunOutcome:
-    run_id: str
-    stop: StopReason
-    ledger: Ledger
-    record: dict[str, Any]
-    report: dict[str, Any] | None = None
-    paths: RunPaths | None = field(default=None, repr=False)
-    # From the event that decided a limit stop to the agent's process group being gone.
-    stop_latency: float | None = None
-
-    @property
-    def stages_passed(self) -> bool:
-        """No post-run stage failed (true when none ran)."""
-        stages = self.record.get("stages") or []
-        return all(stage.get("status") != "failed" for stage in stages)
-
-    @property
-    def exit_code(self) -> ExitCode:
-        if self.stop is StopReason.COMPLETED and not self.stages_passed:
-            return ExitCode.CHECK_FAILED
-        return self.stop.exit_code
 
 
 class _Cancel:
@@ -294,23 +268,25 @@ def _execute(
             agent.close()
     seconds = time.monotonic() - t0
     status = agent.popen.returncode
-    return _finish(
+    return finish_run(
         conn,
-        config,
-        profile,
-        budget,
-        request,
-        run_id,
-        paths,
-        ledger,
-        stop,
-        how,
-        status,
-        seconds,
-        cwd,
-        before,
-        session_id,
-        timing,
+        Ending(
+            config=config,
+            profile=profile,
+            budget=budget,
+            unit=request.unit,
+            run_id=run_id,
+            paths=paths,
+            ledger=ledger,
+            stop=stop,
+            how=how,
+            agent_status=status,
+            seconds=seconds,
+            cwd=cwd,
+            before=before,
+            session_id=session_id,
+            stop_latency=timing.get("stop_latency_seconds"),
+        ),
     )
 
 
@@ -405,97 +381,3 @@ def _own_start_time() -> float | None:
         return float(psutil.Process().create_time())
     except Exception:
         return None
-
-
-def _finish(
-    conn: Any,
-    config: Config,
-    profile: Profile,
-    budget: Budget,
-    request: RunRequest,
-    run_id: str,
-    paths: RunPaths,
-    ledger: Ledger,
-    stop: StopReason,
-    how: str,
-    agent_status: int | None,
-    seconds: float,
-    cwd: Path,
-    before: worktree.Snapshot,
-    session_id: str,
-    timing: dict[str, float],
-) -> RunOutcome:
-    ended = datetime.now(UTC)
-    report: dict[str, Any] | None = None
-    reported_session = ledger.session_id or session_id
-    if stop.is_limit or stop is StopReason.CANCELLED:
-        after = worktree.snapshot(cwd, exclude=config.home, since=before)
-        report = reports.build(
-            reports.ReportInput(
-                run_id=run_id,
-                unit=request.unit,
-                profile=profile.name,
-                harness=profile.harness,
-                stop=stop,
-                budget=budget,
-                ledger=ledger,
-                seconds=seconds,
-                files_changed=worktree.changes(before, after),
-                worktree_kind=after.kind,
-                diff_stat=worktree.diff_stat(cwd, since=before),
-                skipped_stages=profile.post_run,
-                session_id=reported_session,
-                ended_at=ended,
-            )
-        )
-        atomic_write_json(paths.report_json, report)
-        atomic_write_text(paths.report_md, reports.render_markdown(report))
-    stages: list[dict[str, Any]] | None = None
-    exit_code = stop.exit_code
-    stop_reason = f"{stop.value} ({how})" if how != "exited" else stop.value
-    if stop is StopReason.COMPLETED and profile.post_run:
-        results = run_post_stages(profile.post_run, cwd)
-        atomic_write_json(paths.stages, results)
-        stages = [
-            {k: result.get(k) for k in ("command", "status", "exit_code")} for result in results
-        ]
-        failed = next((r for r in results if r["status"] == "failed"), None)
-        if failed is not None:
-            exit_code = ExitCode.CHECK_FAILED
-            stop_reason = f"{stop_reason}; post-run stage failed: {' '.join(failed['command'])}"
-    fields: dict[str, Any] = dict(
-        status=stop.value,
-        stop_reason=stop_reason,
-        exit_code=int(exit_code),
-        stages=stages,
-        agent_exit_status=agent_status,
-        iterations=ledger.iterations,
-        tool_calls=ledger.tool_calls,
-        tool_results=ledger.tool_results,
-        open_tool_calls=ledger.open_tool_calls,
-        usage=ledger.to_dict()["usage"],
-        ended_at=ended.isoformat(),
-        harness_session_id=ledger.session_id,
-    )
-    with db.transaction(conn):
-        update_run(conn, run_id, **fields)
-    row = get_run(conn, run_id)
-    record = row_to_record(row, ledger)
-    atomic_write_json(paths.record, record)
-    return RunOutcome(
-        run_id=run_id,
-        stop=stop,
-        ledger=ledger,
-        record=record,
-        report=report,
-        paths=paths,
-        stop_latency=timing.get("stop_latency_seconds"),
-    )
-
-
-def row_to_record(row: RunRow, ledger: Ledger | None = None) -> dict[str, Any]:
-    record = asdict(row)
-    if ledger is not None:
-        record["ledger"] = ledger.to_dict()
-    plain: dict[str, Any] = json.loads(json.dumps(record, default=str))
-    return plain

@@ -1,0 +1,151 @@
+"""What a run leaves behind once its agent is gone: report, post-run stages, record."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tether.config import Config, Profile
+from tether.events.accounting import Ledger
+from tether.exit_codes import ExitCode
+from tether.fs import atomic_write_json, atomic_write_text
+from tether.runs import report as reports
+from tether.runs import worktree
+from tether.runs.budget import Budget, StopReason
+from tether.runs.record import RunPaths
+from tether.runs.stages import run_post_stages
+from tether.store import db
+from tether.store.runs import RunRow, get_run, update_run
+
+
+@dataclass
+class RunOutcome:
+    run_id: str
+    stop: StopReason
+    ledger: Ledger
+    record: dict[str, Any]
+    report: dict[str, Any] | None = None
+    paths: RunPaths | None = field(default=None, repr=False)
+    # From the event that decided a limit stop to the agent's process group being gone.
+    stop_latency: float | None = None
+
+    @property
+    def failed_stage(self) -> dict[str, Any] | None:
+        """The post-run stage that failed ({command, status, exit_code}), if one did."""
+        stages = self.record.get("stages") or []
+        return next((stage for stage in stages if stage.get("status") == "failed"), None)
+
+    @property
+    def stages_passed(self) -> bool:
+        """No post-run stage failed (true when none ran)."""
+        return self.failed_stage is None
+
+    @property
+    def exit_code(self) -> ExitCode:
+        if self.stop is StopReason.COMPLETED and not self.stages_passed:
+            return ExitCode.CHECK_FAILED
+        return self.stop.exit_code
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How a run ended, as the supervisor saw it."""
+
+    config: Config
+    profile: Profile
+    budget: Budget
+    unit: str | None
+    run_id: str
+    paths: RunPaths
+    ledger: Ledger
+    stop: StopReason
+    how: str  # "exited", "sigterm", "sigkill"
+    agent_status: int | None
+    seconds: float
+    cwd: Path
+    before: worktree.Snapshot
+    session_id: str
+    stop_latency: float | None
+
+
+def finish_run(conn: Any, end: Ending) -> RunOutcome:
+    """Write the report (limit stop, cancel) or run the post-run stages, then the record."""
+    ended = datetime.now(UTC)
+    report = (
+        _write_report(end, ended) if end.stop.is_limit or end.stop is StopReason.CANCELLED else None
+    )
+    stages: list[dict[str, Any]] | None = None
+    exit_code = end.stop.exit_code
+    stop_reason = f"{end.stop.value} ({end.how})" if end.how != "exited" else end.stop.value
+    if end.stop is StopReason.COMPLETED and end.profile.post_run:
+        results = run_post_stages(end.profile.post_run, end.cwd)
+        atomic_write_json(end.paths.stages, results)
+        stages = [{k: r.get(k) for k in ("command", "status", "exit_code")} for r in results]
+        failed = next((r for r in results if r["status"] == "failed"), None)
+        if failed is not None:
+            exit_code = ExitCode.CHECK_FAILED
+            stop_reason = f"{stop_reason}; post-run stage failed: {' '.join(failed['command'])}"
+    ledger = end.ledger
+    fields: dict[str, Any] = dict(
+        status=end.stop.value,
+        stop_reason=stop_reason,
+        exit_code=int(exit_code),
+        stages=stages,
+        agent_exit_status=end.agent_status,
+        iterations=ledger.iterations,
+        tool_calls=ledger.tool_calls,
+        tool_results=ledger.tool_results,
+        open_tool_calls=ledger.open_tool_calls,
+        usage=ledger.to_dict()["usage"],
+        ended_at=ended.isoformat(),
+        harness_session_id=ledger.session_id,
+    )
+    with db.transaction(conn):
+        update_run(conn, end.run_id, **fields)
+    record = row_to_record(get_run(conn, end.run_id), ledger)
+    atomic_write_json(end.paths.record, record)
+    return RunOutcome(
+        run_id=end.run_id,
+        stop=end.stop,
+        ledger=ledger,
+        record=record,
+        report=report,
+        paths=end.paths,
+        stop_latency=end.stop_latency,
+    )
+
+
+def _write_report(end: Ending, ended: datetime) -> dict[str, Any]:
+    after = worktree.snapshot(end.cwd, exclude=end.config.home, since=end.before)
+    report = reports.build(
+        reports.ReportInput(
+            run_id=end.run_id,
+            unit=end.unit,
+            profile=end.profile.name,
+            harness=end.profile.harness,
+            stop=end.stop,
+            budget=end.budget,
+            ledger=end.ledger,
+            seconds=end.seconds,
+            files_changed=worktree.changes(end.before, after),
+            worktree_kind=after.kind,
+            diff_stat=worktree.diff_stat(end.cwd, since=end.before),
+            skipped_stages=end.profile.post_run,
+            session_id=end.ledger.session_id or end.session_id,
+            ended_at=ended,
+        )
+    )
+    atomic_write_json(end.paths.report_json, report)
+    atomic_write_text(end.paths.report_md, reports.render_markdown(report))
+    return report
+
+
+def row_to_record(row: RunRow, ledger: Ledger | None = None) -> dict[str, Any]:
+    record = asdict(row)
+    if ledger is not None:
+        record["ledger"] = ledger.to_dict()
+    plain: dict[str, Any] = json.loads(json.dumps(record, default=str))
+    return plain

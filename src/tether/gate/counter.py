@@ -152,8 +152,7 @@ def count_call(
 ) -> CallOutcome:
     """Count one tool call and decide it, in one write transaction."""
     now = time.time()
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with db.Immediate(conn):
         session_id = _session_for(conn, context_key)
         earlier = _earlier(conn, tool_use_id, event, context_key)
         if earlier is not None:
@@ -161,7 +160,6 @@ def count_call(
             row = conn.execute(
                 "SELECT call_budget FROM sessions WHERE session_id = ?", (earlier_session,)
             ).fetchone()
-            conn.execute("COMMIT")
             budget = int(row[0]) if row is not None else 0
             used = int(earlier_used) if earlier_used is not None else budget
             return CallOutcome(decision == "allow", earlier_session, used, budget, True)
@@ -188,11 +186,6 @@ def count_call(
         )
         if FAULT_ENV in os.environ:
             _fault_hold(conn)
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
     return CallOutcome(allowed, session_id, used, budget, False)
 
 
@@ -218,8 +211,7 @@ def count_batch(
 ) -> BatchOutcome:
     """Count one completed iteration with tools; stop when the iteration budget is used."""
     now = time.time()
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with db.Immediate(conn):
         session_id = _session_for(conn, context_key)
         earlier = _earlier(conn, batch_key, event, context_key)
         if earlier is None:
@@ -244,11 +236,6 @@ def count_batch(
                 None,
                 detail,
             )
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
     return BatchOutcome(stop, session_id, batches, limit)
 
 
@@ -268,8 +255,7 @@ def count_model_call(
     iteration budget, i.e. before iteration budget+1 begins.
     """
     now = time.time()
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with db.Immediate(conn):
         session_id = _session_for(conn, context_key)
         _ensure_session(conn, session_id, harness, now)
         (earlier,) = conn.execute(
@@ -294,11 +280,6 @@ def count_model_call(
             None,
             detail,
         )
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
     return BatchOutcome(stop, session_id, batches, limit)
 
 
@@ -373,8 +354,7 @@ def set_session_budget(
     conn = db.connect(os.fspath(home))
     try:
         now = time.time()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with db.Immediate(conn):
             _ensure_session(conn, session_id, None, now)
             if calls is not None:
                 conn.execute(
@@ -394,11 +374,6 @@ def set_session_budget(
             conn.execute(
                 "UPDATE sessions SET updated_at = ? WHERE session_id = ?", (now, session_id)
             )
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
     finally:
         conn.close()
 

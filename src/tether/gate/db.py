@@ -202,9 +202,34 @@ MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_initial, m002_event
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+class Immediate:
+    """``with Immediate(conn):`` is one write transaction: ``BEGIN IMMEDIATE`` takes the
+    write lock up front; the block's end commits, an exception rolls back."""
+
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+        if kind is None:
+            try:
+                self.conn.execute("COMMIT")
+                return
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+
+
 def _migrate(conn: Connection) -> None:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with Immediate(conn):
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         if version > SCHEMA_VERSION:
             raise GateDatabaseError(
@@ -214,10 +239,6 @@ def _migrate(conn: Connection) -> None:
         for number in range(version, SCHEMA_VERSION):
             MIGRATIONS[number](conn)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 def _enable_wal(conn: Connection, timeout_ms: int) -> None:

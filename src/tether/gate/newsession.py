@@ -130,8 +130,7 @@ def new_session(
 
     conn = db.connect(home)
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with db.Immediate(conn):
             if session:
                 context = _context_of(conn, session)
             else:
@@ -181,11 +180,6 @@ def new_session(
                 "reason, plan, unit, who) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (now, new_id, context, previous, reason, abs_plan, unit, who),
             )
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
     finally:
         conn.close()
     return {

@@ -145,6 +145,44 @@ def test_budget_hit_requires_the_line_naming_each_refused_page(
     assert summary["budget_hit"] is True and summary["ok"] is True
 
 
+def test_links_inside_code_are_syntax_not_citations(room: Room, tmp_path: Path) -> None:
+    shows_syntax = _check(
+        tmp_path,
+        "Embed a PDF with `![[Document.pdf]]` in a note [[concept-00004]] (stale).\n\n"
+        "```markdown\n![[Attachments]]\n```\n\n"
+        "~~~\n[[never-read]]\n~~~\n",
+    )
+    assert shows_syntax.returncode == 0, shows_syntax.stdout
+    only_code = _check(tmp_path, "Write `[[concept-00004]]` to link it.\n")
+    assert only_code.returncode == 40
+    assert "claim without a [[page]] citation: 'Write `[[concept-00004]]` to link it.'" in (
+        only_code.stdout
+    )
+
+
+def test_only_page_names_are_demanded_in_the_budget_line(
+    gen: GenWiki, tether_home: Path, tmp_path: Path
+) -> None:
+    wiki = Wiki.open(gen.root)
+    with Index.open(wiki, tether_home) as index:
+        index.update()
+        brief = make_brief(index, f"What is {gen.word_of('hub')}?", 12)
+    room = Room.create(tether_home, "r3", room_data("r3", wiki, brief))
+    for page in room.pages:
+        assert room.read_page(page["id"]).outcome == "read"
+    assert room.read_page("../../etc/passwd").outcome == "refused-not-a-page"
+    assert room.read_page("Document.pdf").outcome == "refused-not-a-page"
+    cut = room.cut[0]["id"]
+    assert room.read_page(cut).outcome == "refused-budget"
+    summary = room.summary()
+    assert summary["refused_budget"] == [cut]
+    assert summary["refused_not_pages"] == ["../../etc/passwd", "Document.pdf"]
+    done = _check(
+        tmp_path, f"The hub ties them together [[hub]].\n\nbudget reached, not read: {cut}\n", "r3"
+    )
+    assert done.returncode == 0, done.stdout
+
+
 def test_a_room_id_cannot_escape(tmp_path: Path) -> None:
     file = tmp_path / "c.md"
     file.write_text("x [[y]]\n")

@@ -10,11 +10,13 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from room_support import TETHER, write_profile
 
 from tether.room.brief import make_brief
+from tether.room.room import wiki_lock_path
 from tether.wiki.index import Index
 from tether.wiki.layout import Wiki
 from wikigen import GenWiki, generate
@@ -119,32 +121,82 @@ def test_a_room_that_tries_to_open_a_room_is_refused(
     assert [p.name for p in rooms] == [result["room"]]  # no second room folder
 
 
-def test_a_second_room_while_one_is_open_is_refused(
-    gen: GenWiki, project: Path, tether_home: Path
-) -> None:
-    question = f"What is {gen.word_of('concept-00004')}?"
-    write_profile(project, None, "--steps", "3", "--hang-before-result", "1")
+def _open_in_background(project: Path, root: Path, question: str, session: str) -> Any:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_ROOM")}
-    first = subprocess.Popen(
-        [TETHER, "room", "open", "--root", str(gen.root), question],
+    env["TETHER_SESSION_ID"] = session
+    return subprocess.Popen(
+        [TETHER, "room", "open", "--root", str(root), question],
         cwd=project,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
     )
+
+
+def _room_as(project: Path, session: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_ROOM")}
+    env.pop("TETHER_DEPTH", None)
+    env["TETHER_SESSION_ID"] = session
+    return subprocess.run(
+        [TETHER, "room", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
+
+
+def test_one_room_per_wiki_and_never_two_for_one_session(
+    gen: GenWiki, project: Path, tether_home: Path, tmp_path: Path
+) -> None:
+    other_wiki = generate(tmp_path / "kb2", pages=300)
+    question = f"What is {gen.word_of('concept-00004')}?"
+    write_profile(project, None, "--steps", "3", "--hang-before-result", "1")
+    first = _open_in_background(project, gen.root, question, "session-a")
     try:
-        lock = tether_home / "rooms" / ".lock"
+        lock = wiki_lock_path(tether_home, gen.root)
         assert _poll(lambda: lock.exists() and "room " in lock.read_text())
         other = f"What is {gen.word_of('concept-00100')}?"
-        second = _room(project, "open", "--root", str(gen.root), other)
-        assert second.returncode == 30
-        assert "refused: a room is already open (room " in second.stderr
-        assert "never two rooms in parallel" in second.stderr
+        # another session, same wiki: refused
+        same_wiki = _room_as(project, "session-b", "open", "--root", str(gen.root), other)
+        assert same_wiki.returncode == 30
+        assert "refused: a room is already open on this wiki (room " in same_wiki.stderr
+        assert "one room per wiki" in same_wiki.stderr
+        # the same session, another wiki: refused
+        same_session = _room_as(project, "session-a", "open", "--root", str(other_wiki.root), other)
+        assert same_session.returncode == 30
+        assert "refused: this session already has a room open (room " in same_session.stderr
+        # another session, another wiki: a room of its own
+        second = _open_in_background(
+            project, other_wiki.root, f"What is {other_wiki.word_of('concept-00100')}?", "session-b"
+        )
+        try:
+            lock2 = wiki_lock_path(tether_home, other_wiki.root)
+            assert _poll(lambda: lock2.exists() and "room " in lock2.read_text())
+            opened = [p for p in (tether_home / "rooms").iterdir() if p.is_dir()]
+            assert len(opened) == 2
+        finally:
+            second.send_signal(signal.SIGTERM)
+            second.communicate(timeout=60)
     finally:
         first.send_signal(signal.SIGTERM)
         first.communicate(timeout=60)
-    assert len([p for p in (tether_home / "rooms").iterdir() if p.is_dir()]) == 1
+    assert len([p for p in (tether_home / "rooms").iterdir() if p.is_dir()]) == 2
+
+
+def test_room_open_text_names_the_pages_and_the_cut_list(
+    gen: GenWiki, project: Path, tether_home: Path, tmp_path: Path
+) -> None:
+    conclusion = tmp_path / "c.md"
+    conclusion.write_text("The hub ties the relations together [[hub]].\n")
+    write_profile(project, [f"{TETHER} wiki read hub", f"{TETHER} room conclude {conclusion}"])
+    done = _room(project, "open", "--root", str(gen.root), f"What is {gen.word_of('hub')}?")
+    assert done.returncode == 0, done.stderr
+    assert "  pages (B=12): hub, " in done.stdout
+    assert "  cut by the budget (5): concept-00027, concept-00003" in done.stdout
 
 
 def test_read_directly_opens_no_room(gen: GenWiki, project: Path, tether_home: Path) -> None:

@@ -33,10 +33,23 @@ def _print_brief(data: dict[str, Any]) -> None:
         flag = f"  STALE: {page['stale_reason']}" if page["stale"] else ""
         via = f"  via {'; '.join(page['via'])}" if page["via"] else ""
         click.echo(f"  {page['why']:<9} {page['id']}  ({page['path']}){via}{flag}")
-    if data["cut"]:
+    _print_cut(data)
+
+
+def _print_cut(data: dict[str, Any]) -> None:
+    """The pages the budget left out, and which of them are stale."""
+    cut = data["cut"]
+    if not cut:
+        return
+    more = data["cut_total"] - len(cut)
+    click.echo(
+        f"  cut by the budget ({data['cut_total']}): {', '.join(p['id'] for p in cut)}"
+        + (f" … and {more} more" if more > 0 else "")
+    )
+    stale = [p for p in cut if p["stale"]]
+    if stale:
         click.echo(
-            f"  cut by the budget: {', '.join(p['id'] for p in data['cut'])}"
-            + (" …" if data["cut_total"] > len(data["cut"]) else "")
+            "  cut and stale: " + "; ".join(f"{p['id']} ({p['stale_reason']})" for p in stale)
         )
 
 
@@ -132,6 +145,11 @@ def _print_result(data: dict[str, Any]) -> None:
         click.echo(f"  budget reached, not read: {', '.join(reads['refused_budget'])}")
     if reads.get("missing"):
         click.echo(f"  missing: {', '.join(reads['missing'])}")
+    brief = data["brief"]
+    click.echo(f"  pages (B={brief['budget']}): " + ", ".join(p["id"] for p in brief["pages"]))
+    _print_cut(brief)
+    if reads.get("refused_tools"):
+        click.echo(f"  refused tool calls: {'; '.join(reads['refused_tools'])}")
     if data["status"] == "b01":
         click.echo(
             "  B01: decide here — use this conclusion as it is, or read the few "

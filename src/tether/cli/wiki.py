@@ -252,6 +252,7 @@ def read_cmd(root: str | None, page_id: str) -> None:
         MISSING,
         REFUSED_BUDGET,
         REFUSED_LIST,
+        REFUSED_NOT_PAGE,
         Room,
         RoomRefusedError,
     )
@@ -264,6 +265,12 @@ def read_cmd(root: str | None, page_id: str) -> None:
                 f"refused: budget reached ({result.used} of {result.budget} pages read); "
                 f"{page_id!r} is not read. Write `budget reached, not read: <list>` in the "
                 f"conclusion."
+            )
+        if result.outcome == REFUSED_NOT_PAGE:
+            listed = ", ".join(p["id"] for p in room.pages)
+            raise RoomRefusedError(
+                f"refused: {page_id!r} names no page of this room's brief; read only the "
+                f"listed pages ({listed})."
             )
         if result.outcome == REFUSED_LIST:
             listed = ", ".join(p["id"] for p in room.pages)

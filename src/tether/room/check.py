@@ -3,7 +3,9 @@
 Rules (each broken rule is one violation with its line):
 
 - at most 500 words;
-- every claim (a paragraph or a list item) cites a page as ``[[page]]``;
+- every claim (a paragraph or a list item) cites a page as ``[[page]]``; a
+  ``[[…]]`` inside inline code or a fenced code block shows syntax and is no
+  citation;
 - every cited page was read in this room (per the room's read log);
 - a cited page on the stale list is flagged: the word "stale" in the same
   claim, or a ``stale: [[page]]`` line;
@@ -29,6 +31,13 @@ STALE_LINE = re.compile(r"^\s*(?:[-*]\s+)?stale:\s*(?P<list>.*)$", re.I)
 CITATION = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _RULE = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,})\s*$")
+# An inline code span: a run of backticks, then anything up to the same run.
+_CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+
+
+def citations(text: str) -> list[str]:
+    """The ``[[…]]`` links of ``text`` outside inline code spans."""
+    return CITATION.findall(_CODE_SPAN.sub(" ", text))
 
 
 @dataclass(frozen=True)
@@ -79,7 +88,7 @@ def _claims(lines: list[str]) -> list[tuple[int, str]]:
 
     for number, line in enumerate(lines, 1):
         stripped = line.strip()
-        if stripped.startswith("```"):
+        if stripped.startswith(("```", "~~~")):
             in_fence = not in_fence
             close()
             continue
@@ -121,13 +130,13 @@ def check_conclusion(text: str, room: Room) -> ConclusionCheck:
     for line in lines:
         match = STALE_LINE.match(line)
         if match:
-            for inner in CITATION.findall(line) or match["list"].split(","):
+            for inner in citations(line) or match["list"].split(","):
                 entry = room.identify(split_link(inner)[0] or inner)
                 if entry is not None:
                     stale_flagged.add(entry["id"].lower())
     cited: list[str] = []
     for number, claim in _claims(lines):
-        links = CITATION.findall(claim)
+        links = citations(claim)
         if not links:
             out.append(
                 Violation(
@@ -215,7 +224,7 @@ def _budget_rules(lines: list[str], summary: dict[str, Any], room: Room) -> list
     out: list[Violation] = []
     for number, match in budget_lines:
         named = {_name_key(part) for part in match["list"].split(",")}
-        named |= {_name_key(x) for x in CITATION.findall(match["list"])}
+        named |= {_name_key(x) for x in citations(match["list"])}
         left_out = [r for r in refused if _name_key(r) not in named]
         if left_out:
             out.append(

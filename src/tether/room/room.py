@@ -6,9 +6,15 @@ run in parallel. ``room open`` is refused
 - inside a room: its run has ``TETHER_ROOM_DIR`` and ``TETHER_ROOM_ID`` set, and
   a process below the room's opener (found in the process tree, so also with
   those variables removed) is inside it too;
-- while another room is open: an exclusive ``flock`` on
-  ``$TETHER_HOME/rooms/.lock``, held for the room's life and released by the
-  kernel if tether dies.
+- while another room is open on the same wiki: an exclusive ``flock`` on
+  ``$TETHER_HOME/rooms/.lock-<key of the wiki root>``, held for the room's life
+  and released by the kernel if tether dies;
+- while the same session already has a room open (on any wiki): a second
+  ``flock``, on ``.session-<key of the caller's session>`` (the session as the
+  gate finds it: ``TETHER_SESSION_ID``, the harness's variable, else the agent
+  process above).
+
+Rooms on two different wikis, opened by two different sessions, run side by side.
 
 Any other caller may open a room, also a session that tether started itself
 (``tether run``, the loop: ``TETHER_DEPTH`` >= 1). The room is one level below
@@ -24,6 +30,7 @@ session to decide.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import re
 import secrets
@@ -32,7 +39,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from tether.fs import atomic_write_json, atomic_write_text
 from tether.room.brief import Brief
@@ -48,7 +55,8 @@ from tether.room.state import (
 )
 from tether.wiki.layout import Wiki
 
-LOCK_FILE = ".lock"
+LOCK_PREFIX = ".lock-"
+SESSION_PREFIX = ".session-"
 STATUS_OK = "ok"
 STATUS_B01 = "b01"
 STATUS_CHECK_FAILED = "check-failed"
@@ -116,30 +124,58 @@ def _opener_above(holder: str) -> str | None:
     return None
 
 
-def room_above(home: Path) -> str | None:
-    """The open room whose run this process runs under, found without the room's variables.
+def _key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
-    The room's variables are a convenience, not the boundary: a read with them
-    removed still counts against the room when the process tree says it is one.
-    """
+
+def wiki_lock_path(home: Path, wiki_root: Path) -> Path:
+    """The lock of the rooms on one wiki, keyed by its resolved root."""
+    return rooms_dir(home) / f"{LOCK_PREFIX}{_key(str(Path(wiki_root).resolve()))}"
+
+
+def session_lock_path(home: Path, env: Mapping[str, str]) -> Path:
+    """The lock of the rooms one session opens, keyed by the session the gate would count."""
+    from tether.gate.session_id import resolve
+
+    return rooms_dir(home) / f"{SESSION_PREFIX}{_key(resolve(None, None, env).key)}"
+
+
+def _held_by(path: Path) -> str | None:
+    """The holder line of a lock some process holds now, else None."""
     try:
-        handle = (rooms_dir(home) / LOCK_FILE).open("r", encoding="utf-8")
+        handle = path.open("r", encoding="utf-8")
     except OSError:
         return None
     with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:  # a room holds the lock: it is open now
-            return _opener_above(handle.read().strip())
+            return handle.read().strip()
         fcntl.flock(handle, fcntl.LOCK_UN)
     return None
 
 
-@contextmanager
-def room_lock(home: Path) -> Iterator[None]:
+def room_above(home: Path) -> str | None:
+    """The open room whose run this process runs under, found without the room's variables.
+
+    The room's variables are a convenience, not the boundary: a read with them
+    removed still counts against the room when the process tree says it is one.
+    """
     folder = rooms_dir(home)
-    folder.mkdir(parents=True, exist_ok=True)
-    handle = (folder / LOCK_FILE).open("a+", encoding="utf-8")
+    if not folder.is_dir():
+        return None
+    for path in sorted(folder.glob(LOCK_PREFIX + "*")):
+        holder = _held_by(path)
+        if holder:
+            inside = _opener_above(holder)
+            if inside is not None:
+                return inside
+    return None
+
+
+@contextmanager
+def _exclusive(path: Path, refusal: str) -> Iterator[TextIO]:
+    handle = path.open("a+", encoding="utf-8")
     try:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -152,20 +188,38 @@ def room_lock(home: Path) -> Iterator[None]:
                     f"refused: `room open` inside room {inside} (this process runs under the "
                     f"room's run). {NESTED_HINT}"
                 ) from None
-            raise RoomRefusedError(
-                f"refused: a room is already open ({holder}); never two rooms in parallel. "
-                f"Wait for its conclusion, then decide."
-            ) from None
-        yield
+            raise RoomRefusedError(refusal.format(holder=holder)) from None
+        yield handle
     finally:
         handle.close()
 
 
-def _write_holder(home: Path, room_id: str, question: str) -> None:
-    path = rooms_dir(home) / LOCK_FILE
-    with path.open("r+", encoding="utf-8") as handle:
+@contextmanager
+def room_lock(home: Path, wiki_root: Path, env: Mapping[str, str]) -> Iterator[list[TextIO]]:
+    """Hold the wiki's room lock and the session's room lock for the room's life."""
+    folder = rooms_dir(home)
+    folder.mkdir(parents=True, exist_ok=True)
+    with (
+        _exclusive(
+            session_lock_path(home, env),
+            "refused: this session already has a room open ({holder}); never two rooms "
+            "for one session. Wait for its conclusion, then decide.",
+        ) as session,
+        _exclusive(
+            wiki_lock_path(home, wiki_root),
+            "refused: a room is already open on this wiki ({holder}); one room per wiki. "
+            "Wait for its conclusion, then decide.",
+        ) as wiki,
+    ):
+        yield [wiki, session]
+
+
+def _write_holder(handles: list[TextIO], room_id: str, question: str) -> None:
+    for handle in handles:
+        handle.seek(0)
         handle.truncate(0)
         handle.write(f"room {room_id}, pid {os.getpid()}: {question[:80]}\n")
+        handle.flush()
 
 
 def new_room_id() -> str:
@@ -253,9 +307,15 @@ def open_room(
         return RoomResult(STATUS_READ_DIRECTLY, brief)
     from tether.runs.supervisor import RunRequest, supervise
 
-    with room_lock(home):
+    inside = room_above(home)
+    if inside is not None:
+        raise RoomRefusedError(
+            f"refused: `room open` inside room {inside} (this process runs under the "
+            f"room's run). {NESTED_HINT}"
+        )
+    with room_lock(home, wiki.root, env) as locks:
         room_id = new_room_id()
-        _write_holder(home, room_id, brief.question)
+        _write_holder(locks, room_id, brief.question)
         room = Room.create(home, room_id, room_data(room_id, wiki, brief))
         run_env = dict(env)
         run_env[ENV_ROOM_DIR] = str(room.folder)

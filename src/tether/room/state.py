@@ -8,8 +8,11 @@ at the folder; ``tether wiki read`` then reads through ``read_page`` only.
 
 A read of a page on the list counts once (reading it again is free). A read of
 any other page is refused: "budget reached" once B pages were read, else "not
-on this room's list". A page on the list whose file is gone is recorded as
-missing.
+on this room's list". A name that is no page of the brief (``../../etc/passwd``)
+is refused as "not a page" and never counts as a page the budget kept out. A
+page on the list whose file is gone is recorded as missing. Tool calls other
+than these reads that the gate refused inside the room (``cat`` on a page, a
+grep over the wiki) are logged in the same file as ``refused-tool``.
 """
 
 from __future__ import annotations
@@ -17,11 +20,12 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tether.errors import PathEscapeError, TetherError, UsageError
@@ -42,6 +46,9 @@ READ = "read"
 REREAD = "reread"
 REFUSED_BUDGET = "refused-budget"
 REFUSED_LIST = "refused-list"
+REFUSED_NOT_PAGE = "refused-not-a-page"
+# Written by the gate (tether.gate.roomrule), which cannot import this module.
+REFUSED_TOOL = "refused-tool"
 MISSING = "missing"
 
 
@@ -63,6 +70,20 @@ class ReadResult:
 def _path_key(path: str) -> str:
     low = path.lower()
     return low[:-3] if low.endswith(".md") else low
+
+
+_FILE_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,5}$")
+
+
+def looks_like_page_name(name: str) -> bool:
+    """Could ``name`` name a wiki page? Not a path out of the wiki nor another kind of file."""
+    text = name.strip().strip("`").strip()
+    if not text or text.startswith(("/", "~", "\\")) or "\\" in text:
+        return False
+    if ".." in PurePosixPath(text).parts:
+        return False
+    suffix = _FILE_SUFFIX.search(text)
+    return suffix is None or suffix.group().lower() == ".md"
 
 
 def rooms_dir(home: Path) -> Path:
@@ -208,6 +229,8 @@ class Room:
                         used += 1
                 if outcome == REREAD:
                     text = self._load(entry)
+            elif entry is None and not looks_like_page_name(name):
+                outcome = REFUSED_NOT_PAGE
             elif used >= self.budget:
                 outcome = REFUSED_BUDGET
             else:
@@ -238,12 +261,16 @@ class Room:
         read_ids = list(dict.fromkeys(r["page_id"] for r in reads if r["outcome"] == READ))
         refused_budget = list(
             dict.fromkeys(
-                r["page_id"] or r["asked"] for r in reads if r["outcome"] == REFUSED_BUDGET
+                r["page_id"] for r in reads if r["outcome"] == REFUSED_BUDGET and r["page_id"]
             )
         )
         refused_list = list(
             dict.fromkeys(r["page_id"] or r["asked"] for r in reads if r["outcome"] == REFUSED_LIST)
         )
+        not_pages = list(
+            dict.fromkeys(r["asked"] for r in reads if r["outcome"] == REFUSED_NOT_PAGE)
+        )
+        refused_tools = [r["asked"] for r in reads if r["outcome"] == REFUSED_TOOL]
         missing = list(dict.fromkeys(r["page_id"] for r in reads if r["outcome"] == MISSING))
         unread = [p["id"] for p in self.pages if p["id"] not in read_ids]
         return {
@@ -253,6 +280,8 @@ class Room:
             "used": len(read_ids),
             "refused_budget": refused_budget,
             "refused_list": refused_list,
+            "refused_not_pages": not_pages,
+            "refused_tools": refused_tools,
             "missing": missing,
             "unread_on_list": unread,
             "budget_hit": bool(refused_budget),

@@ -1,15 +1,18 @@
 """What the loop remembers between ticks, besides the guard (see ``guard``).
 
 Items a source already reported, when each routine check and each BLOCKED
-check last ran, and how many times in a row the stop hook blocked a session.
+check last ran, how many times in a row the stop hook blocked a session, and
+every tick's signal line with its evidence (the loop's history).
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from tether.clock import from_iso, to_iso
 from tether.store.db import transaction
@@ -108,3 +111,91 @@ def set_stop_hook_blocks(
             "updated_at = excluded.updated_at",
             (session_id, blocks, to_iso(at)),
         )
+
+
+# The newest ticks kept per board; older ones are dropped as new ones are recorded.
+TICKS_KEPT = 5000
+
+
+@dataclass(frozen=True)
+class TickRecord:
+    id: int
+    scope: str
+    at: datetime
+    signal: str
+    line: str
+    exit_code: int
+    dry_run: bool
+    evidence: dict[str, Any]  # TickResult.as_dict() without the fields above
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "scope": self.scope,
+            "at": to_iso(self.at),
+            "signal": self.signal,
+            "line": self.line,
+            "exit_code": self.exit_code,
+            "dry_run": self.dry_run,
+            "evidence": self.evidence,
+        }
+
+
+_TICK_FIELDS = ("signal", "line", "exit_code", "at", "dry_run")
+
+
+def record_tick(conn: sqlite3.Connection, scope: str, result: dict[str, Any]) -> None:
+    """Keep one tick (``TickResult.as_dict()``) in the board's history."""
+    evidence = {k: v for k, v in result.items() if k not in _TICK_FIELDS}
+    with transaction(conn):
+        conn.execute(
+            "INSERT INTO loop_ticks (scope, at, signal, line, exit_code, dry_run, evidence) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                scope,
+                result["at"],
+                result["signal"],
+                result["line"],
+                int(result["exit_code"]),
+                int(bool(result["dry_run"])),
+                json.dumps(evidence, ensure_ascii=False, default=str),
+            ),
+        )
+        conn.execute(
+            "DELETE FROM loop_ticks WHERE scope = ? AND id <= "
+            "(SELECT id FROM loop_ticks WHERE scope = ? ORDER BY id DESC LIMIT 1 OFFSET ?)",
+            (scope, scope, TICKS_KEPT),
+        )
+
+
+def recent_ticks(
+    conn: sqlite3.Connection, scope: str | None = None, limit: int = 200
+) -> list[TickRecord]:
+    """The newest ``limit`` ticks (of one board, or of all), oldest first."""
+    query = "SELECT id, scope, at, signal, line, exit_code, dry_run, evidence FROM loop_ticks"
+    params: list[Any] = []
+    if scope is not None:
+        query += " WHERE scope = ?"
+        params.append(scope)
+    query += " ORDER BY id DESC LIMIT ?"
+    params.append(limit)
+    rows = conn.execute(query, params).fetchall()
+    return [
+        TickRecord(
+            id=int(r[0]),
+            scope=str(r[1]),
+            at=from_iso(str(r[2])),
+            signal=str(r[3]),
+            line=str(r[4]),
+            exit_code=int(r[5]),
+            dry_run=bool(r[6]),
+            evidence=json.loads(r[7]),
+        )
+        for r in reversed(rows)
+    ]
+
+
+def ticked_boards(conn: sqlite3.Connection) -> list[str]:
+    """Every board (scope) with a recorded tick or a guard, in name order."""
+    rows = conn.execute("SELECT scope FROM loop_ticks UNION SELECT scope FROM loop_guard")
+    return sorted(str(r[0]) for r in rows)

@@ -30,6 +30,7 @@ from tether.loop.bundle import Bundle, collect
 from tether.loop.dispatch import DEMONSTRATION_WARNING, Dispatched, dispatch
 from tether.loop.level1 import Level1, scan
 from tether.loop.level2 import Level2, run_chain
+from tether.loop.records import record_tick
 from tether.loop.signal import Signal, render
 
 if TYPE_CHECKING:
@@ -143,11 +144,17 @@ def _looked_at(level1: Level1) -> str:
 
 
 def tick(loop: Loop, *, dry_run: bool = False) -> TickResult:
-    """One tick; a real one holds the board's loop lock (``LoopError`` if another holds it)."""
+    """One tick; a real one holds the board's loop lock (``LoopError`` if another holds it).
+
+    Every tick, dry or not, is kept in the board's history (``records.recent_ticks``).
+    """
     if dry_run:
-        return _tick(loop, dry_run=True)
-    with loop.exclusive():
-        return _tick(loop, dry_run=False)
+        result = _tick(loop, dry_run=True)
+    else:
+        with loop.exclusive():
+            result = _tick(loop, dry_run=False)
+    record_tick(loop.conn, loop.scope, result.as_dict())
+    return result
 
 
 def _tick(loop: Loop, *, dry_run: bool) -> TickResult:

@@ -182,8 +182,33 @@ def m004_run_stages(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE runs ADD COLUMN stages TEXT")
 
 
+def m005_loop_ticks(conn: sqlite3.Connection) -> None:
+    """Every tick's signal line, its time and its evidence (JSON), per board (``scope``)."""
+    conn.execute(
+        """
+        CREATE TABLE loop_ticks (
+            id INTEGER PRIMARY KEY,
+            scope TEXT NOT NULL,
+            at TEXT NOT NULL,
+            signal TEXT NOT NULL,
+            line TEXT NOT NULL,
+            exit_code INTEGER NOT NULL,
+            dry_run INTEGER NOT NULL,
+            evidence TEXT NOT NULL
+        )
+        """
+    )
+    conn.execute("CREATE INDEX loop_ticks_by_scope ON loop_ticks (scope, id)")
+
+
 # In order; position + 1 is the schema version a migration produces.
-MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_watch, m003_loop_guard, m004_run_stages)
+MIGRATIONS: tuple[Migration, ...] = (
+    m001_initial,
+    m002_watch,
+    m003_loop_guard,
+    m004_run_stages,
+    m005_loop_ticks,
+)
 
 
 def schema_version(conn: sqlite3.Connection) -> int:

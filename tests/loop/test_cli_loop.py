@@ -101,10 +101,11 @@ def test_loop_run_ticks_until_a_stop_with_one_progress_line_per_tick(project: Pr
     project.add("Second thing", priority="P1")
     done = _tether(project, "loop", "run")
     assert done.returncode == 10, done.stdout + done.stderr
-    lines = done.stdout.splitlines()
-    assert [line.split(":")[0] for line in lines[:-1]] == ["tick 1", "tick 2", "tick 3", "tick 4"]
+    lines = [line for line in done.stdout.splitlines() if line.startswith("tick ")]
+    assert [line.split(":")[0] for line in lines] == ["tick 1", "tick 2", "tick 3", "tick 4"]
     assert "triaged 1 INBOX entry" in lines[0]
     assert "completed" in lines[1] and "Second thing" not in lines[1]
+    lines = done.stdout.splitlines()
     assert lines[-1].startswith("TETHER-LOOP: STOP (exhausted)")
     conn = connect(project.home)
     runs = list_runs(conn)
@@ -187,7 +188,7 @@ def test_an_inbox_tether_cannot_triage_exits_41_naming_the_file(project: Project
     assert (project.root / "tickets" / "INBOX" / "broken.md").is_file()
 
 
-def test_an_unconfigured_project_warns_and_records_nothing(
+def test_an_unconfigured_project_exits_3_with_one_line_and_records_nothing(
     tmp_path: Path, project: Project
 ) -> None:
     fresh = tmp_path / "fresh"
@@ -197,34 +198,41 @@ def test_an_unconfigured_project_warns_and_records_nothing(
     board.ensure()
     ticket = board.add("Real work", state=State.ACTIONABLE)
     before = ticket.path.read_bytes()
-    done = subprocess.run(
-        [TETHER, "loop", "tick"],
-        cwd=fresh,
-        env=project.env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    warning = [line for line in done.stdout.splitlines() if line.startswith("warning: ")]
-    assert len(warning) == 1, done.stdout
-    assert "built-in `scripted` profile" in warning[0]
-    assert "→ DONE" not in done.stdout and "demonstration" in done.stdout
+    for command in (["loop", "tick"], ["loop", "run"], ["loop", "tick", "--dry-run"]):
+        done = subprocess.run(
+            [TETHER, *command],
+            cwd=fresh,
+            env=project.env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 3, (command, done.stdout + done.stderr)
+        assert done.stdout == "" and len(done.stderr.splitlines()) == 1, done.stderr
+        assert "no agent profile is configured" in done.stderr
+        assert "TETHER-LOOP:" not in done.stdout  # `while tether loop tick` ends at once
     assert board.get(ticket.id).location == "ACTIONABLE"
     assert board.get(ticket.id).path.read_bytes() == before
-    run = subprocess.run(
-        [TETHER, "loop", "run"],
-        cwd=fresh,
-        env=project.env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert [line for line in run.stdout.splitlines() if line.startswith("tick ")] == [
-        line for line in run.stdout.splitlines() if line.startswith("tick 1:")
+    assert not (project.home / "runs").exists() or not any((project.home / "runs").iterdir())
+
+
+def test_loop_run_prints_each_ticks_signal_line_after_its_progress_line(
+    project: Project,
+) -> None:
+    project.all_sources_ready()
+    project.add("one")
+    project.add("two", priority="P3")
+    done = _tether(project, "loop", "run")
+    assert done.returncode == 10, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    ticks = [n for n, line in enumerate(lines) if line.startswith("tick ")]
+    assert len(ticks) == 3
+    for n in ticks:  # the signal line follows each progress line
+        assert lines[n + 1].startswith("TETHER-LOOP: "), lines
+    assert [lines[n + 1].split(" — ")[0] for n in ticks] == [
+        "TETHER-LOOP: CONTINUE",
+        "TETHER-LOOP: CONTINUE",
+        "TETHER-LOOP: STOP (exhausted)",
     ]
-    assert "built-in `scripted` profile" in run.stdout
-    assert board.get(ticket.id).location == "ACTIONABLE"
+    assert lines[-1].startswith("TETHER-LOOP: STOP (exhausted)")

@@ -35,13 +35,15 @@ def tick_cmd(as_json: bool, dry_run: bool, profile: str | None, justification: s
     """Do one tick: level 1, else level 2 behind the guard; end with one signal line.
 
     Exit codes: 0 CONTINUE, 10 exhausted, 11 blind, 12 guard (exhausted),
-    13 guard (blind), 14 user-only; without a signal line: 30 another loop
-    works this board, 41 an INBOX entry tether cannot triage (fix it by hand).
+    13 guard (blind), 14 user-only; without a signal line: 3 no agent profile
+    configured, 30 another loop works this board, 41 an INBOX entry tether
+    cannot triage (fix it by hand).
     """
     from tether.loop import open_loop, tick
 
     current = open_loop(profile=profile, justification=justification)
     try:
+        current.require_profile()
         result = tick(current, dry_run=dry_run)
     finally:
         current.close()
@@ -66,31 +68,26 @@ def tick_cmd(as_json: bool, dry_run: bool, profile: str | None, justification: s
 def run_cmd(max_ticks: int | None, profile: str | None, justification: str | None) -> None:
     """Tick until a STOP: one unit per fresh session, one after the other.
 
-    Prints one progress line per tick and, at the end, the last tick's bundle
-    and its signal line. Ctrl-C stops cleanly after recording (exit 24).
+    Prints, per tick, one progress line and that tick's signal line (a STOP's
+    bundle just before it), so the log can be read tick by tick. Ctrl-C stops
+    cleanly after recording (exit 24); no agent profile configured: exit 3.
     """
     from tether.loop import open_loop, run_loop
-    from tether.loop.dispatch import DEMONSTRATION_WARNING
     from tether.loop.tick import TickResult
 
     def progress(number: int, result: TickResult) -> None:
         click.echo(f"tick {number}: {result.progress()}")
+        for line in result.run_lines():
+            click.echo(line)
 
     current = open_loop(profile=profile, justification=justification)
     try:
+        current.require_profile()
         outcome = run_loop(current, max_ticks=max_ticks, on_tick=progress)
     finally:
         current.close()
-    last = outcome.last
     if outcome.interrupted:
         click.echo(f"tether loop: stopped by Ctrl-C ({outcome.reason}); no STOP was proven.")
-    elif last is not None:
-        if last.dispatched is not None and last.dispatched.demonstration:
-            click.echo(f"warning: {DEMONSTRATION_WARNING}")
-        if last.bundle is not None:
-            for line in last.bundle.lines():
-                click.echo(line)
-        click.echo(last.line)
     sys.exit(int(outcome.exit_code))
 
 

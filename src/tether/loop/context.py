@@ -20,7 +20,7 @@ from tether.board import Board
 from tether.clock import Clock, SystemClock
 from tether.config import Config, Profile, load_config
 from tether.config.loop import LoopSettings, parse_duration
-from tether.errors import TetherError
+from tether.errors import ConfigError, TetherError
 from tether.exit_codes import ExitCode
 from tether.loop.sources import Source, build_sources
 from tether.store import db
@@ -83,6 +83,21 @@ class Loop:
         session = self.env.get("TETHER_SESSION_ID") or None
         day = self.clock.now().date().isoformat()
         return session_line(session, "tether-loop", hostname(), day)
+
+    def require_profile(self) -> None:
+        """Refuse to tick with no agent configured (``ConfigError``, exit 3).
+
+        The built-in scripted agent would only demonstrate: nothing gets done
+        and every tick says CONTINUE again, so ``while tether loop tick`` would
+        spin. ``tether demo`` writes its own profile and is not affected.
+        """
+        if self.demonstration:
+            raise ConfigError(
+                "no agent profile is configured, so a tick cannot dispatch work; add "
+                '[profiles.NAME] with harness = "claude-code" (or "codex", ...) and '
+                "default = true to tether.toml, or pass --profile NAME",
+                key="profiles",
+            )
 
     @property
     def scope(self) -> str:

@@ -54,6 +54,10 @@ class Dispatched:
     cancelled: bool = False
     would: bool = False  # dry run: nothing was done
     demonstration: bool = False  # the built-in agent nobody chose: nothing recorded
+    # what the tick decided, the same in a dry run and a real one:
+    # "run", "follow-up", "give-up", "triage", "routine", "policy"
+    decision: str = ""
+    unit: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -66,6 +70,8 @@ class Dispatched:
             "cancelled": self.cancelled,
             "dry_run": self.would,
             "demonstration": self.demonstration,
+            "decision": self.decision,
+            "unit": self.unit,
         }
 
 
@@ -78,10 +84,13 @@ def dispatch(loop: Loop, work: Work, view: BoardView, *, dry_run: bool) -> Dispa
     if work.todo is not None:
         return _todo(loop, work.todo, dry_run)
     if work.routine is not None:
+        unit = f"routine:{work.routine.name}"
         if dry_run:
-            return Dispatched(f"would run routine {work.routine.name}", would=True)
+            return Dispatched(
+                f"would run routine {work.routine.name}", would=True, decision="routine", unit=unit
+            )
         _, summary = routines.run_routine(loop, work.routine)
-        return Dispatched(summary)
+        return Dispatched(summary, decision="routine", unit=unit)
     assert work.follow_up is not None
     return _manual_follow_up(loop, work.follow_up, dry_run)
 
@@ -132,7 +141,7 @@ def _triage(loop: Loop, work: Work, view: BoardView, dry_run: bool) -> Dispatche
     )
     if problems:
         summary += f" (could not triage: {'; '.join(problems)})"
-    return Dispatched(summary, moved=moved, would=dry_run)
+    return Dispatched(summary, moved=moved, would=dry_run, decision="triage")
 
 
 # --- tickets -------------------------------------------------------------------
@@ -140,15 +149,35 @@ def _triage(loop: Loop, work: Work, view: BoardView, dry_run: bool) -> Dispatche
 
 def _ticket(loop: Loop, work: Work, ticket: Ticket, dry_run: bool) -> Dispatched:
     moved: list[str] = []
-    streak = followups.unfinished_streak(loop.conn, ticket.runs)
+    streak = followups.ticket_streak(loop.conn, ticket)
     previous = followups.followable(loop.conn, ticket.last_run)
+    unit = f"ticket:{ticket.id}"
     if dry_run:
+        if streak >= loop.settings.max_attempts:
+            return Dispatched(
+                f"would move {ticket.id} to USER/decision: it ended unfinished {streak} times "
+                f"in a row",
+                would=True,
+                decision="give-up",
+                unit=unit,
+            )
+        try:
+            _startable(loop, _ticket_request(loop, ticket, previous.id if previous else None))
+        except BudgetError as exc:
+            return Dispatched(
+                f"would move {ticket.id} to USER/decision: it could not start: {exc}",
+                would=True,
+                decision="budget",
+                unit=unit,
+            )
         kind = f"a follow-up of {previous.id}" if previous else "a run"
         return Dispatched(
             f'would start {kind} on {ticket.id} "{ticket.title}"' + _demo_note(loop),
             follow_up_of=previous.id if previous else None,
             would=True,
             demonstration=loop.demonstration,
+            decision="follow-up" if previous else "run",
+            unit=unit,
         )
     if work.source == "blocked" and work.check is not None:
         ticket = loop.board.move(
@@ -176,11 +205,33 @@ def _ticket(loop: Loop, work: Work, ticket: Ticket, dry_run: bool) -> Dispatched
         )
         moved.append(f"{ticket.id} → USER/decision")
         return Dispatched(
-            f"{ticket.id} could not start: {exc}; moved to USER/decision", moved=moved
+            f"{ticket.id} could not start: {exc}; moved to USER/decision",
+            moved=moved,
+            decision="budget",
+            unit=unit,
         )
     if loop.demonstration:
-        return _demonstrated(outcome, f"{ticket.id}; it stays in {ticket.location}", moved)
-    return _record_ticket(loop, ticket, outcome, previous.id if previous else None, moved)
+        done = _demonstrated(outcome, f"{ticket.id}; it stays in {ticket.location}", moved)
+    else:
+        done = _record_ticket(loop, ticket, outcome, previous.id if previous else None, moved)
+    done.decision, done.unit = ("follow-up" if previous else "run"), unit
+    return done
+
+
+def _startable(loop: Loop, request: RunRequest) -> None:
+    """Raise the ``BudgetError`` the run would be refused with (a dry run's look ahead)."""
+    from tether.runs.profiles import choose_budget, choose_profile
+
+    profile = choose_profile(loop.config, request.profile, request.justification)
+    choose_budget(
+        loop.config,
+        profile,
+        iterations=request.iterations,
+        tool_calls=request.tool_calls,
+        timeout=request.timeout,
+        budget_request=request.budget_request,
+        justification=request.justification,
+    )
 
 
 def _demo_note(loop: Loop) -> str:
@@ -246,10 +297,23 @@ def _report_path(outcome: RunOutcome) -> str | None:
     return str(outcome.paths.report_md)
 
 
+def _attempt_front(ticket: Ticket, runs: list[str], run_id: str) -> dict[str, Any]:
+    """``runs``/``last_run``, and what tells a person's later change (see ``followups``)."""
+    front: dict[str, Any] = {
+        "runs": runs,
+        "last_run": run_id,
+        followups.ATTEMPT_BASIS: followups.attempt_basis(ticket),
+    }
+    if followups.person_changed(ticket) and ticket.last_run:
+        front[followups.RETRY_FROM] = ticket.last_run  # count again from this run on
+    return front
+
+
 def _record_ticket(
     loop: Loop, ticket: Ticket, outcome: RunOutcome, follow_up: str | None, moved: list[str]
 ) -> Dispatched:
     runs = [*ticket.runs, outcome.run_id]
+    attempt = _attempt_front(ticket, runs, outcome.run_id)
     kind = f"follow-up {outcome.run_id} of {follow_up}" if follow_up else f"run {outcome.run_id}"
     base = Dispatched(
         "",
@@ -267,11 +331,9 @@ def _record_ticket(
             f"run {outcome.run_id} completed ({_counts(outcome)}), but its post-run stage "
             f"`{check}` failed (exit {failed['exit_code']}; output in {where}); not done yet"
         )
-        updated = loop.board.update(
-            ticket.id, front={"runs": runs, "last_run": outcome.run_id}, note=note
-        )
+        updated = loop.board.update(ticket.id, front=attempt, note=note)
         base.summary = f"{kind} on {ticket.id}: {note}"
-        streak = followups.unfinished_streak(loop.conn, updated.runs)
+        streak = followups.ticket_streak(loop.conn, updated)
         if streak >= loop.settings.max_attempts:
             base.summary += f"; {_give_up(loop, updated, streak, moved).summary}"
         return base
@@ -280,7 +342,7 @@ def _record_ticket(
             ticket.id,
             State.DONE,
             note=f"done in run {outcome.run_id} ({_counts(outcome)})",
-            front={"runs": runs, "last_run": outcome.run_id, "report": None},
+            front={**attempt, "report": None},
         )
         moved.append(f"{ticket.id} → DONE")
         base.summary = f"{kind} on {ticket.id} completed ({_counts(outcome)}) → DONE"
@@ -289,13 +351,11 @@ def _record_ticket(
     base.report = report
     linked = f"; report: {report}" if report else ""
     note = f"run {outcome.run_id} ended: {REASON_TEXT[outcome.stop]} ({_counts(outcome)}){linked}"
-    updated = loop.board.update(
-        ticket.id, front={"runs": runs, "last_run": outcome.run_id, "report": report}, note=note
-    )
+    updated = loop.board.update(ticket.id, front={**attempt, "report": report}, note=note)
     base.summary = (
         f"{kind} on {ticket.id} stopped: {REASON_TEXT[outcome.stop]} ({_counts(outcome)}){linked}"
     )
-    streak = followups.unfinished_streak(loop.conn, updated.runs)
+    streak = followups.ticket_streak(loop.conn, updated)
     if outcome.stop is not StopReason.CANCELLED and streak >= loop.settings.max_attempts:
         given = _give_up(loop, updated, streak, moved)
         base.summary += f"; {given.summary}"
@@ -307,10 +367,16 @@ def _give_up(loop: Loop, ticket: Ticket, streak: int, moved: list[str]) -> Dispa
         f"a decision: {streak} runs in a row ended unfinished; split the ticket or "
         f"give it a bigger budget (front matter `budget`), then move it back"
     )
-    loop.board.move(ticket.id, State.USER, "decision", note=needs, front={"needs": needs})
+    front: dict[str, Any] = {"needs": needs}
+    if ticket.last_run:  # moved back by a person, it gets fresh attempts
+        front[followups.RETRY_FROM] = ticket.last_run
+    loop.board.move(ticket.id, State.USER, "decision", note=needs, front=front)
     moved.append(f"{ticket.id} → USER/decision")
     return Dispatched(
-        f"{ticket.id} ended unfinished {streak} times in a row → USER/decision", moved=moved
+        f"{ticket.id} ended unfinished {streak} times in a row → USER/decision",
+        moved=moved,
+        decision="give-up",
+        unit=f"ticket:{ticket.id}",
     )
 
 
@@ -329,6 +395,8 @@ def _todo(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
             follow_up_of=previous.id if previous else None,
             would=True,
             demonstration=loop.demonstration,
+            decision="follow-up" if previous else "run",
+            unit=item.key,
         )
     iterations = loop.settings.follow_up_iterations if previous else None
     request = RunRequest(
@@ -343,7 +411,9 @@ def _todo(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
     outcome = loop.dispatcher(request)
     where = f"{item.file}:{item.line}"
     if loop.demonstration:
-        return _demonstrated(outcome, f"{where}; its box stays open", [])
+        shown = _demonstrated(outcome, f"{where}; its box stays open", [])
+        shown.decision, shown.unit = ("follow-up" if previous else "run"), item.key
+        return shown
     result = Dispatched(
         "",
         run_id=outcome.run_id,
@@ -351,6 +421,8 @@ def _todo(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
         follow_up_of=previous.id if previous else None,
         report=_report_path(outcome),
         cancelled=outcome.stop is StopReason.CANCELLED,
+        decision="follow-up" if previous else "run",
+        unit=item.key,
     )
     failed = outcome.failed_stage if outcome.stop is StopReason.COMPLETED else None
     if failed is not None:
@@ -381,6 +453,8 @@ def _manual_follow_up(loop: Loop, found: followups.ManualFollowUp, dry_run: bool
             follow_up_of=run.id,
             would=True,
             demonstration=loop.demonstration,
+            decision="follow-up",
+            unit=run.unit,
         )
     prompt_file = Path(run.run_dir) / "prompt.md"
     original = prompt_file.read_text("utf-8") if prompt_file.is_file() else ""
@@ -403,4 +477,6 @@ def _manual_follow_up(loop: Loop, found: followups.ManualFollowUp, dry_run: bool
         report=_report_path(outcome),
         cancelled=outcome.stop is StopReason.CANCELLED,
         demonstration=loop.demonstration,
+        decision="follow-up",
+        unit=run.unit,
     )

@@ -5,16 +5,26 @@ run was stopped (by a limit, or cancelled) and left a report. Runs started by
 hand (``tether run --unit U``) in this project are followed up too when
 ``follow_up_manual_runs`` is on. A unit whose last ``max_attempts`` runs in a
 row all ended without completing goes to the person instead of another run.
+
+A cancelled run (Ctrl-C, a stop by a person) is no failure: it neither counts
+nor breaks the count. A person who acts on a ticket starts the count again:
+moving it back out of USER (tether notes the last run it gave up on, front
+matter ``retry_from``) or changing its title, text or ``budget`` (tether keeps
+a digest of those, ``attempt_basis``, each time it records a run).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tether.board import Ticket
 from tether.errors import RunNotFoundError
 from tether.runs.record import RunPaths
 from tether.store.runs import RunRow, get_run
@@ -53,7 +63,7 @@ def followable(conn: sqlite3.Connection, run_id: str | None) -> RunRow | None:
 
 
 def unfinished_streak(conn: sqlite3.Connection, run_ids: Sequence[str]) -> int:
-    """How many of the last runs, in a row, did not complete."""
+    """How many of the last runs, in a row, did not complete (cancelled ones aside)."""
     streak = 0
     for run_id in reversed(run_ids):
         try:
@@ -62,10 +72,55 @@ def unfinished_streak(conn: sqlite3.Connection, run_ids: Sequence[str]) -> int:
             break
         if row.status == "completed" and not stage_failed(row):
             break
-        if row.status == "running":
+        if row.status in ("running", "cancelled"):
             continue
         streak += 1
     return streak
+
+
+RETRY_FROM = "retry_from"  # the run after which failures count again
+ATTEMPT_BASIS = "attempt_basis"  # digest of what a person may change: title, text, budget
+_TETHER_NOTE = re.compile(r"^- \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC ")
+
+
+def attempt_basis(ticket: Ticket) -> str:
+    """A digest of what a person shapes: title, budget and text (tether's notes aside)."""
+    kept: list[str] = []
+    in_note = False
+    for line in ticket.body.splitlines():
+        if _TETHER_NOTE.match(line):
+            in_note = True
+            continue
+        if in_note and line.startswith("  "):
+            continue
+        in_note = False
+        kept.append(line.rstrip())
+    text = "\n".join(kept).strip()
+    budget = ticket.front.get("budget")
+    raw = json.dumps([ticket.title, budget, text], ensure_ascii=False, default=str)
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:16]
+
+
+def person_changed(ticket: Ticket) -> bool:
+    """The title, text or budget differ from when tether last recorded a run."""
+    stored = ticket.front.get(ATTEMPT_BASIS)
+    return isinstance(stored, str) and stored != attempt_basis(ticket)
+
+
+def counted_runs(ticket: Ticket) -> tuple[str, ...]:
+    """The ticket's runs that count toward giving up: those after a person last acted."""
+    if person_changed(ticket):
+        return ()
+    start = ticket.front.get(RETRY_FROM)
+    runs = ticket.runs
+    if isinstance(start, str) and start in runs:
+        return runs[runs.index(start) + 1 :]
+    return runs
+
+
+def ticket_streak(conn: sqlite3.Connection, ticket: Ticket) -> int:
+    """Runs in a row on ``ticket`` that ended unfinished since a person last acted on it."""
+    return unfinished_streak(conn, counted_runs(ticket))
 
 
 def stage_failed(row: RunRow) -> bool:
@@ -76,9 +131,11 @@ def stage_failed(row: RunRow) -> bool:
 def chain_length(conn: sqlite3.Connection, row: RunRow) -> int:
     """The run and its follow-up ancestors that ended without completing, in a row."""
     length = 0
+    steps = 0
     current: RunRow | None = row
-    while current is not None and current.status != "completed" and length < 1000:
-        length += 1
+    while current is not None and current.status != "completed" and steps < 1000:
+        steps += 1
+        length += current.status != "cancelled"  # a cancellation is no failure
         previous = current.follow_up_of
         try:
             current = get_run(conn, previous) if previous else None

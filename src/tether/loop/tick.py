@@ -74,6 +74,13 @@ class TickResult:
         states = ", ".join(f"{r.role} {r.status}" for r in self.level2.reports)
         return f"level 1 found nothing; level 2: {states}"
 
+    def run_lines(self) -> list[str]:
+        """What ``tether loop run`` prints after a tick's progress line: the signal line last."""
+        out = [f"warning: {w}" for w in self.warnings]
+        if self.bundle is not None:
+            out += self.bundle.lines()
+        return [*out, self.line]
+
     def lines(self) -> list[str]:
         """The human output of the tick; the last line is the signal line."""
         out: list[str] = [f"warning: {w}" for w in self.warnings]

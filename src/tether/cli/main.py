@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "room": "tether.cli.room:room",
     "watch": "tether.cli.watch:watch",
     "subagents": "tether.cli.subagents:subagents",
+    "skills": "tether.cli.skills:skills",
 }
 
 # The first paragraph of each command's help, so that ``tether --help`` lists the
@@ -52,6 +53,7 @@ SUMMARIES: dict[str, str] = {
     "run": "Run one agent session on one unit within hard budgets.",
     "runs": "Inspect supervised runs.",
     "session": "Session ids the call-budget gate counts under.",
+    "skills": "tether's skills (ingest, work-loop, room, watch) in each harness's skills folder.",
     "subagents": "The subagents the watchdog sees, and the orchestrator's polling call.",
     "watch": "Wake the orchestrator when it sits idle while a subagent runs.",
     "wiki": "The wiki: Markdown pages with sources, links and a search index.",

@@ -1,0 +1,87 @@
+"""``tether skills``: put tether's skills where each harness loads them, or take them out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tether.errors import UsageError
+
+HARNESS_NAMES = ("claude-code", "codex", "copilot", "pi", "vibe")
+
+
+@click.group()
+def skills() -> None:
+    """tether's skills (ingest, work-loop, room, watch) in each harness's skills folder."""
+
+
+def _targets(harness: str | None, every: bool) -> list[str]:
+    if every == (harness is not None):
+        raise UsageError("give exactly one of --harness NAME and --all")
+    return list(HARNESS_NAMES) if every else [harness or ""]
+
+
+def _root(project_dir: Path | None) -> Path:
+    from tether.gate.install import project_root
+
+    return Path(project_root(None if project_dir is None else str(project_dir)))
+
+
+def _options(func: Any) -> Any:
+    func = click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")(func)
+    func = click.option(
+        "--project-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Project root (default: nearest parent with tether.toml or .git, else the cwd).",
+    )(func)
+    func = click.option(
+        "--scope",
+        type=click.Choice(["project", "user"]),
+        default="project",
+        show_default=True,
+        help="project: this project's skills folder; user: your user-wide one.",
+    )(func)
+    func = click.option("--all", "every", is_flag=True, help="Every harness tether knows.")(func)
+    func = click.option("--harness", type=click.Choice(HARNESS_NAMES), help="The agent CLI.")(func)
+    return func
+
+
+def _run(plan: Any, dry_run: bool) -> None:
+    from tether.skills import apply_plan
+
+    for action in plan.actions:
+        click.echo(f"{action.harness:<12} {action.line()}")
+    if dry_run:
+        click.echo("(dry run: nothing written)", err=True)
+        if plan.refused:
+            apply_plan(plan)  # raises: the same refusal, nothing written
+        return
+    apply_plan(plan)
+
+
+@skills.command("install")
+@_options
+def install_cmd(
+    harness: str | None, every: bool, scope: str, project_dir: Path | None, dry_run: bool
+) -> None:
+    """Write the skills for HARNESS (or --all); never over a folder tether did not write."""
+    from tether.skills import plan_install
+
+    _run(plan_install(_targets(harness, every), scope, _root(project_dir)), dry_run)
+
+
+@skills.command("uninstall")
+@_options
+def uninstall_cmd(
+    harness: str | None, every: bool, scope: str, project_dir: Path | None, dry_run: bool
+) -> None:
+    """Remove the skills tether wrote for HARNESS (or --all); others stay."""
+    from tether.skills import plan_uninstall
+
+    plan = plan_uninstall(_targets(harness, every), scope, _root(project_dir))
+    if not plan.actions:
+        click.echo("no tether skill is installed there")
+        return
+    _run(plan, dry_run)

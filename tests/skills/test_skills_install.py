@@ -1,0 +1,190 @@
+"""`tether skills install|uninstall`: each harness's folder, idempotent, never over a stranger."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tether.skills import shipped_skills
+from tether.skills.install import MARKER
+
+TETHER = str(Path(sys.executable).parent / "tether")
+NAMES = sorted(s.name for s in shipped_skills())
+
+
+def skills(project: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "PI_CODING_AGENT_DIR")
+    }
+    env.update(HOME=str(home), VIBE_HOME=str(home / ".vibe"))
+    return subprocess.run(
+        [TETHER, "skills", *args, "--project-dir", str(project)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    folder = tmp_path / "home"
+    folder.mkdir()
+    return folder
+
+
+def actions(out: str, action: str) -> int:
+    return sum(1 for line in out.splitlines() if line.split()[1] == action)
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    files = [p for p in sorted(root.rglob("*")) if p.is_file()]
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in files}
+
+
+@pytest.mark.parametrize(
+    ("harness", "folder"),
+    [
+        ("claude-code", ".claude/skills"),
+        ("codex", ".agents/skills"),
+        ("copilot", ".github/skills"),
+        ("pi", ".pi/skills"),
+        ("vibe", ".vibe/skills"),
+    ],
+)
+def test_each_harness_gets_every_skill_in_its_project_folder(
+    project: Path, home: Path, harness: str, folder: str
+) -> None:
+    done = skills(project, home, "install", "--harness", harness)
+    assert done.returncode == 0, done.stderr
+    for name in NAMES:
+        installed = project / folder / name
+        shipped = next(s for s in shipped_skills() if s.name == name)
+        assert (installed / "SKILL.md").read_bytes() == shipped.files["SKILL.md"]
+        marker = json.loads((installed / MARKER).read_text())
+        assert marker["written_by"] == "tether skills install"
+        assert f"create    {installed}" in done.stdout
+    assert list(home.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("harness", "folder"),
+    [
+        ("claude-code", ".claude/skills"),
+        ("codex", ".codex/skills"),
+        ("copilot", ".copilot/skills"),
+        ("pi", ".pi/agent/skills"),
+        ("vibe", ".vibe/skills"),
+    ],
+)
+def test_user_scope_writes_below_home(project: Path, home: Path, harness: str, folder: str) -> None:
+    done = skills(project, home, "install", "--harness", harness, "--scope", "user")
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (home / folder).iterdir()) == NAMES
+    assert list(project.iterdir()) == []
+
+
+def test_all_writes_each_shared_folder_once(project: Path, home: Path) -> None:
+    done = skills(project, home, "install", "--all")
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (project / ".claude" / "skills").iterdir()) == NAMES
+    assert sorted(p.name for p in (project / ".agents" / "skills").iterdir()) == NAMES
+    assert sorted(p.name for p in project.iterdir()) == [".agents", ".claude"]
+    for harness, shared in [("copilot", ".claude"), ("pi", ".agents"), ("vibe", ".agents")]:
+        assert f"{harness:<12} covered   {project / shared / 'skills'}" in done.stdout
+
+
+def test_install_again_changes_nothing(project: Path, home: Path) -> None:
+    assert skills(project, home, "install", "--all").returncode == 0
+    before = tree(project)
+    again = skills(project, home, "install", "--all")
+    assert again.returncode == 0, again.stderr
+    assert actions(again.stdout, "create") == actions(again.stdout, "update") == 0
+    assert actions(again.stdout, "unchanged") == 2 * len(NAMES)
+    assert tree(project) == before
+
+
+def test_a_stale_copy_of_tethers_is_updated(project: Path, home: Path) -> None:
+    assert skills(project, home, "install", "--harness", "pi").returncode == 0
+    skill = project / ".pi" / "skills" / "room"
+    marker = json.loads((skill / MARKER).read_text())
+    old = b"---\nname: room\ndescription: an older version\n---\n"
+    (skill / "SKILL.md").write_bytes(old)
+    marker["files"]["SKILL.md"] = hashlib.sha256(old).hexdigest()
+    (skill / MARKER).write_text(json.dumps(marker))
+    done = skills(project, home, "install", "--harness", "pi")
+    assert done.returncode == 0, done.stderr
+    assert f"update    {skill}" in done.stdout
+    assert (skill / "SKILL.md").read_bytes() != old
+
+
+def test_a_folder_tether_did_not_write_is_refused_and_nothing_is_written(
+    project: Path, home: Path
+) -> None:
+    mine = project / ".claude" / "skills" / "room"
+    mine.mkdir(parents=True)
+    (mine / "SKILL.md").write_text("---\nname: room\ndescription: my own\n---\n")
+    done = skills(project, home, "install", "--harness", "claude-code")
+    assert done.returncode == 41
+    assert f"refuse    {mine} (no {MARKER}: tether did not write it)" in done.stdout
+    assert done.stderr.startswith(f"tether: error: refused: {mine} is in the way")
+    assert sorted(p.name for p in mine.parent.iterdir()) == ["room"]
+    assert (mine / "SKILL.md").read_text().endswith("my own\n---\n")
+
+
+def test_a_copy_changed_by_hand_is_neither_overwritten_nor_removed(
+    project: Path, home: Path
+) -> None:
+    assert skills(project, home, "install", "--harness", "codex").returncode == 0
+    edited = project / ".agents" / "skills" / "watch" / "SKILL.md"
+    edited.write_text(edited.read_text() + "\nmy note\n")
+    assert skills(project, home, "install", "--harness", "codex").returncode == 41
+    done = skills(project, home, "uninstall", "--harness", "codex")
+    assert done.returncode == 41
+    assert "changed since tether wrote it" in done.stdout
+    assert edited.read_text().endswith("my note\n")
+    assert (project / ".agents" / "skills" / "room" / "SKILL.md").is_file()
+
+
+def test_dry_run_shows_the_plan_and_writes_nothing(project: Path, home: Path) -> None:
+    done = skills(project, home, "install", "--all", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert actions(done.stdout, "create") == 2 * len(NAMES)
+    assert "(dry run: nothing written)" in done.stderr
+    assert list(project.iterdir()) == []
+
+
+def test_uninstall_removes_only_tethers_own(project: Path, home: Path) -> None:
+    assert skills(project, home, "install", "--all").returncode == 0
+    other = project / ".claude" / "skills" / "deploy"
+    other.mkdir()
+    (other / "SKILL.md").write_text("---\nname: deploy\ndescription: not tether's\n---\n")
+    done = skills(project, home, "uninstall", "--all")
+    assert done.returncode == 0, done.stderr
+    assert actions(done.stdout, "remove") == 2 * len(NAMES)
+    assert [p.name for p in (project / ".claude" / "skills").iterdir()] == ["deploy"]
+    assert list((project / ".agents" / "skills").iterdir()) == []
+    again = skills(project, home, "uninstall", "--all")
+    assert again.stdout == "no tether skill is installed there\n"
+
+
+def test_harness_and_all_are_exclusive(project: Path, home: Path) -> None:
+    done = skills(project, home, "install")
+    assert done.returncode == 2
+    assert "give exactly one of --harness NAME and --all" in done.stderr

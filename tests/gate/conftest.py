@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from gate_support import clean_env
 
-from tether.gate import install, newsession
+from tether.gate import hook_install, newsession
 
 
 @pytest.fixture(scope="session")
 def gate_exe() -> str:
-    argv = install.gate_argv()
+    argv = hook_install.gate_argv()
     assert len(argv) == 1 and Path(argv[0]).is_absolute(), argv
     return argv[0]
 

@@ -3,7 +3,7 @@
     .venv/bin/python tests/gate/record_golden.py [claude-code codex copilot pi notifications]
 
 Each CLI runs against the scripted model (tether.testing.model_server) with the gate
-installed by ``tether.gate.install`` into a temporary project, except that the
+installed by ``tether.gate.hook_install`` into a temporary project, except that the
 hook command is a recorder that saves what arrives on stdin. The first payload
 of each event is kept, with temporary paths replaced by placeholders
 (``<workdir>``, ``<home>``, ``<tmp>``). The CLIs are looked up in
@@ -32,7 +32,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from tether.gate import install
+from tether.gate import hook_install
 from tether.testing.model_server import ModelServer, client_setup
 from tether.testing.model_server.scenario import FinalText, Scenario, ShellCalls
 
@@ -100,7 +100,7 @@ def record(harness: str) -> list[str]:
         with ModelServer("five-steps") as server:
             argv, env = prepare(harness, base, work, server.port)
             env["RECORD_OUT"] = str(out)
-            change = install.plan(
+            change = hook_install.plan(
                 harness,
                 "project",
                 install=True,
@@ -108,7 +108,7 @@ def record(harness: str) -> list[str]:
                 gate=[sys.executable, str(recorder)],
                 environ=env,
             )
-            install.apply(change)
+            hook_install.apply(change)
             subprocess.run(
                 argv,
                 cwd=work,
@@ -174,7 +174,7 @@ def _claude_interactive(base: Path, work: Path, port: int, out: Path) -> list[st
     env |= setup.env | {"RECORD_OUT": str(out)}
     recorder = base / "recorder.py"
     recorder.write_text(RECORDER)
-    change = install.plan(
+    change = hook_install.plan(
         "claude-code",
         "project",
         install=True,
@@ -182,7 +182,7 @@ def _claude_interactive(base: Path, work: Path, port: int, out: Path) -> list[st
         gate=[sys.executable, str(recorder)],
         environ=env,
     )
-    install.apply(change)
+    hook_install.apply(change)
     argv = ["env", *[f"{k}={v}" for k, v in env.items()], str(AGENTS_BIN / "claude")]
     argv += ["--model", "mock-model", "--permission-mode", "default", "Run the scripted steps."]
     return argv
@@ -242,7 +242,7 @@ def record_notifications(timeout: float = 90.0) -> list[str]:
 
 
 def main() -> None:
-    for harness in sys.argv[1:] or [*install.HARNESSES, "notifications"]:
+    for harness in sys.argv[1:] or [*hook_install.HARNESSES, "notifications"]:
         saved = record_notifications() if harness == "notifications" else record(harness)
         print(harness, saved)
 

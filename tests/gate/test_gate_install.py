@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tether.gate import install, pi_extension
+from tether.gate import hook_install, pi_gate_extension
 
 TETHER = str(Path(sys.executable).parent / "tether")
 GATE = ["/opt/venv/bin/tether-gate"]
@@ -28,8 +28,8 @@ def _hooks(cmd: str = "/usr/local/bin/lint-hook") -> dict[str, Any]:
     }
 
 
-def _plan(harness: str, project: Path, *, install_: bool = True, **kw: Any) -> install.Change:
-    return install.plan(
+def _plan(harness: str, project: Path, *, install_: bool = True, **kw: Any) -> hook_install.Change:
+    return hook_install.plan(
         harness, "project", install=install_, project_dir=str(project), gate=GATE, **kw
     )
 
@@ -53,7 +53,7 @@ def test_claude_code_install_merges_and_is_idempotent(tmp_path: Path) -> None:
     settings.parent.mkdir()
     settings.write_text(json.dumps(_hooks(), indent=2))
     change = _plan("claude-code", tmp_path)
-    install.apply(change)
+    hook_install.apply(change)
     data = json.loads(settings.read_text())
     assert data["permissions"] == {"allow": ["Bash(ls:*)"]}
     pre = data["hooks"]["PreToolUse"]
@@ -69,56 +69,58 @@ def test_claude_code_install_merges_and_is_idempotent(tmp_path: Path) -> None:
         ],
     }
     assert data["hooks"]["Stop"][0]["hooks"][0]["command"] == "notify-send done"
-    assert set(data["hooks"]) == {*install.CLAUDE_EVENTS}
+    assert set(data["hooks"]) == {*hook_install.CLAUDE_EVENTS}
     assert "matcher" not in data["hooks"]["PostToolBatch"][0]
     # Again: nothing changes.
     assert not _plan("claude-code", tmp_path).changed
     # The gate moved: our entries are replaced, not added to.
-    moved = install.plan(
+    moved = hook_install.plan(
         "claude-code", "project", install=True, project_dir=str(tmp_path), gate=["/new/tether-gate"]
     )
-    install.apply(moved)
+    hook_install.apply(moved)
     text = settings.read_text()
-    assert "/opt/venv" not in text and text.count("/new/tether-gate") == len(install.CLAUDE_EVENTS)
+    assert "/opt/venv" not in text and text.count("/new/tether-gate") == len(
+        hook_install.CLAUDE_EVENTS
+    )
     # Uninstall leaves exactly what was there before.
-    install.apply(_plan("claude-code", tmp_path, install_=False))
+    hook_install.apply(_plan("claude-code", tmp_path, install_=False))
     assert json.loads(settings.read_text()) == _hooks()
 
 
 def test_claude_settings_for_run_routes_every_event_to_the_gate() -> None:
-    settings = install.claude_settings_for_run(["/v/bin/tether-gate"])
+    settings = hook_install.claude_settings_for_run(["/v/bin/tether-gate"])
     assert set(settings) == {"hooks"}
-    assert set(settings["hooks"]) == set(install.CLAUDE_EVENTS)
+    assert set(settings["hooks"]) == set(hook_install.CLAUDE_EVENTS)
     for event, groups in settings["hooks"].items():
         (group,) = groups
         assert group["hooks"][0]["command"] == "/v/bin/tether-gate hook --harness claude-code"
-        assert ("matcher" in group) == (event in install.CLAUDE_TOOL_EVENTS)
+        assert ("matcher" in group) == (event in hook_install.CLAUDE_TOOL_EVENTS)
     # An argv that already names the hook command is taken as it is.
-    full = install.claude_settings_for_run(["/v/gate", "hook", "--harness", "claude-code"])
+    full = hook_install.claude_settings_for_run(["/v/gate", "hook", "--harness", "claude-code"])
     assert full["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == (
         "/v/gate hook --harness claude-code"
     )
-    spaced = install.claude_settings_for_run(["/my venv/bin/tether-gate"])
+    spaced = hook_install.claude_settings_for_run(["/my venv/bin/tether-gate"])
     assert spaced["hooks"]["Stop"][0]["hooks"][0]["command"].startswith("'/my venv/bin/")
 
 
 def test_codex_hooks_json(tmp_path: Path) -> None:
     change = _plan("codex", tmp_path)
     assert change.path == str(tmp_path / ".codex" / "hooks.json")
-    install.apply(change)
+    hook_install.apply(change)
     data = json.loads(Path(change.path).read_text())
-    assert set(data["hooks"]) == set(install.CODEX_EVENTS)
+    assert set(data["hooks"]) == set(hook_install.CODEX_EVENTS)
     command = data["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     assert command == "/opt/venv/bin/tether-gate hook --harness codex"
-    install.apply(_plan("codex", tmp_path, install_=False))
+    hook_install.apply(_plan("codex", tmp_path, install_=False))
     assert not Path(change.path).exists()  # it held only tether's hooks
-    assert install.notes("codex", "project", change.path)[0].startswith("Codex runs new")
+    assert hook_install.notes("codex", "project", change.path)[0].startswith("Codex runs new")
 
 
 def test_copilot_hook_file_names_each_event(tmp_path: Path) -> None:
     change = _plan("copilot", tmp_path)
     assert change.path == str(tmp_path / ".github" / "hooks" / "tether-gate.json")
-    install.apply(change)
+    hook_install.apply(change)
     data = json.loads(Path(change.path).read_text())
     assert data["version"] == 1
     assert data["hooks"]["preToolUse"] == [
@@ -131,7 +133,7 @@ def test_copilot_hook_file_names_each_event(tmp_path: Path) -> None:
     # Someone else's hook in the same file survives an uninstall.
     data["hooks"]["preToolUse"].insert(0, {"type": "command", "bash": "./audit.sh"})
     Path(change.path).write_text(json.dumps(data))
-    install.apply(_plan("copilot", tmp_path, install_=False))
+    hook_install.apply(_plan("copilot", tmp_path, install_=False))
     assert json.loads(Path(change.path).read_text())["hooks"] == {
         "preToolUse": [{"type": "command", "bash": "./audit.sh"}]
     }
@@ -140,17 +142,17 @@ def test_copilot_hook_file_names_each_event(tmp_path: Path) -> None:
 def test_pi_extension_file(tmp_path: Path) -> None:
     change = _plan("pi", tmp_path)
     assert change.path == str(tmp_path / ".pi" / "extensions" / "tether-gate.ts")
-    install.apply(change)
+    hook_install.apply(change)
     source = Path(change.path).read_text()
-    assert pi_extension.MARKER in source
+    assert pi_gate_extension.MARKER in source
     assert 'const GATE: string[] = ["/opt/venv/bin/tether-gate"];' in source
     assert 'pi.on("tool_call"' in source and "block: true" in source
     assert 'pi.on("before_provider_request"' in source
-    install.apply(_plan("pi", tmp_path, install_=False))
+    hook_install.apply(_plan("pi", tmp_path, install_=False))
     assert not Path(change.path).exists()
     # A file of the same name that tether did not write is left alone.
     Path(change.path).write_text("// mine\n")
-    with pytest.raises(install.InstallError, match="was not written by tether"):
+    with pytest.raises(hook_install.InstallError, match="was not written by tether"):
         _plan("pi", tmp_path)
 
 
@@ -162,7 +164,7 @@ def test_user_scope_follows_each_harness_variables(tmp_path: Path) -> None:
         "COPILOT_HOME": str(tmp_path / "copilot"),
         "PI_CODING_AGENT_DIR": str(tmp_path / "pi"),
     }
-    where = {h: install.config_path(h, "user", "/unused", env) for h in install.HARNESSES}
+    where = {h: hook_install.config_path(h, "user", "/unused", env) for h in hook_install.HARNESSES}
     assert where == {
         "claude-code": str(tmp_path / "claude" / "settings.json"),
         "codex": str(tmp_path / "codex" / "hooks.json"),
@@ -170,7 +172,7 @@ def test_user_scope_follows_each_harness_variables(tmp_path: Path) -> None:
         "pi": str(tmp_path / "pi" / "extensions" / "tether-gate.ts"),
     }
     bare = {"HOME": str(tmp_path / "home")}
-    assert install.config_path("claude-code", "user", "/p", bare) == str(
+    assert hook_install.config_path("claude-code", "user", "/p", bare) == str(
         tmp_path / "home" / ".claude" / "settings.json"
     )
 
@@ -179,7 +181,7 @@ def test_a_broken_config_file_is_reported_and_left_untouched(tmp_path: Path) -> 
     settings = tmp_path / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text("{ not json")
-    with pytest.raises(install.InstallError, match="is not valid JSON"):
+    with pytest.raises(hook_install.InstallError, match="is not valid JSON"):
         _plan("claude-code", tmp_path)
     done = _cli(["install", "--harness", "claude-code", "--project-dir", str(tmp_path)], tmp_path)
     assert done.returncode == 3
@@ -188,7 +190,7 @@ def test_a_broken_config_file_is_reported_and_left_untouched(tmp_path: Path) -> 
 
 
 def test_cli_dry_run_prints_the_diff_and_writes_nothing(tmp_path: Path) -> None:
-    (tmp_path / ".git").mkdir()
+    (tmp_path / "tether.toml").write_text("")
     sub = tmp_path / "src"
     sub.mkdir()
     done = _cli(["install", "--harness", "claude-code", "--dry-run"], sub)
@@ -219,7 +221,7 @@ def test_cli_codex_install_tells_about_hook_trust(tmp_path: Path) -> None:
 
 
 def test_gate_argv_is_the_absolute_console_script() -> None:
-    (gate,) = install.gate_argv()
+    (gate,) = hook_install.gate_argv()
     assert Path(gate).is_absolute()
     assert Path(gate).name == "tether-gate"
     assert Path(gate).parent == Path(sys.executable).parent
@@ -238,7 +240,7 @@ TOOL_EVENT = {"claude-code": "PreToolUse", "codex": "PreToolUse", "copilot": "pr
 
 
 def _write_not_a_list(harness: str, project: Path, value: object) -> Path:
-    path = Path(install.config_path(harness, "project", str(project)))
+    path = Path(hook_install.config_path(harness, "project", str(project)))
     path.parent.mkdir(parents=True)
     data: dict[str, Any] = {"hooks": {TOOL_EVENT[harness]: value}}
     if harness == "copilot":
@@ -258,7 +260,7 @@ def test_an_event_entry_that_is_not_a_list_is_refused_and_left_untouched(
     path = _write_not_a_list(harness, tmp_path, value)
     before = path.read_bytes()
     key = f'"hooks.{TOOL_EVENT[harness]}" is {kind}, not a list'
-    with pytest.raises(install.InstallError, match=key):
+    with pytest.raises(hook_install.InstallError, match=key):
         _plan(harness, tmp_path)
     for extra in ([], ["--dry-run"]):
         args = ["install", "--harness", harness, "--project-dir", str(tmp_path), *extra]
@@ -274,7 +276,7 @@ def test_an_event_entry_that_is_not_a_list_is_refused_and_left_untouched(
 def test_a_pi_extension_file_of_someone_else_is_refused_and_left_untouched(
     tmp_path: Path,
 ) -> None:
-    path = Path(install.config_path("pi", "project", str(tmp_path)))
+    path = Path(hook_install.config_path("pi", "project", str(tmp_path)))
     path.parent.mkdir(parents=True)
     path.write_bytes(b"export default function (pi) { /* the user's own */ }\r\n")
     before = path.read_bytes()

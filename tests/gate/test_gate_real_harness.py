@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from gate_support import query
 
-from tether.gate import install
+from tether.gate import hook_install
 from tether.gate.counter import session_status, set_session_budget
 from tether.testing.model_server import ModelServer, client_setup
 
@@ -69,10 +69,10 @@ def _run(
             (copilot_home / "config.json").write_text(
                 json.dumps({"trustedFolders": [str(project)]})
             )
-        change = install.plan(
+        change = hook_install.plan(
             harness, "project", install=True, project_dir=str(project), environ=env
         )
-        install.apply(change)
+        hook_install.apply(change)
         done = subprocess.run(
             _argv(harness, exe, setup.extra_args),
             cwd=project,

@@ -16,6 +16,7 @@ import pytest
 from gate_support import query
 
 from tether.gate import proc, session_id
+from tether.gate.agents import match_agent
 
 FAKE_AGENT = r"""
 import json, os, subprocess, sys
@@ -183,7 +184,7 @@ def _info(argv: tuple[str, ...], pid: int = 10, pgrp: int = 5) -> proc.ProcInfo:
         (("/usr/local/bin/claude", "-p", "x"), "claude"),
         (("node", "/x/node_modules/.bin/codex", "exec"), "codex"),
         (("/x/@openai/codex-linux-x64/vendor/bin/codex", "exec"), "codex"),
-        (("node", "/x/node_modules/@github/copilot/npm-loader.js"), "@github/copilot"),
+        (("node", "/x/node_modules/@github/copilot/npm-loader.js"), "copilot"),
         (("/x/copilot-linux-x64/copilot", "-p", "x"), "copilot"),
         (("node", "/x/.bin/pi", "--mode", "json"), "pi"),
         (("python3", "-m", "tether.harnesses.scripted", "run"), "tether.harnesses.scripted"),
@@ -195,7 +196,8 @@ def _info(argv: tuple[str, ...], pid: int = 10, pgrp: int = 5) -> proc.ProcInfo:
     ],
 )
 def test_agent_names(argv: tuple[str, ...], agent: str | None) -> None:
-    assert proc.agent_name(_info(argv)) == agent
+    info = _info(argv)
+    assert match_agent(info.comm, info.argv) == agent
 
 
 @pytest.mark.parametrize(

@@ -77,10 +77,10 @@ def test_importing_and_running_the_hook_loads_only_stdlib_and_gate_modules(
         "tether.gate.counter",
         "tether.gate.eventlog",
         "tether.gate.session_id",
-        "tether.gate.install",
+        "tether.gate.hook_install",
         "tether.gate.newsession",
         "tether.gate.plan",
-        "tether.gate.pi_extension",
+        "tether.gate.pi_gate_extension",
     ],
 )
 def test_every_gate_module_is_stdlib_only(module: str) -> None:

@@ -12,7 +12,7 @@ from tests.loop.conftest import BASE_TOML, Project
 
 from tether.board import State
 from tether.loop import Signal, run_loop, tick
-from tether.runs.followup import embedded_report
+from tether.runs.followup_prompt import embedded_report
 from tether.store import connect
 from tether.store.runs import get_run
 

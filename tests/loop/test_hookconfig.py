@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.loop.conftest import Project
 
-from tether.loop.hookconfig import plan
+from tether.loop.stophook_install import plan
 
 TETHER = str(Path(sys.executable).parent / "tether")
 

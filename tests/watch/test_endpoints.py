@@ -17,7 +17,7 @@ from tether.clock import FakeClock
 from tether.config.schema import WatchSettings
 from tether.watch.daemon import Watchdog
 from tether.watch.endpoints import live_endpoints, read_ack, write_endpoint, write_request
-from tether.watch.pi_extension import MARKER, render
+from tether.watch.pi_wake_extension import MARKER, render
 from tether.watch.registry import add_orchestrator, list_orchestrators, list_wakes
 from tether.watch.rewake import merge_settings
 

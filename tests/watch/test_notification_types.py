@@ -27,7 +27,7 @@ from tether.config.schema import WatchSettings
 from tether.gate import db
 from tether.watch.confirm import Wait, from_gate
 from tether.watch.daemon import Decision, Watchdog
-from tether.watch.gatedb import GateReader
+from tether.watch.hookevents import GateReader
 from tether.watch.registry import WakeRecord, add_orchestrator, list_wakes
 
 SEQUENCE = (

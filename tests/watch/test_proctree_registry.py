@@ -14,7 +14,8 @@ from watch_support import agent_argv, wait_until
 
 from tether.clock import FakeClock, to_iso
 from tether.errors import UsageError
-from tether.watch.proctree import AgentMatcher, ProcessInspector
+from tether.gate.agents import match_agent
+from tether.watch.proctree import ProcessInspector
 from tether.watch.registry import (
     WakeRecord,
     add_orchestrator,
@@ -26,8 +27,6 @@ from tether.watch.registry import (
     remove_orchestrator,
     touch,
 )
-
-DEFAULT_NAMES = ["claude", "codex", "copilot", "pi", "vibe", "tether.harnesses.scripted"]
 
 
 @pytest.mark.parametrize(
@@ -48,12 +47,12 @@ DEFAULT_NAMES = ["claude", "codex", "copilot", "pi", "vibe", "tether.harnesses.s
     ],
 )
 def test_agent_matcher(name: str, argv: tuple[str, ...], expected: str | None) -> None:
-    assert AgentMatcher(DEFAULT_NAMES).match(name, argv) == expected
+    assert match_agent(name, argv) == expected
 
 
-def test_matcher_only_knows_configured_names() -> None:
+def test_matcher_only_knows_the_names_it_is_given() -> None:
     argv = ("node", "/x/node_modules/@mariozechner/pi-coding-agent/dist/cli.js")
-    assert AgentMatcher(["claude"]).match("node", argv) is None
+    assert match_agent("node", argv, frozenset({"claude"})) is None
 
 
 def test_an_agent_below_a_shell_is_found_and_gone_when_it_ends(tmp_path: Path) -> None:
@@ -63,7 +62,7 @@ def test_an_agent_below_a_shell_is_found_and_gone_when_it_ends(tmp_path: Path) -
     script = f"{agent} & echo $! > {tmp_path / 'pid'}; read -r x < {fifo}"
     os.mkfifo(fifo)
     shell = subprocess.Popen(["bash", "-c", script])
-    inspector = ProcessInspector(AgentMatcher(DEFAULT_NAMES))
+    inspector = ProcessInspector()
     try:
         agent_pid = int(
             wait_until(

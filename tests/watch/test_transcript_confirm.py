@@ -9,7 +9,7 @@ import pytest
 from watch_support import gate_event
 
 from tether.watch.confirm import Wait, from_gate, wait_state
-from tether.watch.gatedb import GateEvent, GateReader
+from tether.watch.hookevents import GateEvent, GateReader
 from tether.watch.subagents import Subagent
 from tether.watch.transcript import OpenCall, TranscriptReader
 from tether.watch.wake import SubagentView, compose

@@ -25,7 +25,7 @@ from tether.config.schema import WatchSettings
 from tether.testing.model_server import ModelServer, client_setup
 from tether.watch.daemon import Watchdog
 from tether.watch.endpoints import live_endpoints, read_ack
-from tether.watch.pi_extension import render
+from tether.watch.pi_wake_extension import render
 from tether.watch.registry import add_orchestrator
 from tether.watch.rewake import merge_settings
 from tether.watch.transcript import TranscriptReader

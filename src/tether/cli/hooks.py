@@ -16,12 +16,13 @@ def hooks() -> None:
 
 
 def _run(harness: str, scope: str, project_dir: str | None, dry_run: bool, install: bool) -> None:
-    from tether.gate import install as gate_install
+    from tether.gate import hook_install
+    from tether.gate.home import project_root
 
-    root = project_dir or gate_install.project_root()
+    root = project_dir or project_root()
     try:
-        change = gate_install.plan(harness, scope, install=install, project_dir=root)
-    except gate_install.InstallError as exc:
+        change = hook_install.plan(harness, scope, install=install, project_dir=root)
+    except hook_install.InstallError as exc:
         raise ConfigError(str(exc)) from None
     verb = "install" if install else "uninstall"
     if not change.changed:
@@ -32,7 +33,7 @@ def _run(harness: str, scope: str, project_dir: str | None, dry_run: bool, insta
         click.echo(f"(dry run: {change.path} not written)", err=True)
         return
     try:
-        gate_install.apply(change)
+        hook_install.apply(change)
     except OSError as exc:
         raise ConfigError(f"cannot write {change.path}: {exc}", path=change.path) from None
     if change.after is None:
@@ -40,11 +41,11 @@ def _run(harness: str, scope: str, project_dir: str | None, dry_run: bool, insta
     else:
         click.echo(f"wrote {change.path}")
     if install:
-        gate_install.byte_compile()
+        hook_install.byte_compile()
         click.echo(
-            f"the gate runs as: {' '.join(gate_install.gate_argv())} hook --harness {harness}"
+            f"the gate runs as: {' '.join(hook_install.gate_argv())} hook --harness {harness}"
         )
-        for note in gate_install.notes(harness, scope, change.path):
+        for note in hook_install.notes(harness, scope, change.path):
             click.echo(f"note: {note}")
 
 
@@ -60,7 +61,7 @@ _project = click.option(
     "--project-dir",
     metavar="DIR",
     type=click.Path(file_okay=False),
-    help="Project root (default: nearest parent with tether.toml or .git, else the cwd).",
+    help="Project root (default: nearest parent with tether.toml, else the cwd).",
 )
 _dry = click.option("--dry-run", is_flag=True, help="Print the diff; write nothing.")
 
@@ -81,13 +82,14 @@ def _loop_harness(harness: str, with_loop: bool) -> None:
 def _run_loop(
     harness: str, scope: str, project_dir: str | None, dry_run: bool, remove: bool
 ) -> None:
-    from tether.gate import install as gate_install
-    from tether.loop.hookconfig import install_stop_hook
+    from tether.gate import hook_install
+    from tether.gate.home import project_root
+    from tether.loop.stophook_install import install_stop_hook
 
-    root = project_dir or gate_install.project_root()
+    root = project_dir or project_root()
     try:
         lines = install_stop_hook(harness, scope, project_dir=root, remove=remove, dry_run=dry_run)
-    except gate_install.InstallError as exc:
+    except hook_install.InstallError as exc:
         raise ConfigError(str(exc)) from None
     for line in lines:
         click.echo(line)

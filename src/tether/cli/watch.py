@@ -420,7 +420,7 @@ _scope = click.option(
 _project = click.option(
     "--project-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Project root (default: nearest parent with tether.toml or .git).",
+    help="Project root (default: nearest parent with tether.toml, else the cwd).",
 )
 
 
@@ -436,8 +436,8 @@ def pi_extension(install: bool, scope: str, project_dir: Path | None) -> None:
     """
     from tether.config import load_config
     from tether.fs import atomic_write_text
-    from tether.gate.install import project_root
-    from tether.watch.pi_extension import MARKER, baked_home, install_path, render
+    from tether.gate.home import project_root
+    from tether.watch.pi_wake_extension import MARKER, baked_home, install_path, render
 
     root = (project_dir or Path(project_root())).resolve()
     home = baked_home(scope, load_config(cwd=root).home, os.environ.get("TETHER_HOME"))
@@ -464,7 +464,8 @@ def pi_extension(install: bool, scope: str, project_dir: Path | None) -> None:
 def claude_hook(install: bool, uninstall: bool, scope: str, project_dir: Path | None) -> None:
     """Print (or --install) the Claude Code Stop hook that lets the watchdog wake Claude."""
     from tether.fs import atomic_write_text
-    from tether.gate.install import config_path, project_root
+    from tether.gate.home import project_root
+    from tether.gate.hook_install import config_path
     from tether.watch.rewake import merge_settings
 
     if not (install or uninstall):

@@ -23,8 +23,9 @@ from tether.config.schema import (
     setting_key,
 )
 from tether.errors import ConfigError
+from tether.gate.home import CONFIG_FILE, find_project_root
 
-PROJECT_FILE = "tether.toml"
+PROJECT_FILE = CONFIG_FILE
 # set by `tether run` for the agent; a profile's env must not shadow them
 RESERVED_ENV = frozenset({"TETHER_RUN_ID", "TETHER_SESSION_ID", "TETHER_DEPTH"})
 
@@ -44,12 +45,9 @@ class Layer:
 
 
 def find_project_file(cwd: Path) -> Path | None:
-    """``tether.toml`` in ``cwd`` or the nearest parent folder that has one."""
-    for folder in (cwd, *cwd.parents):
-        candidate = folder / PROJECT_FILE
-        if candidate.is_file():
-            return candidate
-    return None
+    """``tether.toml`` of the project ``cwd`` lies in (``tether.gate.home.find_project_root``)."""
+    root = find_project_root(str(cwd))
+    return None if root is None else Path(root) / PROJECT_FILE
 
 
 def user_file_path(env: Mapping[str, str]) -> Path:

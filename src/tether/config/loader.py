@@ -19,8 +19,7 @@ from tether.config.files import (
 from tether.config.model import BUILTIN_PROFILE, Config, Profile
 from tether.config.schema import SECTIONS, ProfileSchema, Section, explain, setting_key
 from tether.errors import BudgetError, ConfigError
-
-DEFAULT_HOME_NAME = ".tether"
+from tether.gate.home import HOME_DIR
 
 
 def load_config(
@@ -68,7 +67,7 @@ def load_config(
     home = values.get("home")
     config = Config(
         project_root=project_root,
-        home=Path(home) if home is not None else project_root / DEFAULT_HOME_NAME,
+        home=Path(home) if home is not None else project_root / HOME_DIR,
         profiles=profiles,
         sources=sources,
         user_file=user_file,

@@ -17,6 +17,8 @@ from typing import Annotated, Any, ClassVar
 
 import msgspec
 
+from tether.gate.home import DEFAULT_CALL_BUDGET
+
 PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
 PositiveFloat = Annotated[float, msgspec.Meta(gt=0)]
 NonNegativeFloat = Annotated[float, msgspec.Meta(ge=0)]
@@ -43,7 +45,7 @@ class Settings(Section, frozen=True):
     tool_call_limit: PositiveInt | None = None
     timeout_seconds: PositiveFloat = 3600.0
     kill_grace_seconds: NonNegativeFloat = 3.0
-    gate_budget: PositiveInt = 60
+    gate_budget: PositiveInt = DEFAULT_CALL_BUDGET
 
     env_vars: ClassVar[Mapping[str, str]] = {
         "home": "TETHER_HOME",
@@ -53,19 +55,6 @@ class Settings(Section, frozen=True):
         "timeout_seconds": "TETHER_TIMEOUT",
         "gate_budget": "TETHER_GATE_BUDGET",
     }
-
-
-# Executables (or interpreter scripts / -m modules) that count as a running agent.
-AGENT_NAMES = (
-    "claude",
-    "codex",
-    "copilot",
-    "pi",
-    "vibe",
-    "tether-scripted-agent",
-    "tether.harnesses.scripted",
-    "tether.testing.scripted_agent",
-)
 
 
 class WatchSettings(Section, frozen=True):
@@ -78,7 +67,6 @@ class WatchSettings(Section, frozen=True):
     busy_veto_max: PositiveFloat = 600.0
     startup_grace: NonNegativeFloat = 300.0
     subagents_folders: list[NonEmptyStr] = []
-    agent_names: list[NonEmptyStr] = msgspec.field(default_factory=lambda: list(AGENT_NAMES))
     tmux_socket: NonEmptyStr | None = None
     wake_prefer: Annotated[str, msgspec.Meta(pattern="^(harness|tmux)$")] = "harness"
     wake_command: list[NonEmptyStr] = []

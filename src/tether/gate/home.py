@@ -28,7 +28,11 @@ _parsed: dict[bytes, dict[str, Any] | None] = {}
 
 
 def find_project_root(start: str) -> str | None:
-    """The nearest directory at or above ``start`` holding a ``tether.toml``."""
+    """The nearest directory at or above ``start`` holding a ``tether.toml``.
+
+    The one rule for a project's root: the configuration, the gate's home, hook
+    installs and the Pi extensions (``tetherHome`` in their TypeScript) all use it.
+    """
     current = os.path.abspath(start)
     for _ in range(_MAX_PARENTS):
         if os.path.isfile(os.path.join(current, CONFIG_FILE)):
@@ -38,6 +42,12 @@ def find_project_root(start: str) -> str | None:
             return None
         current = parent
     return None
+
+
+def project_root(start: str | None = None) -> str:
+    """The project's root: :func:`find_project_root`, else ``start`` (default: here)."""
+    here = os.path.abspath(start or os.getcwd())
+    return find_project_root(here) or here
 
 
 def _warn(message: str) -> None:

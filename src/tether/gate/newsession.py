@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tether.gate import db, plan, proc
+from tether.gate.agents import match_agent
 from tether.gate.counter import status_row
 from tether.gate.home import default_call_budget
 
@@ -53,7 +54,7 @@ def agent_ancestry(
             return f"{name} is set"
     chain = proc.ancestors(os.getppid() if start_pid is None else start_pid)
     for info in chain:
-        agent = proc.agent_name(info)
+        agent = match_agent(info.comm, info.argv)
         if agent is not None:
             return f"process {info.pid} ({agent}) is an ancestor"
     return None

@@ -8,18 +8,8 @@ from __future__ import annotations
 
 import os
 
-# Executables of agent CLIs (basename, ".exe"/".js" stripped).
-AGENT_NAMES = frozenset({"claude", "codex", "copilot", "pi", "vibe", "tether-scripted-agent"})
-# Path fragments that identify an agent run by an interpreter (node dist files).
-AGENT_PATH_MARKERS = (
-    "@anthropic-ai/claude-code",
-    "@openai/codex",
-    "@github/copilot",
-    "pi-coding-agent",
-    "mistral-vibe",
-)
-AGENT_MODULES = frozenset({"tether.harnesses.scripted"})
-INTERPRETERS = ("node", "nodejs", "bun", "deno", "python", "pypy")
+from tether.gate.agents import basename, is_interpreter, script_of
+
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "ash", "busybox"})
 # Programs that only run another program for the duration of one call.
 WRAPPERS = frozenset(
@@ -116,75 +106,9 @@ def ancestors(start_pid: int) -> list[ProcInfo]:
     return chain
 
 
-def _basename(path: str) -> str:
-    name = path.rsplit("/", 1)[-1]
-    for suffix in (".exe", ".js", ".mjs", ".cjs"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    return name
-
-
-def script_of(argv: tuple[str, ...]) -> tuple[str | None, str | None]:
-    """(script path, module) an interpreter runs, skipping its own options."""
-    index = 1
-    while index < len(argv):
-        arg = argv[index]
-        if arg == "-m" and index + 1 < len(argv):
-            return None, argv[index + 1]
-        if arg.startswith("-m") and len(arg) > 2:
-            return None, arg[2:]
-        if arg in ("-c", "-e", "--eval", "-p", "--print"):
-            return None, None
-        if arg.startswith("-"):
-            index += 1
-            continue
-        return arg, None
-    return None, None
-
-
-def is_interpreter(name: str) -> bool:
-    return any(name == base or name.startswith(base) for base in INTERPRETERS)
-
-
-# Extra agent executables, for agents tether does not know by name: a comma-separated
-# list of basenames ("aider,goose"). Without it, an unknown agent that does not lead
-# its own process group is found only by the weaker group-leader rule.
-AGENTS_ENV = "TETHER_GATE_AGENTS"
-
-
-def agent_names() -> frozenset[str]:
-    """The known agent executables plus those named in ``TETHER_GATE_AGENTS``."""
-    extra = os.environ.get(AGENTS_ENV, "")
-    if not extra:
-        return AGENT_NAMES
-    return AGENT_NAMES | {name.strip() for name in extra.split(",") if name.strip()}
-
-
-def agent_name(info: ProcInfo) -> str | None:
-    """The agent this process is, when it is a known agent CLI."""
-    names = agent_names()
-    exe = _basename(info.argv[0]) if info.argv else info.comm
-    if exe in names:
-        return exe
-    if _basename(info.comm) in names and not is_interpreter(exe):
-        return _basename(info.comm)
-    if is_interpreter(exe):
-        script, module = script_of(info.argv)
-        if module in AGENT_MODULES:
-            return module
-        if script is not None:
-            base = _basename(script)
-            if base in names:
-                return base
-            for marker in AGENT_PATH_MARKERS:
-                if marker in script:
-                    return marker
-    return None
-
-
 def is_transient(info: ProcInfo) -> bool:
     """A process that lives for one call only: ``sh -c``, ``env``, ``timeout`` ..."""
-    exe = _basename(info.argv[0]) if info.argv else info.comm
+    exe = basename(info.argv[0]) if info.argv else info.comm
     if exe.startswith("-"):  # a login shell: "-bash"
         return False
     if exe in SHELLS:
@@ -204,7 +128,7 @@ def is_transient(info: ProcInfo) -> bool:
         script, module = script_of(info.argv)
         if module == "tether.gate.hook":
             return True
-        if script is not None and _basename(script) == "tether-gate":
+        if script is not None and basename(script) == "tether-gate":
             return True
     return False
 

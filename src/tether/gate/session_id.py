@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from tether.gate import proc
+from tether.gate.agents import match_agent
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def fallback_process(start_pid: int | None = None) -> tuple[proc.ProcInfo | None
     if not chain:
         return None, "none"
     for info in chain:
-        if proc.agent_name(info) is not None:
+        if match_agent(info.comm, info.argv) is not None:
             return info, "agent"
     for info in chain:
         if info.pgrp == info.pid and not proc.is_transient(info):

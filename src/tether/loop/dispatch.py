@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from tether.board import BoardView, State, Ticket
 from tether.errors import BudgetError
-from tether.loop import blockers, followups, prompts, routines, todo
+from tether.loop import blockers, prompts, routines, todo, unfinished
 from tether.loop.context import LoopError
 from tether.loop.level1 import Work
 from tether.runs.budget import StopReason
@@ -149,8 +149,8 @@ def _triage(loop: Loop, work: Work, view: BoardView, dry_run: bool) -> Dispatche
 
 def _ticket(loop: Loop, work: Work, ticket: Ticket, dry_run: bool) -> Dispatched:
     moved: list[str] = []
-    streak = followups.ticket_streak(loop.conn, ticket)
-    previous = followups.followable(loop.conn, ticket.last_run)
+    streak = unfinished.ticket_streak(loop.conn, ticket)
+    previous = unfinished.followable(loop.conn, ticket.last_run)
     unit = f"ticket:{ticket.id}"
     if dry_run:
         if streak >= loop.settings.max_attempts:
@@ -298,14 +298,14 @@ def _report_path(outcome: RunOutcome) -> str | None:
 
 
 def _attempt_front(ticket: Ticket, runs: list[str], run_id: str) -> dict[str, Any]:
-    """``runs``/``last_run``, and what tells a person's later change (see ``followups``)."""
+    """``runs``/``last_run``, and what tells a person's later change (see ``unfinished``)."""
     front: dict[str, Any] = {
         "runs": runs,
         "last_run": run_id,
-        followups.ATTEMPT_BASIS: followups.attempt_basis(ticket),
+        unfinished.ATTEMPT_BASIS: unfinished.attempt_basis(ticket),
     }
-    if followups.person_changed(ticket) and ticket.last_run:
-        front[followups.RETRY_FROM] = ticket.last_run  # count again from this run on
+    if unfinished.person_changed(ticket) and ticket.last_run:
+        front[unfinished.RETRY_FROM] = ticket.last_run  # count again from this run on
     return front
 
 
@@ -333,7 +333,7 @@ def _record_ticket(
         )
         updated = loop.board.update(ticket.id, front=attempt, note=note)
         base.summary = f"{kind} on {ticket.id}: {note}"
-        streak = followups.ticket_streak(loop.conn, updated)
+        streak = unfinished.ticket_streak(loop.conn, updated)
         if streak >= loop.settings.max_attempts:
             base.summary += f"; {_give_up(loop, updated, streak, moved).summary}"
         return base
@@ -355,7 +355,7 @@ def _record_ticket(
     base.summary = (
         f"{kind} on {ticket.id} stopped: {REASON_TEXT[outcome.stop]} ({_counts(outcome)}){linked}"
     )
-    streak = followups.ticket_streak(loop.conn, updated)
+    streak = unfinished.ticket_streak(loop.conn, updated)
     if outcome.stop is not StopReason.CANCELLED and streak >= loop.settings.max_attempts:
         given = _give_up(loop, updated, streak, moved)
         base.summary += f"; {given.summary}"
@@ -369,7 +369,7 @@ def _give_up(loop: Loop, ticket: Ticket, streak: int, moved: list[str]) -> Dispa
     )
     front: dict[str, Any] = {"needs": needs}
     if ticket.last_run:  # moved back by a person, it gets fresh attempts
-        front[followups.RETRY_FROM] = ticket.last_run
+        front[unfinished.RETRY_FROM] = ticket.last_run
     loop.board.move(ticket.id, State.USER, "decision", note=needs, front=front)
     moved.append(f"{ticket.id} → USER/decision")
     return Dispatched(
@@ -386,8 +386,8 @@ def _give_up(loop: Loop, ticket: Ticket, streak: int, moved: list[str]) -> Dispa
 def _todo(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
     from tether.runs.supervisor import RunRequest
 
-    last = followups.last_run_of_unit(loop.conn, item.key)
-    previous = followups.followable(loop.conn, last.id if last else None)
+    last = unfinished.last_run_of_unit(loop.conn, item.key)
+    previous = unfinished.followable(loop.conn, last.id if last else None)
     if dry_run:
         kind = f"a follow-up of {previous.id}" if previous else "a run"
         return Dispatched(
@@ -443,7 +443,7 @@ def _todo(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
     return result
 
 
-def _manual_follow_up(loop: Loop, found: followups.ManualFollowUp, dry_run: bool) -> Dispatched:
+def _manual_follow_up(loop: Loop, found: unfinished.ManualFollowUp, dry_run: bool) -> Dispatched:
     from tether.runs.supervisor import RunRequest
 
     run = found.run

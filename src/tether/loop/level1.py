@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from tether.board import BoardView, State, Ticket
 from tether.config.loop import RoutineCheck
-from tether.loop import blockers, followups, routines, todo
+from tether.loop import blockers, routines, todo, unfinished
 from tether.loop.blockers import CheckOutcome
 from tether.loop.context import LoopError
 
@@ -47,7 +47,7 @@ class Work:
     arrived: str | None = None  # why a WAITING ticket is due
     todo: todo.TodoItem | None = None
     routine: RoutineCheck | None = None
-    follow_up: followups.ManualFollowUp | None = None
+    follow_up: unfinished.ManualFollowUp | None = None
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"source": self.source, "summary": self.summary}
@@ -219,7 +219,7 @@ def _scan(
     if routine is not None:
         return Work("routine", f"routine {routine.name} is due", routine=routine)
     # 7. limit-stopped runs without a follow-up
-    follow_up, given_up, looked_at = followups.manual_follow_ups(loop)
+    follow_up, given_up, looked_at = unfinished.manual_follow_ups(loop)
     user_items += given_up
     evidence.append(
         {
@@ -254,9 +254,9 @@ def _todo(
     for item in items:
         if item.held:
             continue
-        last = followups.last_run_of_unit(loop.conn, item.key)
+        last = unfinished.last_run_of_unit(loop.conn, item.key)
         if last is not None and last.status != "completed":
-            streak = followups.chain_length(loop.conn, last)
+            streak = unfinished.chain_length(loop.conn, last)
             if streak >= loop.settings.max_attempts:
                 exhausted += 1
                 user_items.append(

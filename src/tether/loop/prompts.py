@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tether.board import Ticket
 from tether.loop.todo import TodoItem
-from tether.runs.followup import BEGIN
+from tether.runs.followup_prompt import BEGIN
 
 _CLOSING = (
     "Work on this unit only, in this session; when it is done, end the session. "

@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 from tether.clock import to_iso
 from tether.exit_codes import ExitCode
-from tether.loop.bundle import Bundle, collect
 from tether.loop.dispatch import DEMONSTRATION_WARNING, Dispatched, dispatch
 from tether.loop.level1 import Level1, scan
 from tether.loop.level2 import Level2, run_chain
 from tether.loop.records import record_tick
 from tether.loop.signal import Signal, render
+from tether.loop.user_bundle import Bundle, collect
 
 if TYPE_CHECKING:
     from tether.loop.context import Loop

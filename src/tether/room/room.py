@@ -113,14 +113,18 @@ def refuse_nesting(env: Mapping[str, str]) -> None:
 
 def _opener_above(holder: str) -> str | None:
     """The room id when the room holding the lock was opened by an ancestor of this process."""
-    from tether.gate.proc import ancestors
+    import psutil  # only once a room is open
 
     match = _HOLDER.match(holder)
     if match is None:
         return None
     pid = int(match["pid"])
-    if any(info.pid == pid for info in ancestors(os.getpid())):
-        return match["room"]
+    try:
+        here = psutil.Process()
+        if pid == here.pid or any(parent.pid == pid for parent in here.parents()):
+            return match["room"]
+    except psutil.Error:
+        return None
     return None
 
 

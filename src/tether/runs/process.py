@@ -1,8 +1,8 @@
 """Agent processes: their own process group, a guardian, and a hard stop.
 
 The agent runs as leader of a new process group so one signal reaches every
-process it started. A small guardian process holds the read end of a pipe whose
-write end only the supervisor has: if the supervisor dies (even by SIGKILL) the
+process it started. A small guardian process (``tether.runs.guardian``) holds the read end of a
+pipe whose write end only the supervisor has: if the supervisor dies (even by SIGKILL) the
 pipe closes and the guardian takes the whole group down, so no agent outlives
 the supervisor that was meant to bound it.
 """
@@ -22,57 +22,9 @@ from pathlib import Path
 from typing import IO
 
 from tether.errors import HarnessNotFoundError
+from tether.runs.guardian import group_running
 
 _PR_SET_PDEATHSIG = 1
-
-_GUARDIAN = r"""
-import os, signal, sys, time
-fd, pgid, grace = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
-signal.signal(signal.SIGINT, signal.SIG_IGN)
-signal.signal(signal.SIGTERM, signal.SIG_IGN)
-data = b""
-while True:
-    try:
-        chunk = os.read(fd, 64)
-    except InterruptedError:
-        continue
-    if not chunk:
-        break
-    data += chunk
-if b"done" in data:
-    sys.exit(0)
-def alive():
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open("/proc/%s/stat" % entry, "rb") as f:
-                    stat = f.read()
-            except OSError:
-                continue
-            fields = stat[stat.rfind(b")") + 2:].split()
-            if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
-                return True
-    return False
-if alive():
-    try:
-        os.killpg(pgid, signal.SIGTERM)
-    except ProcessLookupError:
-        sys.exit(0)
-    end = time.monotonic() + grace
-    while time.monotonic() < end and alive():
-        time.sleep(0.02)
-    if alive():
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-"""
 
 
 def _die_with_parent() -> None:
@@ -139,37 +91,6 @@ class AgentProcess:
                 self.guardian.wait(timeout=5)
 
 
-def group_running(pgid: int) -> bool:
-    """Whether any non-zombie process is in process group ``pgid``.
-
-    A zombie runs nothing; where PID 1 does not reap orphans (some containers),
-    killed grandchildren stay zombies for good, so ``killpg(pgid, 0)`` alone would
-    report the group alive forever.
-    """
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        entries = os.listdir("/proc")  # noqa: PTH208 - plain names are cheaper here
-    except OSError:
-        return True
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
-            return True
-    return False
-
-
 def wait_until(predicate: object, timeout: float, interval: float = 0.005) -> bool:
     """Poll ``predicate`` until it is true or ``timeout`` passes."""
     assert callable(predicate)
@@ -215,7 +136,15 @@ def spawn_agent(
     guardian: subprocess.Popen[bytes] | None
     try:
         guardian = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", _GUARDIAN, str(read_fd), str(pgid), str(kill_grace)],
+            [
+                sys.executable,
+                "-P",
+                "-m",
+                "tether.runs.guardian",
+                str(read_fd),
+                str(pgid),
+                str(kill_grace),
+            ],
             pass_fds=(read_fd,),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

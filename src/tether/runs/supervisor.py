@@ -27,8 +27,8 @@ from tether.harnesses.base import Harness, RunSpec, bind
 from tether.runs import report as reports
 from tether.runs import worktree
 from tether.runs.budget import Budget, LimitCheck, StopReason
-from tether.runs.followup import compose_prompt
-from tether.runs.hooks import gate_verdict, lock_session, stream_format, write_run_hooks
+from tether.runs.followup_prompt import compose_prompt
+from tether.runs.gate_setup import gate_verdict, lock_session, stream_format, write_run_hooks
 from tether.runs.live import LiveRun
 from tether.runs.outcome import Ending, RunOutcome, finish_run
 from tether.runs.process import AgentProcess, spawn_agent, wait_until

@@ -39,7 +39,7 @@ from tether.watch.confirm import (
     notice_kind,
 )
 from tether.watch.endpoints import Endpoint
-from tether.watch.gatedb import GateEvent, GateReader
+from tether.watch.hookevents import GateEvent, GateReader
 from tether.watch.registry import Orchestrator
 
 

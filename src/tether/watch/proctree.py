@@ -1,75 +1,26 @@
 """Who runs: agent processes found in the process tree (psutil), never by pane titles.
 
-A subagent "runs" when a live process of a configured agent executable sits
+A subagent "runs" when a live agent process (``tether.gate.agents``) sits
 somewhere below its pane's shell or inside its run's process group. The pane's
 current command (``bash`` while ``bash -c "… pi …"`` runs pi as a child) and
 keywords in a window title say nothing; the tree does.
 
-One :class:`ProcessTable` is a snapshot taken once per watch cycle: parent links
-and names for every process, command lines read lazily and cached by
+One :class:`ProcessTable` is a snapshot taken once per watch cycle (psutil):
+parent links and names for every process, command lines read lazily and cached by
 ``(pid, create_time)`` across snapshots (a pid reused by a new process gets a new
-entry), so a cycle over 50 subagents costs one pass over ``/proc``.
+entry), so a cycle over 50 subagents costs one pass over the process table.
 """
 
 from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import psutil
 
-from tether.gate.proc import is_interpreter, script_of
-
-# npm package paths that identify an agent CLI run by node under another name.
-AGENT_PATH_MARKERS = {
-    "@anthropic-ai/claude-code": "claude",
-    "@openai/codex": "codex",
-    "@github/copilot": "copilot",
-    "pi-coding-agent": "pi",
-    "mistral-vibe": "vibe",
-}
-_SCRIPT_SUFFIXES = (".exe", ".js", ".mjs", ".cjs", ".py")
-
-
-def _basename(path: str) -> str:
-    name = path.rsplit("/", 1)[-1]
-    for suffix in _SCRIPT_SUFFIXES:
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
-class AgentMatcher:
-    """Decides whether a process is an agent CLI, from configured names.
-
-    A name matches the executable's basename, the process name, an
-    interpreter's script basename or its ``-m`` module; known npm package paths
-    of agent CLIs match the agent they belong to when that agent is configured.
-    """
-
-    def __init__(self, names: Iterable[str]) -> None:
-        self.names = frozenset(names)
-
-    def match(self, name: str, argv: tuple[str, ...]) -> str | None:
-        exe = _basename(argv[0]) if argv else name
-        if exe in self.names:
-            return exe
-        if not is_interpreter(exe) and _basename(name) in self.names:
-            return _basename(name)
-        if is_interpreter(exe) or is_interpreter(name):
-            script, module = script_of(argv)
-            if module is not None and module in self.names:
-                return module
-            if script is not None:
-                base = _basename(script)
-                if base in self.names:
-                    return base
-                for marker, agent in AGENT_PATH_MARKERS.items():
-                    if marker in script and agent in self.names:
-                        return agent
-        return None
+from tether.gate.agents import agent_names, match_agent
 
 
 @dataclass(frozen=True)
@@ -79,44 +30,11 @@ class AgentProcess:
     create_time: float
 
 
-_PROC_STAT = os.path.exists("/proc/self/stat")  # noqa: PTH110 - once, at import
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if _PROC_STAT else 100
-_BOOT_TIME = psutil.boot_time()
-
-
-def _read_proc(parents: dict[int, int], names: dict[int, str], created: dict[int, float]) -> None:
-    """Parent, name and start time of every process, one read of ``/proc/<pid>/stat`` each.
-
-    The same fields psutil reads (its ``create_time`` is boot time + start ticks),
-    without its per-process object overhead: about a third of the cost, which
-    is most of a watch cycle.
-    """
-    with os.scandir("/proc") as entries:
-        for entry in entries:
-            if not entry.name.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry.name}/stat", "rb") as handle:
-                    data = handle.read()
-            except OSError:
-                continue  # gone meanwhile
-            close = data.rfind(b")")
-            fields = data[close + 2 :].split()
-            try:
-                pid = int(entry.name)
-                parents[pid] = int(fields[1])
-                created[pid] = _BOOT_TIME + int(fields[19]) / _CLOCK_TICKS
-            except (IndexError, ValueError):
-                parents.pop(int(entry.name), None)
-                continue
-            names[pid] = data[data.find(b"(") + 1 : close].decode("utf-8", "replace")
-
-
 class ProcessInspector:
     """Takes snapshots; keeps the caches that make repeated snapshots cheap."""
 
-    def __init__(self, matcher: AgentMatcher) -> None:
-        self.matcher = matcher
+    def __init__(self) -> None:
+        self.names = agent_names()
         self._argv: dict[tuple[int, float], tuple[str, ...]] = {}
         self._agent: dict[tuple[int, float, str], str | None] = {}
 
@@ -124,16 +42,13 @@ class ProcessInspector:
         parents: dict[int, int] = {}
         names: dict[int, str] = {}
         created: dict[int, float] = {}
-        if _PROC_STAT:
-            _read_proc(parents, names, created)
-        else:
-            for proc in psutil.process_iter(["ppid", "name", "create_time"]):
-                info = proc.info
-                if info.get("ppid") is None:
-                    continue
-                parents[proc.pid] = int(info["ppid"])
-                names[proc.pid] = str(info.get("name") or "")
-                created[proc.pid] = float(info.get("create_time") or 0.0)
+        for proc in psutil.process_iter(["ppid", "name", "create_time"]):
+            info = proc.info
+            if info.get("ppid") is None:
+                continue
+            parents[proc.pid] = int(info["ppid"])
+            names[proc.pid] = str(info.get("name") or "")
+            created[proc.pid] = float(info.get("create_time") or 0.0)
         live = set(parents)
         # forget cache entries of processes that are gone
         self._argv = {k: v for k, v in self._argv.items() if k[0] in live}
@@ -156,7 +71,7 @@ class ProcessInspector:
         key = (pid, created, name)  # a process may rename itself (node's process.title)
         if key in self._agent:
             return self._agent[key]
-        found = self.matcher.match(name, self.argv(pid, created))
+        found = match_agent(name, self.argv(pid, created), self.names)
         self._agent[key] = found
         return found
 

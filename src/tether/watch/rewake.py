@@ -30,7 +30,7 @@ from typing import Any
 
 import psutil
 
-from tether.gate import proc as gate_proc
+from tether.gate.agents import match_agent
 from tether.watch.endpoints import live_endpoints, take_request, write_ack, write_endpoint
 
 EXIT_WAKE = 2
@@ -41,9 +41,15 @@ MARK = "watch rewake"
 
 def _agent_pid(start: int) -> int:
     """The Claude Code process above this hook (else the hook's parent)."""
-    for info in gate_proc.ancestors(start):
-        if gate_proc.agent_name(info) is not None:
-            return info.pid
+    try:
+        process = psutil.Process(start)
+        chain = [process, *process.parents()]
+    except psutil.Error:
+        return start
+    for each in chain:
+        with contextlib.suppress(psutil.Error):
+            if match_agent(each.name(), tuple(each.cmdline())) is not None:
+                return each.pid
     return start
 
 

@@ -16,8 +16,8 @@ from tether.config.schema import WatchSettings
 from tether.watch.activity import gate_process_key
 from tether.watch.confirm import wait_state
 from tether.watch.endpoints import Endpoint, live_endpoints
-from tether.watch.gatedb import GateReader
-from tether.watch.proctree import AgentMatcher, AgentProcess, ProcessInspector, ProcessTable
+from tether.watch.hookevents import GateReader
+from tether.watch.proctree import AgentProcess, ProcessInspector, ProcessTable
 from tether.watch.registry import Orchestrator, list_orchestrators
 from tether.watch.subagents import (
     LogFinder,
@@ -62,7 +62,7 @@ class Surveyor:
         self.home = Path(home)
         self.tmux = tmux if tmux is not None else Tmux(settings.tmux_socket)
         self._tmuxes: dict[str | None, Tmux] = {self.tmux.socket: self.tmux}
-        self.inspector = ProcessInspector(AgentMatcher(settings.agent_names))
+        self.inspector = ProcessInspector()
         self.gate = GateReader(self.home)
         self.logs = TranscriptReader()
         self.finder = LogFinder()

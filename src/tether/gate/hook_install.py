@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from tether.gate import pi_extension
+from tether.gate import pi_gate_extension
 
 HARNESSES = ("claude-code", "codex", "copilot", "pi")
 SCOPES = ("project", "user")
@@ -286,29 +286,14 @@ def _merge_copilot(path: str, gate: list[str] | None) -> Change:
 
 def _pi_change(path: str, gate: list[str] | None) -> Change:
     before = _read(path)
-    if before is not None and pi_extension.MARKER not in before:
+    if before is not None and pi_gate_extension.MARKER not in before:
         raise InstallError(
             f"{path} exists and was not written by tether; move it away, then install again"
         )
-    return Change(path, before, None if gate is None else pi_extension.render(gate))
+    return Change(path, before, None if gate is None else pi_gate_extension.render(gate))
 
 
 # --- where each harness keeps its configuration -------------------------------
-
-
-def project_root(start: str | None = None) -> str:
-    """The nearest parent with tether.toml, else with .git, else the start directory."""
-    here = os.path.abspath(start or os.getcwd())
-    for marker in ("tether.toml", ".git"):
-        current = here
-        while True:
-            if os.path.exists(os.path.join(current, marker)):
-                return current
-            parent = os.path.dirname(current)
-            if parent == current:
-                break
-            current = parent
-    return here
 
 
 def config_path(

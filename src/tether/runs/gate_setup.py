@@ -74,16 +74,16 @@ def write_run_hooks(
     )
     if kind is None:
         return None
-    from tether.gate.install import byte_compile
+    from tether.gate.hook_install import byte_compile
 
     byte_compile()
     if kind == "settings":
-        from tether.gate.install import claude_settings_for_run
+        from tether.gate.hook_install import claude_settings_for_run
 
         hooks = [*gate_command(), "hook", "--harness", "claude-code"]
         atomic_write_json(paths.settings, claude_settings_for_run(hooks))
         return paths.settings
-    from tether.gate.pi_extension import render
+    from tether.gate.pi_gate_extension import render
 
     extension = paths.root / "tether-gate.ts"
     atomic_write_text(extension, render(gate_command()))

@@ -1,7 +1,7 @@
 """Writing ``tether loop stop-hook`` into a harness's hook configuration, and taking it out.
 
 It sits next to the gate's entries in the same files (``tether hooks install
---loop``), found by ``tether.gate.install.config_path``, and follows the same
+--loop``), found by ``tether.gate.hook_install.config_path``, and follows the same
 rules: merged with what is there, idempotent (our entry is replaced, never
 duplicated), an absolute command path, atomic writes. Our entry is the one
 whose command contains ``loop stop-hook``; the gate's entries are never touched.
@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tether.gate.install import Change, InstallError, apply, config_path
+from tether.gate.hook_install import Change, InstallError, apply, config_path
 
 HARNESSES = ("claude-code", "codex", "copilot")
 STOP_EVENT = {"claude-code": "Stop", "codex": "Stop", "copilot": "agentStop"}

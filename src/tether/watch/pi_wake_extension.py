@@ -67,12 +67,14 @@ function configuredHome(root: string): string | null {
   return path.resolve(root, value);
 }
 
+// The project root as tether finds it (tether.gate.home.find_project_root): the
+// nearest folder at or above cwd holding a tether.toml file.
 function tetherHome(cwd: string): string {
   if (process.env.TETHER_HOME) return path.resolve(cwd, process.env.TETHER_HOME);
   if (BAKED_HOME) return BAKED_HOME;
   let dir = path.resolve(cwd);
   for (let i = 0; i < 64; i++) {
-    if (fs.existsSync(path.join(dir, "tether.toml"))) {
+    if (fs.statSync(path.join(dir, "tether.toml"), { throwIfNoEntry: false })?.isFile()) {
       return configuredHome(dir) ?? path.join(dir, ".tether");
     }
     const parent = path.dirname(dir);

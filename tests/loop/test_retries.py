@@ -22,8 +22,8 @@ from tests.loop.conftest import START, Project
 from tether.board import State
 from tether.clock import FakeClock
 from tether.loop import tick
-from tether.loop.unfinished import attempt_basis
 from tether.loop.tick import TickResult
+from tether.loop.unfinished import attempt_basis
 from tether.store import connect
 from tether.store.runs import RunRow, insert_run
 

@@ -24,7 +24,7 @@ def _targets(harness: str | None, every: bool) -> list[str]:
 
 
 def _root(project_dir: Path | None) -> Path:
-    from tether.gate.install import project_root
+    from tether.gate.home import project_root
 
     return Path(project_root(None if project_dir is None else str(project_dir)))
 
@@ -34,7 +34,7 @@ def _options(func: Any) -> Any:
     func = click.option(
         "--project-dir",
         type=click.Path(file_okay=False, path_type=Path),
-        help="Project root (default: nearest parent with tether.toml or .git, else the cwd).",
+        help="Project root (default: nearest parent with tether.toml, else the cwd).",
     )(func)
     func = click.option(
         "--scope",

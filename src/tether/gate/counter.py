@@ -436,3 +436,28 @@ def session_status(home: Path, session_id: str) -> dict[str, Any]:
         return status_row(conn, session_id)
     finally:
         conn.close()
+
+
+def sessions_near_budget(
+    conn: sqlite3.Connection, *, ratio: float = 0.8, limit: int = 20
+) -> list[dict[str, Any]]:
+    """Sessions that used at least ``ratio`` of their call budget (or are locked), newest first."""
+    rows = conn.execute(
+        "SELECT session_id, calls_used, call_budget, locked, run_id, harness, updated_at "
+        "FROM sessions WHERE locked != 0 OR calls_used >= call_budget * ? "
+        "ORDER BY updated_at DESC LIMIT ?",
+        (ratio, limit),
+    ).fetchall()
+    return [
+        {
+            "session_id": r[0],
+            "calls_used": r[1],
+            "call_budget": r[2],
+            "locked": bool(r[3]),
+            "over": r[1] >= r[2],
+            "run_id": r[4],
+            "harness": r[5],
+            "updated_at": r[6],
+        }
+        for r in rows
+    ]

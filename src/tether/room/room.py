@@ -159,6 +159,14 @@ def _held_by(path: Path) -> str | None:
     return None
 
 
+def open_rooms(home: Path) -> list[str]:
+    """The holder line (``room ID, pid N: question``) of every room open now, one per wiki."""
+    folder = rooms_dir(home)
+    if not folder.is_dir():
+        return []
+    return [h for p in sorted(folder.glob(LOCK_PREFIX + "*")) if (h := _held_by(p))]
+
+
 def room_above(home: Path) -> str | None:
     """The open room whose run this process runs under, found without the room's variables.
 

@@ -67,6 +67,34 @@ def connect(home: Path) -> sqlite3.Connection:
     return conn
 
 
+def connect_reader(home: Path) -> sqlite3.Connection | None:
+    """Open ``home/tether.db`` for reading only: no creation, no migration, no write.
+
+    None when there is no database yet. Raises ``StoreError`` when the file
+    cannot be read as a tether database. Tables a newer migration adds may be
+    missing from an older file: readers treat a missing table as empty.
+    """
+    path = db_path(home)
+    if not path.exists():
+        return None
+    try:
+        conn = sqlite3.connect(
+            f"{path.resolve().as_uri()}?mode=ro",
+            uri=True,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+        )
+    except sqlite3.Error as exc:
+        raise _store_error(path, exc) from exc
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as exc:
+        conn.close()
+        raise _store_error(path, exc) from exc
+    return conn
+
+
 def _enable_wal(conn: sqlite3.Connection) -> None:
     """Switch to WAL; the switch itself can meet a busy db that the handler won't wait on."""
     deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000

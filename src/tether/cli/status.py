@@ -1,0 +1,64 @@
+"""``tether status``: what runs, what each budget has spent, why the loop stopped, who waits."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print every panel as one JSON object.")
+@click.option("--watch", "live", is_flag=True, help="Refresh in place until Ctrl-C.")
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=0.2),
+    default=1.0,
+    show_default=True,
+    metavar="S",
+    help="Seconds between refreshes with --watch.",
+)
+@click.option(
+    "--ended",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    metavar="N",
+    help="How many ended runs to show.",
+)
+def status(as_json: bool, live: bool, interval: float, ended: int) -> None:
+    """One screen: runs, loop, watchdog, gate, ingest queue, room (read-only).
+
+    Exit codes: 0 shown, 2 bad flags, 3 a configuration or store tether cannot read.
+    """
+    from tether.config import load_config
+    from tether.status.collect import Options, collect
+
+    if as_json and live:
+        raise click.UsageError("--json and --watch do not go together.")
+    config = load_config()
+    options = Options(ended=ended)
+    if as_json:
+        from tether.cli.render import print_json
+
+        print_json(collect(config, options=options))
+        return
+    from rich.console import Console
+
+    from tether.status.view import screen
+
+    console = Console()
+    if not live:
+        console.print(screen(collect(config, options=options)))
+        return
+    import time
+
+    from rich.live import Live
+
+    try:
+        with Live(
+            screen(collect(config, options=options)), console=console, auto_refresh=False
+        ) as view:
+            while True:
+                time.sleep(interval)
+                view.update(screen(collect(config, options=options)), refresh=True)
+    except KeyboardInterrupt:
+        return

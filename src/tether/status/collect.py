@@ -1,0 +1,379 @@
+"""One read-only look at everything tether is doing: the object behind ``tether status``.
+
+Read from the store (runs, loop ticks and guards, the watchdog's registry and
+wakes), the gate database, the ingest queue and the room locks. Nothing is
+started, written or migrated: the store is opened read-only, and a table an
+older store lacks reads as empty. Each panel is a plain JSON value whose keys
+are documented in docs/reference/status.md; a key a newer tether adds to a
+run row shows up in ``runs`` without any change here.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tether.config import Config
+
+SCHEMA = 1
+NEAR_BUDGET = 0.8  # a gate session this far into its call budget is shown
+ENDED_SHOWN = 10
+WAKES_SHOWN = 5
+BUNDLE_SHOWN = 3
+PANELS = ("running", "loops", "watch", "gate", "ingest", "room", "ended")
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Options:
+    ended: int = ENDED_SHOWN
+    survey: bool = True  # look at processes and tmux panes for subagents
+
+
+def collect(
+    config: Config, *, now: float | None = None, options: Options | None = None
+) -> dict[str, Any]:
+    """Every panel as one JSON-ready object (raises ``StoreError`` for an unreadable store)."""
+    from tether.store.db import connect_reader
+
+    opts = options or Options()
+    moment = time.time() if now is None else now
+    conn = connect_reader(config.home)
+    try:
+        return {
+            "schema": SCHEMA,
+            "generated_at": _iso(moment),
+            "home": str(config.home),
+            "running": _tolerant(lambda: running_panel(conn, moment)),
+            "loops": _tolerant(lambda: loops_panel(conn, moment)),
+            "watch": watch_panel(config, conn, moment, survey=opts.survey),
+            "gate": gate_panel(config.home),
+            "ingest": ingest_panel(config),
+            "room": room_panel(config.home),
+            "ended": _tolerant(lambda: ended_panel(conn, opts.ended)),
+        }
+    finally:
+        if conn is not None:
+            conn.close()
+
+
+def _tolerant(read: Callable[[], list[T]]) -> list[T]:
+    """A panel whose table an older store lacks reads as empty."""
+    try:
+        return read()
+    except sqlite3.OperationalError as exc:
+        if _missing(exc):
+            return []
+        raise
+
+
+def _missing(exc: sqlite3.OperationalError) -> bool:
+    return "no such table" in str(exc) or "no such column" in str(exc)
+
+
+def _iso(epoch: float) -> str:
+    from datetime import UTC, datetime
+
+    from tether.clock import to_iso
+
+    return to_iso(datetime.fromtimestamp(epoch, UTC))
+
+
+def _epoch(iso: str | None) -> float | None:
+    if not iso:
+        return None
+    from tether.clock import from_iso
+
+    return from_iso(iso).timestamp()
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
+# --- runs ---------------------------------------------------------------------
+
+
+def _usage_figures(usage: dict[str, Any] | None) -> tuple[int | None, float | None]:
+    if not usage:
+        return None, None
+    tokens = sum(
+        int(usage.get(k) or 0)
+        for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+    )
+    cost = usage.get("cost_usd")
+    return (tokens or None), (None if cost is None else float(cost))
+
+
+def run_budget(record: dict[str, Any], moment: float) -> dict[str, Any]:
+    """A run's figures against its limits (shared by status and the dashboard)."""
+    tokens, cost = _usage_figures(record.get("usage"))
+    started = _epoch(record.get("started_at"))
+    ended = _epoch(record.get("ended_at"))
+    elapsed = None if started is None else max(0.0, (ended or moment) - started)
+    return {
+        "iterations": record.get("iterations"),
+        "iteration_limit": record.get("iteration_limit"),
+        "tool_calls": record.get("tool_calls"),
+        "tool_call_limit": record.get("tool_call_limit"),
+        "tokens": tokens,
+        "token_limit": record.get("token_limit"),
+        "cost_usd": cost,
+        "cost_limit_usd": record.get("cost_limit_usd", record.get("cost_limit")),
+        "elapsed_seconds": None if elapsed is None else round(elapsed, 1),
+        "timeout_seconds": record.get("timeout_seconds"),
+    }
+
+
+def running_panel(conn: sqlite3.Connection | None, moment: float) -> list[dict[str, Any]]:
+    if conn is None:
+        return []
+    from tether.runs.record import RunPaths
+    from tether.runs.recovery import supervisor_alive
+    from tether.store.runs import running_runs
+
+    out: list[dict[str, Any]] = []
+    for row in running_runs(conn):
+        record = row.as_dict()
+        last_event = _mtime(RunPaths(Path(row.run_dir)).events)
+        out.append(
+            {
+                "id": row.id,
+                "unit": row.unit,
+                "profile": row.profile,
+                "harness": row.harness,
+                "session_id": row.harness_session_id or row.session_id,
+                **run_budget(record, moment),
+                "last_event_age_seconds": None
+                if last_event is None
+                else round(max(0.0, moment - last_event), 1),
+                "supervisor_alive": supervisor_alive(row),
+                "run_dir": row.run_dir,
+            }
+        )
+    return out
+
+
+def ended_panel(conn: sqlite3.Connection | None, limit: int) -> list[dict[str, Any]]:
+    if conn is None or limit <= 0:
+        return []
+    from tether.runs.record import RunPaths
+    from tether.store.runs import RUN_STATUSES, list_runs
+
+    ended = [s for s in RUN_STATUSES if s != "running"]
+    out: list[dict[str, Any]] = []
+    for row in list_runs(conn, limit=limit, status=ended):
+        report = RunPaths(Path(row.run_dir)).report_md
+        out.append(
+            {
+                "id": row.id,
+                "status": row.status,
+                "stop_reason": row.stop_reason,
+                "exit_code": row.exit_code,
+                "unit": row.unit,
+                "harness": row.harness,
+                "ended_at": row.ended_at,
+                "report": str(report) if report.exists() else None,
+            }
+        )
+    return out
+
+
+# --- the loop -----------------------------------------------------------------
+
+
+def loops_panel(conn: sqlite3.Connection | None, moment: float) -> list[dict[str, Any]]:
+    if conn is None:
+        return []
+    from tether.clock import to_iso
+    from tether.loop import guard
+    from tether.loop.records import recent_ticks, ticked_boards
+
+    out: list[dict[str, Any]] = []
+    for board in ticked_boards(conn):
+        ticks = recent_ticks(conn, board, limit=1)
+        last = ticks[-1] if ticks else None
+        state = guard.load(conn, board)
+        bundle = (last.evidence.get("bundle") if last else None) or {}
+        waiting = [
+            f"{t.get('location', '')} {t.get('id', '')} {t.get('title', '')}".strip()
+            for t in bundle.get("tickets", [])
+        ] + [str(i) for i in bundle.get("items", [])]
+        out.append(
+            {
+                "board": board,
+                "last_tick": None
+                if last is None
+                else {
+                    "at": to_iso(last.at),
+                    "age_seconds": round(max(0.0, moment - last.at.timestamp()), 1),
+                    "signal": last.signal,
+                    "line": last.line,
+                    "exit_code": last.exit_code,
+                    "meaning": last.line.partition(" — ")[2] or None,
+                    "dry_run": last.dry_run,
+                },
+                "guard": None if state is None else state.as_dict(),
+                "user_bundle": {"count": len(waiting), "first": waiting[:BUNDLE_SHOWN]},
+            }
+        )
+    return out
+
+
+# --- the watchdog -------------------------------------------------------------
+
+
+def watch_panel(
+    config: Config, conn: sqlite3.Connection | None, moment: float, *, survey: bool
+) -> dict[str, Any]:
+    empty: dict[str, Any] = {"orchestrators": [], "subagents": [], "wakes": []}
+    if conn is None:
+        return empty
+    from tether.watch.registry import list_orchestrators, list_wakes
+
+    orchestrators = _tolerant(lambda: list_orchestrators(conn))
+    wakes = _tolerant(lambda: list_wakes(conn, limit=WAKES_SHOWN))
+    panel: dict[str, Any] = {
+        "orchestrators": [
+            {"id": o.id, "name": o.name, "harness": o.harness, "state": "registered"}
+            for o in orchestrators
+        ],
+        "subagents": [],
+        "wakes": [
+            {
+                "at": w.at,
+                "reason": w.reason,
+                "subagent": w.subagent,
+                "outcome": w.outcome,
+                "message": w.message,
+            }
+            for w in reversed(wakes)
+        ],
+    }
+    if survey:
+        panel.update(_survey(config, conn, moment))
+    return panel
+
+
+def _survey(config: Config, conn: sqlite3.Connection, moment: float) -> dict[str, Any]:
+    from tether.clock import from_iso
+    from tether.config.schema import WatchSettings
+    from tether.watch.activity import orchestrator_activity
+    from tether.watch.daemon import subagent_dict
+    from tether.watch.survey import Surveyor
+
+    settings = config.section("watch", WatchSettings)
+    surveyor = Surveyor(settings, config.home)
+    try:
+        try:
+            look = surveyor.look(conn, moment)
+        except sqlite3.OperationalError as exc:
+            if _missing(exc):
+                return {}
+            raise
+        orchestrators = []
+        for view in look.orchestrators:
+            orch = view.orchestrator
+            entry: dict[str, Any] = {"id": orch.id, "name": orch.name, "harness": orch.harness}
+            if not view.alive:
+                entry.update(state="gone", why=view.gone, idle_seconds=None)
+            else:
+                activity = orchestrator_activity(
+                    orch,
+                    gate=surveyor.gate,
+                    sessions=view.sessions,
+                    endpoints=view.endpoints,
+                    logs=(view.log,),
+                    added_at=from_iso(orch.added_at).timestamp(),
+                    now=moment,
+                    busy_veto_max=settings.busy_veto_max,
+                )
+                idle = round(max(0.0, moment - activity.last), 1)
+                state = "idle" if idle >= settings.idle_threshold else "active"
+                entry.update(state=state, idle_seconds=idle, activity=activity.source)
+            orchestrators.append(entry)
+        subagents = [
+            {k: v for k, v in subagent_dict(s).items() if k in _SUBAGENT_KEYS}
+            for s in look.subagents
+        ]
+        return {"orchestrators": orchestrators, "subagents": subagents}
+    finally:
+        surveyor.close()
+
+
+_SUBAGENT_KEYS = ("key", "kind", "label", "state", "running", "run_id", "pane", "wait")
+
+
+# --- gate, ingest, room -------------------------------------------------------
+
+
+def gate_panel(home: Path) -> dict[str, Any]:
+    from tether.gate import db as gate_db
+    from tether.gate.counter import gate_db_path, sessions_near_budget
+
+    if not gate_db_path(home).is_file():
+        return {"near_budget": NEAR_BUDGET, "sessions": []}
+    try:
+        conn = gate_db.connect_reader(os.fspath(home))
+    except gate_db.GateDatabaseError as exc:
+        return {"near_budget": NEAR_BUDGET, "sessions": [], "error": str(exc)}
+    try:
+        sessions = _tolerant(lambda: sessions_near_budget(conn, ratio=NEAR_BUDGET))
+    except gate_db.Error as exc:
+        return {"near_budget": NEAR_BUDGET, "sessions": [], "error": str(exc)}
+    finally:
+        conn.close()
+    for entry in sessions:
+        entry["updated_at"] = _iso(entry["updated_at"]) if entry["updated_at"] else None
+    return {"near_budget": NEAR_BUDGET, "sessions": sessions}
+
+
+def ingest_panel(config: Config) -> dict[str, Any]:
+    from tether.config.schema import WikiSettings
+
+    settings = config.section("wiki", WikiSettings)
+    if settings.root is None:
+        return {"wiki": None}
+    from tether.errors import TetherError
+    from tether.ingest.queue import Queue
+    from tether.wiki.layout import Wiki
+
+    root = Path(settings.root).expanduser()
+    root = root if root.is_absolute() else config.project_root / root
+    try:
+        queue = Queue(Wiki.open(root))
+        return {
+            "wiki": str(root),
+            "quarantine": len(queue.quarantined()),
+            "waiting": len(queue.waiting()),
+            "claimed": len(queue.claims()),
+            "done": len(queue.finished()),
+        }
+    except (OSError, TetherError) as exc:
+        return {"wiki": str(root), "error": str(exc)}
+
+
+def room_panel(home: Path) -> dict[str, Any]:
+    from tether.room.room import open_rooms
+
+    rooms = []
+    for holder in open_rooms(home):
+        head, _, question = holder.partition(": ")
+        room_id, _, pid = head.partition(", pid ")
+        rooms.append(
+            {
+                "room": room_id.removeprefix("room "),
+                "pid": int(pid) if pid.isdigit() else None,
+                "question": question,
+            }
+        )
+    return {"open": rooms}

@@ -1,0 +1,219 @@
+"""A tether home with something in every panel, built through the library (real SQLite, files).
+
+Times are fixed so that ``tether status`` at ``NOW`` gives the same object on
+every machine; ``normalize`` replaces the temporary paths and this process's id.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from tether.clock import FakeClock, to_iso
+from tether.gate import db as gate_db
+from tether.gate.counter import count_call, set_session_budget
+from tether.ingest.queue import Queue
+from tether.loop import guard
+from tether.loop.records import record_tick
+from tether.room.room import wiki_lock_path
+from tether.runs.record import RunPaths
+from tether.store import connect
+from tether.store.runs import RunRow, insert_run
+from tether.watch.registry import WakeRecord, add_orchestrator, record_wake
+from tether.wiki.layout import Wiki
+
+NOW = datetime(2026, 3, 2, 9, 30, tzinfo=UTC).timestamp()
+BOARD = "/projects/demo/tickets"
+WIKI_DIR = "wiki"
+
+
+def at(minutes_before: float) -> str:
+    return to_iso(datetime.fromtimestamp(NOW - minutes_before * 60, UTC))
+
+
+@dataclass
+class World:
+    home: Path
+    project: Path
+    room_lock: IO[str]
+
+    def close(self) -> None:
+        self.room_lock.close()
+
+
+def add_run(home: Path, run_id: str, **fields: Any) -> RunRow:
+    values: dict[str, Any] = dict(
+        id=run_id,
+        unit="T-1",
+        profile="scripted",
+        harness="scripted",
+        argv=["--steps", "9"],
+        iteration_limit=10,
+        tool_call_limit=20,
+        timeout_seconds=600.0,
+        started_at=at(10),
+        run_dir=str(RunPaths.for_run(home, run_id).root),
+    )
+    values.update(fields)
+    row = RunRow(**values)
+    Path(row.run_dir).mkdir(parents=True, exist_ok=True)
+    conn = connect(home)
+    try:
+        insert_run(conn, row)
+    finally:
+        conn.close()
+    return row
+
+
+def build(home: Path, project: Path) -> World:
+    project.mkdir(parents=True, exist_ok=True)
+    wiki_root = project / WIKI_DIR
+    (wiki_root / "pages").mkdir(parents=True)
+    (project / "tether.toml").write_text(f'[wiki]\nroot = "{WIKI_DIR}"\n', encoding="utf-8")
+
+    live = add_run(
+        home,
+        "r-20260302-092000-aaaaaa",
+        iterations=4,
+        tool_calls=17,
+        session_id="s-live",
+        started_at=at(4),
+        usage={"input_tokens": 1200, "output_tokens": 300, "cost_usd": 0.0123},
+    )
+    events = RunPaths(Path(live.run_dir)).events
+    events.write_text('{"type":"step"}\n', encoding="utf-8")
+    os.utime(events, (NOW - 5, NOW - 5))
+
+    stopped = add_run(
+        home,
+        "r-20260302-091000-bbbbbb",
+        status="iteration_limit",
+        stop_reason="iteration_limit",
+        exit_code=20,
+        iterations=10,
+        tool_calls=12,
+        started_at=at(20),
+        ended_at=at(15),
+    )
+    RunPaths(Path(stopped.run_dir)).report_md.write_text("# Progress report\n", encoding="utf-8")
+    add_run(
+        home,
+        "r-20260302-090000-cccccc",
+        unit="T-2",
+        status="completed",
+        stop_reason="completed",
+        exit_code=0,
+        iterations=3,
+        started_at=at(30),
+        ended_at=at(25),
+    )
+
+    conn = connect(home)
+    try:
+        bundle = {
+            "tickets": [
+                {"id": "T-9", "title": "Pick a licence", "location": "USER", "priority": "P1"}
+            ],
+            "items": ["TODO.md: ask about the API key"],
+        }
+        record_tick(
+            conn,
+            BOARD,
+            {
+                "signal": "continue",
+                "line": "TETHER-LOOP: CONTINUE — level 1 did work, the loop goes on.",
+                "exit_code": 0,
+                "at": at(12),
+                "dry_run": False,
+            },
+        )
+        record_tick(
+            conn,
+            BOARD,
+            {
+                "signal": "user-only",
+                "line": "TETHER-LOOP: STOP (user-only) — only USER/* items left, "
+                "presented as one bundle.",
+                "exit_code": 14,
+                "at": at(2),
+                "dry_run": False,
+                "bundle": bundle,
+                "level2": {"outcome": "exhausted", "sources": []},
+            },
+        )
+        guard.save(
+            conn,
+            BOARD,
+            "exhausted",
+            datetime.fromtimestamp(NOW - 120, UTC),
+            guard.Fingerprint({}, ()),
+            person_items=["TODO.md: ask about the API key"],
+        )
+        clock = FakeClock(datetime.fromtimestamp(NOW - 3600, UTC))
+        orch = add_orchestrator(
+            conn, name="lead", pid=2**22 + 17, harness="claude-code", clock=clock
+        )
+        record_wake(
+            conn,
+            WakeRecord(
+                at=at(3),
+                orchestrator_id=orch.id,
+                reason="idle",
+                subagent="pane %4 (codex)",
+                pending_tool=None,
+                pending_call_id=None,
+                idle_seconds=310.0,
+                message="A subagent finished; look at it.",
+                channels=({"channel": "tmux", "ok": True, "detail": "typed"},),
+                delivered=True,
+            ),
+        )
+    finally:
+        conn.close()
+
+    set_session_budget(home, "s-near", calls=10)
+    set_session_budget(home, "s-calm", calls=100)
+    gconn = gate_db.connect(os.fspath(home))
+    try:
+        for n in range(9):
+            for session in ("s-near", "s-calm"):
+                count_call(
+                    gconn,
+                    context_key=session,
+                    id_source="env",
+                    harness="claude-code",
+                    event="PreToolUse",
+                    tool_name="Bash",
+                    tool_use_id=f"{session}-{n}",
+                )
+        # a fixed time, so the panel reads the same on every run
+        gconn.execute("UPDATE sessions SET updated_at = ?", (NOW - 30,))
+    finally:
+        gconn.close()
+
+    queue = Queue(Wiki.open(wiki_root))
+    for name in ("a.md", "b.md", "c.md"):
+        source = project / name
+        source.write_text(f"# {name}\n", encoding="utf-8")
+        queue.collect(source)
+    queue.release([queue.quarantined()[0].id])
+
+    lock = wiki_lock_path(home, wiki_root)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    handle = lock.open("a+", encoding="utf-8")
+    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    handle.write(f"room R-7, pid {os.getpid()}: which parser do the docs cite?")
+    handle.flush()
+    return World(home, project, handle)
+
+
+def normalize(text: str, world: World) -> str:
+    return (
+        text.replace(str(world.home), "<home>")
+        .replace(str(world.project), "<project>")
+        .replace(str(os.getpid()), "<pid>")
+    )

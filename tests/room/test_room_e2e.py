@@ -154,7 +154,8 @@ def test_one_room_per_wiki_and_never_two_for_one_session(
 ) -> None:
     other_wiki = generate(tmp_path / "kb2", pages=300)
     question = f"What is {gen.word_of('concept-00004')}?"
-    write_profile(project, None, "--steps", "3", "--hang-before-result", "1")
+    # each room hangs in a read the room allows (the gate refuses any other call)
+    write_profile(project, [f"{TETHER} wiki read concept-00004"], "--hang-before-result", "1")
     first = _open_in_background(project, gen.root, question, "session-a")
     try:
         lock = wiki_lock_path(tether_home, gen.root)

@@ -21,13 +21,20 @@ def gen(tmp_path: Path) -> GenWiki:
     return generate(tmp_path / "kb", pages=300)
 
 
-def _profiles(project: Path, outer: list[str], room: list[str]) -> None:
-    """Two scripted profiles: `outer` (a session started by `tether run`) and `room`."""
+def _profiles(
+    project: Path, outer: list[str], room: list[str], room_format: str = "claude-code"
+) -> None:
+    """Two scripted profiles: `outer` (a session started by `tether run`) and `room`.
+
+    A room in the ``pi`` format stands for a harness without the gate's hook:
+    then the room's own commands are the boundary, found by the process tree.
+    """
     text = "kill_grace_seconds = 0.5\n"
     for name, commands in (("outer", outer), ("room", room)):
         script = project / f"{name}-commands.txt"
         script.write_text("\n".join(commands) + "\n", encoding="utf-8")
-        args = ["--format", "claude-code", "--commands-file", str(script)]
+        form = room_format if name == "room" else "claude-code"
+        args = ["--format", form, "--commands-file", str(script)]
         default = "true" if name == "outer" else "false"
         text += f'\n[profiles.{name}]\nharness = "scripted"\nargs = {json.dumps(args)}\n'
         text += f"default = {default}\n"
@@ -101,6 +108,7 @@ def test_a_room_without_its_variables_is_still_refused_by_the_process_tree(
             nested,
             f"{TETHER} room conclude {conclusion}",
         ],
+        room_format="pi",
     )
     done = _run_outer(project)
     assert done.returncode == 0, done.stderr
@@ -140,6 +148,7 @@ def test_reads_with_the_room_variables_removed_still_count_against_the_room(
             f"{stripped} concept-00200",  # not on the list: refused like any read in a room
             f"{TETHER} room conclude {conclusion}",
         ],
+        room_format="pi",
     )
     done = _run_outer(project)
     assert done.returncode == 0, done.stderr

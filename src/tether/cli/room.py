@@ -171,7 +171,8 @@ def _print_result(data: dict[str, Any]) -> None:
 def conclude_cmd(source: str) -> None:
     """Inside a room: record the room's conclusion (from FILE, or - for stdin)."""
     from tether.fs import atomic_write_text
-    from tether.room.state import CONCLUSION_FILE, Room
+    from tether.gate.roomrule import CONCLUSION_FILE
+    from tether.room.state import Room
 
     current = Room.from_env()
     if current is None:

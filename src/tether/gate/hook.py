@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import sys
 
-from tether.gate import contracts, counter, db, messages, session_id, wire
+from tether.gate import contracts, counter, db, messages, roomrule, session_id, wire
 from tether.gate.home import resolve_home
 
 TYPE_CHECKING = False
@@ -202,6 +202,12 @@ def run_hook(args: list[str]) -> int:
         call = contracts.parse(harness, payload, options.get("event"))
     except contracts.PayloadError as exc:
         return _malformed(harness, raw, str(exc))
+    if call.kind == contracts.KIND_TOOL and os.environ.get(roomrule.ENV_ROOM_DIR):
+        refused = roomrule.check(call.tool_name, payload)
+        if refused is not None:
+            _err(refused)
+            _emit(contracts.deny(harness, refused))
+            return EXIT_OK
     resolved = session_id.resolve(harness, call.session_id)
     home = resolve_home()
     try:

@@ -42,13 +42,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from tether.fs import atomic_write_json, atomic_write_text
+from tether.gate.roomrule import CONCLUSION_FILE, ENV_ROOM_DIR, ENV_ROOM_ID, NESTED_HINT
 from tether.room.brief import Brief
 from tether.room.check import MAX_WORDS, ConclusionCheck, check_conclusion
 from tether.room.state import (
     CHECK_FILE,
-    CONCLUSION_FILE,
-    ENV_ROOM_DIR,
-    ENV_ROOM_ID,
     Room,
     RoomRefusedError,
     rooms_dir,
@@ -65,7 +63,9 @@ STATUS_READ_DIRECTLY = "read-directly"
 
 RULES = (
     "1. Read only within the budget: only the pages listed below, at most B of them, and "
-    "only with `tether wiki read ID`. Reads beyond B or off the list are refused.",
+    "only with `tether wiki read ID`. Reads beyond B or off the list are refused, and so is "
+    "every other tool call (reading files, grep, any other command): the only other call "
+    "allowed is writing the conclusion.",
     f"2. Return at most {MAX_WORDS} words, every claim with its source page as [[page id]].",
     "3. Open no room: never run `tether room open` (it is refused in here).",
 )
@@ -95,10 +95,6 @@ class RoomResult:
         }
 
 
-NESTED_HINT = (
-    "A room never opens a room (depth cap 1). Answer with the pages you have, and name what "
-    "is missing as `missing: <what>`."
-)
 _HOLDER = re.compile(r"^room (?P<room>\S+), pid (?P<pid>\d+):")
 
 

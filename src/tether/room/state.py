@@ -31,24 +31,25 @@ from typing import Any
 from tether.errors import PathEscapeError, TetherError, UsageError
 from tether.exit_codes import ExitCode
 from tether.fs import atomic_write_json, resolve_inside
+
+# The gate refuses other tool calls inside a room and logs them here (REFUSED_TOOL).
+from tether.gate.roomrule import (
+    ENV_ROOM_DIR,
+    READS_FILE,
+    REFUSED_TOOL,
+)
 from tether.wiki.layout import clean_page_name, page_path_forms
 from tether.wiki.links import Resolver
 
 ROOMS_DIR = "rooms"
 ROOM_FILE = "room.json"
-READS_FILE = "reads.jsonl"
-CONCLUSION_FILE = "conclusion.md"
 CHECK_FILE = "check.json"
-ENV_ROOM_DIR = "TETHER_ROOM_DIR"
-ENV_ROOM_ID = "TETHER_ROOM_ID"
 
 READ = "read"
 REREAD = "reread"
 REFUSED_BUDGET = "refused-budget"
 REFUSED_LIST = "refused-list"
 REFUSED_NOT_PAGE = "refused-not-a-page"
-# Written by the gate (tether.gate.roomrule), which cannot import this module.
-REFUSED_TOOL = "refused-tool"
 MISSING = "missing"
 
 

@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 
 from tether.config import load_config
+from tether.events.lines import iter_lines
 from tether.harnesses import get_harness
-from tether.harnesses.base import iter_lines
 from tether.runs.supervisor import RunRequest, supervise
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -31,7 +31,8 @@ import msgspec
 
 from count_large import TRANSCRIPTS, count_file, mib, transcript_lines, write_stream
 from tether.events.accounting import Ledger, apply
-from tether.harnesses import BUILTIN, get_harness
+from tether.harness_registry import BUILTIN
+from tether.harnesses import get_harness
 from tether.harnesses.base import Harness
 
 

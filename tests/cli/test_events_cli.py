@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tether.harnesses import BUILTIN
+from tether.harness_registry import BUILTIN
 
 TETHER = str(Path(sys.executable).parent / "tether")
 ROOT = Path(__file__).parents[2]

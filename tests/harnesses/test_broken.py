@@ -13,9 +13,9 @@ import pytest
 from broken_variants import HARNESSES, HUGE, VARIANTS, build
 
 from tether.events.accounting import Ledger, apply
+from tether.events.lines import iter_lines
 from tether.events.model import MalformedLine, ToolResult, UnknownLine
 from tether.harnesses import get_harness
-from tether.harnesses.base import iter_lines
 from tether.testing.transcripts import Transcript, count_transcript, find_transcripts
 
 TRANSCRIPTS = Path(__file__).parents[1] / "transcripts"

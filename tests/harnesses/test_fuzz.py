@@ -12,9 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tether.events.lines import OVERSIZE
 from tether.events.model import AnyEvent, Event, MalformedLine, UnknownLine
-from tether.harnesses import BUILTIN, get_harness
-from tether.harnesses.base import OVERSIZE, Harness
+from tether.harness_registry import BUILTIN
+from tether.harnesses import get_harness
+from tether.harnesses.base import Harness
 
 TRANSCRIPTS = Path(__file__).parents[1] / "transcripts"
 FUZZ = settings(

@@ -10,8 +10,8 @@ from typing import BinaryIO, cast
 
 import pytest
 
+from tether.events.lines import OVERSIZE, iter_lines, oversize_event
 from tether.events.model import MalformedLine
-from tether.harnesses.base import OVERSIZE, iter_lines, oversize_event
 
 
 class Trickle(io.RawIOBase):

@@ -21,8 +21,9 @@ from pathlib import Path
 import pytest
 
 from tether.events.accounting import Ledger, count
+from tether.events.lines import iter_lines
 from tether.harnesses import get_harness
-from tether.harnesses.base import Harness, RunSpec, iter_lines
+from tether.harnesses.base import Harness, RunSpec
 from tether.testing.model_server import (
     ClientSetup,
     LogSummary,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tether.harnesses.base import OVERSIZE
+from tether.events.lines import OVERSIZE
 from tether.runs.stream import LineBuffer
 
 

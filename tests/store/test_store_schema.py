@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 
 from tether.errors import StoreError
+from tether.gate.migrate import schema_version
 from tether.store import connect, db_path, transaction
-from tether.store.migrations import MIGRATIONS, migrate, schema_version
+from tether.store.migrations import MIGRATIONS, migrate
 
 RUNS_COLUMNS = [
     # (name, type, notnull, default, pk)

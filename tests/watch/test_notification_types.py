@@ -25,9 +25,9 @@ from watch_support import TETHER_GATE, TmuxLab, agent_argv, wait_until
 from tether.clock import SystemClock
 from tether.config.schema import WatchSettings
 from tether.gate import db
+from tether.gate.eventlog import GateReader
 from tether.watch.confirm import Wait, from_gate
 from tether.watch.daemon import Decision, Watchdog
-from tether.watch.hookevents import GateReader
 from tether.watch.registry import WakeRecord, add_orchestrator, list_wakes
 
 SEQUENCE = (

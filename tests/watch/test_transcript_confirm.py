@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from watch_support import gate_event
 
+from tether.gate.eventlog import GateEvent, GateReader
 from tether.watch.confirm import Wait, from_gate, wait_state
-from tether.watch.hookevents import GateEvent, GateReader
 from tether.watch.subagents import Subagent
 from tether.watch.transcript import OpenCall, TranscriptReader
 from tether.watch.wake import SubagentView, compose

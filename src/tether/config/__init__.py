@@ -11,7 +11,8 @@ from __future__ import annotations
 from tether.config.files import PROJECT_FILE, check_layer, find_project_file, user_file_path
 from tether.config.loader import load_config
 from tether.config.model import BUILTIN_PROFILE, Config, Profile
-from tether.config.schema import SECTIONS, ProfileSchema, Section, Settings
+from tether.config.schema import SECTIONS, ProfileSchema, Settings
+from tether.config.section import Section
 
 __all__ = [
     "BUILTIN_PROFILE",

@@ -191,7 +191,7 @@ def _bad_env_entry(env: dict[str, Any]) -> tuple[str, str] | None:
 
 
 def _check_harness(prefix: str, harness: str) -> Problem | None:
-    from tether.harnesses import BUILTIN, known_names
+    from tether.harness_registry import BUILTIN, known_names
 
     if harness in BUILTIN:  # no need to scan installed plugins' entry points
         return None

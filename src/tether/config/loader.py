@@ -17,7 +17,8 @@ from tether.config.files import (
     user_file_path,
 )
 from tether.config.model import BUILTIN_PROFILE, Config, Profile
-from tether.config.schema import SECTIONS, ProfileSchema, Section, explain, setting_key
+from tether.config.schema import SECTIONS, ProfileSchema, explain, setting_key
+from tether.config.section import Section
 from tether.errors import BudgetError, ConfigError
 from tether.gate.home import HOME_DIR
 

@@ -15,7 +15,7 @@ from typing import Annotated
 
 import msgspec
 
-from tether.config.schema import Command, NonEmptyStr, PositiveInt, Section
+from tether.config.section import Command, NonEmptyStr, PositiveInt, Section
 
 DURATION_PATTERN = r"^[0-9]+(\.[0-9]+)?(ms|s|m|h|d)$"
 Duration = Annotated[str, msgspec.Meta(pattern=DURATION_PATTERN)]

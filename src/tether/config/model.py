@@ -9,7 +9,8 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from tether.config.schema import Section, Settings
+from tether.config.schema import Settings
+from tether.config.section import Section
 from tether.errors import ConfigError, UnknownNameError
 
 _DEFAULTS = Settings()

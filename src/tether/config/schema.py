@@ -17,23 +17,19 @@ from typing import Annotated, Any, ClassVar
 
 import msgspec
 
+from tether.config.loop import LoopSettings
+from tether.config.section import (
+    Command,
+    NonEmptyStr,
+    NonNegativeFloat,
+    PositiveFloat,
+    PositiveInt,
+    Section,
+)
 from tether.gate.home import DEFAULT_CALL_BUDGET
-
-PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
-PositiveFloat = Annotated[float, msgspec.Meta(gt=0)]
-NonNegativeFloat = Annotated[float, msgspec.Meta(ge=0)]
-NonEmptyStr = Annotated[str, msgspec.Meta(min_length=1)]
-Command = Annotated[list[NonEmptyStr], msgspec.Meta(min_length=1)]
 
 PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-class Section(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, frozen=True):
-    """A table of settings; every field has a default. Subclass to add a section."""
-
-    # setting name -> environment variable that overrides it
-    env_vars: ClassVar[Mapping[str, str]] = {}
 
 
 class Settings(Section, frozen=True):
@@ -66,10 +62,10 @@ class WatchSettings(Section, frozen=True):
     confirm_after: NonNegativeFloat = 5.0
     busy_veto_max: PositiveFloat = 600.0
     startup_grace: NonNegativeFloat = 300.0
-    subagents_folders: list[NonEmptyStr] = []
+    subagents_folders: list[NonEmptyStr] = msgspec.field(default_factory=list)
     tmux_socket: NonEmptyStr | None = None
     wake_prefer: Annotated[str, msgspec.Meta(pattern="^(harness|tmux)$")] = "harness"
-    wake_command: list[NonEmptyStr] = []
+    wake_command: list[NonEmptyStr] = msgspec.field(default_factory=list)
     notify: bool = True
     message_max_chars: Annotated[int, msgspec.Meta(ge=80)] = 600
     ack_timeout: PositiveFloat = 10.0
@@ -118,12 +114,12 @@ class WikiSettings(Section, frozen=True):
 
 
 # table name -> its struct; "" is the top level. Register new sections here.
-SECTIONS: dict[str, type[Section]] = {"": Settings, "watch": WatchSettings, "wiki": WikiSettings}
-
-# [loop] lives in its own module, which imports this one (so it is registered here, late).
-from tether.config.loop import LoopSettings  # noqa: E402
-
-SECTIONS["loop"] = LoopSettings
+SECTIONS: dict[str, type[Section]] = {
+    "": Settings,
+    "watch": WatchSettings,
+    "wiki": WikiSettings,
+    "loop": LoopSettings,
+}
 
 # A table that is not a section: named entries, each its own struct.
 PROFILES_TABLE = "profiles"

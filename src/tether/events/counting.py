@@ -1,7 +1,7 @@
 """Offline counting: read a harness's stream and fold it into a :class:`Ledger`.
 
 This is the library behind ``tether events count``. It reads line by line with
-:func:`tether.harnesses.base.iter_lines`, so a live pipe works as well as a file
+:func:`tether.events.lines.iter_lines`, so a live pipe works as well as a file
 of any size, and memory stays bounded by the longest line plus the tool calls
 still open, never by the length of the stream.
 
@@ -13,17 +13,28 @@ session file when one is given; otherwise the ledger is marked as a bound.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from tether.events.accounting import Ledger, apply, stream_upper_bound
+from tether.events.lines import iter_lines
 from tether.events.model import AnyEvent
-from tether.harnesses.base import Harness, iter_lines
 
 BOUND_NOTE = (
     "iterations is an upper bound (tool calls + assistant messages): this harness's "
     "stream has no event per model step. Pass its session file (--session) for the "
     "exact count."
 )
+
+
+class StreamReader(Protocol):
+    """What counting needs of a harness adapter (``tether.harnesses.base.Harness`` has it)."""
+
+    @property
+    def iteration_source(self) -> str: ...
+
+    def parse_line(self, line: bytes) -> list[AnyEvent]: ...
+
+    def parse_session_line(self, line: bytes) -> list[AnyEvent]: ...
 
 
 def fold_lines(
@@ -37,7 +48,7 @@ def fold_lines(
 
 
 def count_stream(
-    harness: Harness,
+    harness: StreamReader,
     stream: BinaryIO,
     session_stream: BinaryIO | None = None,
 ) -> Ledger:

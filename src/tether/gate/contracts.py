@@ -9,7 +9,7 @@ prompts, which a counter has no business doing.
 
 from __future__ import annotations
 
-from tether.gate import wire
+import json
 
 # typing costs ~3 ms of imports on every tool call; annotations need it only for mypy.
 TYPE_CHECKING = False
@@ -114,17 +114,26 @@ def _optional(payload: dict[str, Any], *names: str) -> str | None:
     return None
 
 
+ELLIPSIS = "\u2026"
+
+
+def _clipped_json(value: Any, limit: int) -> str:
+    """``json.dumps(value, ensure_ascii=False)``, cut to ``limit`` characters (ending in …)."""
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + ELLIPSIS
+
+
 def _detail(payload: dict[str, Any], event: str, with_input: bool) -> tuple[str | None, ...]:
     kind = _optional(payload, "notification_type", "notificationType")
     message = _optional(payload, "message") if kind or event in NOTIFICATION_EVENTS else None
     if message is not None and len(message) > MESSAGE_MAX:
-        message = message[: MESSAGE_MAX - 1] + wire.ELLIPSIS
+        message = message[: MESSAGE_MAX - 1] + ELLIPSIS
     tool_input = None
     if with_input:
         for name in ("tool_input", "toolInput", "toolArgs"):
             value = payload.get(name)
             if value is not None:
-                tool_input = wire.dumps_clipped(value, TOOL_INPUT_MAX)
+                tool_input = _clipped_json(value, TOOL_INPUT_MAX)
                 break
     cwd = _optional(payload, "cwd")
     transcript = _optional(payload, "transcript_path", "transcriptPath")
@@ -170,7 +179,7 @@ def parse(harness: str, payload: object, event_override: str | None = None) -> H
 
 
 def _dump(answer: dict[str, Any]) -> str:
-    return wire.dumps(answer)
+    return json.dumps(answer)
 
 
 def deny(harness: str, message: str) -> str:

@@ -13,23 +13,17 @@ because the hook refuses a call it cannot count for that reason.
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 import time
 
-try:
-    # ``import sqlite3`` runs sqlite3.dbapi2, which imports datetime and registers
-    # adapters: ~3 ms on every tool call. The C module has the same connect()
-    # and the very same classes (sqlite3.Error is _sqlite3.Error).
-    import _sqlite3 as sqlite
-except ImportError:  # pragma: no cover - CPython builds with sqlite3 have it
-    import sqlite3 as sqlite  # type: ignore[no-redef]
+from tether.gate.migrate import run_migrations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from sqlite3 import Connection
 
-Error = sqlite.Error
+Error = sqlite3.Error
 
 DB_NAME = "gate.db"
 BUSY_TIMEOUT_MS = 10_000
@@ -59,7 +53,7 @@ def is_busy(exc: BaseException) -> bool:
     """Whether ``exc`` says another connection holds the database (not that it is broken)."""
     if isinstance(exc, GateBusyError):
         return True
-    if not isinstance(exc, sqlite.Error):
+    if not isinstance(exc, sqlite3.Error):
         return False
     code = getattr(exc, "sqlite_errorcode", None)
     if isinstance(code, int):
@@ -116,7 +110,7 @@ def db_file(home: str) -> str:
     return os.path.join(home, DB_NAME)
 
 
-def m001_initial(conn: Connection) -> None:
+def m001_initial(conn: sqlite3.Connection) -> None:
     conn.execute(
         """
         CREATE TABLE sessions (
@@ -188,7 +182,7 @@ def m001_initial(conn: Connection) -> None:
     conn.execute("CREATE INDEX session_ids_by_unit ON session_ids (plan, unit)")
 
 
-def m002_event_details(conn: Connection) -> None:
+def m002_event_details(conn: sqlite3.Connection) -> None:
     """What the watchdog reads beyond the event name: the notification's type and
     text, the tool's input (clipped JSON), the working folder and transcript path.
 
@@ -198,7 +192,7 @@ def m002_event_details(conn: Connection) -> None:
         conn.execute(f"ALTER TABLE events ADD COLUMN {column} TEXT")
 
 
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_initial, m002_event_details)
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (m001_initial, m002_event_details)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -208,10 +202,10 @@ class Immediate:
 
     __slots__ = ("conn",)
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
 
-    def __enter__(self) -> Connection:
+    def __enter__(self) -> sqlite3.Connection:
         self.conn.execute("BEGIN IMMEDIATE")
         return self.conn
 
@@ -228,20 +222,14 @@ class Immediate:
             self.conn.execute("ROLLBACK")
 
 
-def _migrate(conn: Connection) -> None:
-    with Immediate(conn):
-        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        if version > SCHEMA_VERSION:
-            raise GateDatabaseError(
-                f"gate.db has schema version {version}, newer than this tether-gate "
-                f"understands ({SCHEMA_VERSION}); upgrade tether"
-            )
-        for number in range(version, SCHEMA_VERSION):
-            MIGRATIONS[number](conn)
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+def _too_new(version: int, latest: int) -> GateDatabaseError:
+    return GateDatabaseError(
+        f"gate.db has schema version {version}, newer than this tether-gate "
+        f"understands ({latest}); upgrade tether"
+    )
 
 
-def _enable_wal(conn: Connection, timeout_ms: int) -> None:
+def _enable_wal(conn: sqlite3.Connection, timeout_ms: int) -> None:
     """Switch a new file to WAL.
 
     The switch needs the file to itself, and SQLite answers "locked" at once,
@@ -254,13 +242,13 @@ def _enable_wal(conn: Connection, timeout_ms: int) -> None:
             if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 conn.execute("PRAGMA journal_mode = WAL")
             return
-        except sqlite.OperationalError as exc:
+        except sqlite3.OperationalError as exc:
             if not is_busy(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.002)
 
 
-def connect(home: str) -> Connection:
+def connect(home: str) -> sqlite3.Connection:
     """Open (creating and migrating when needed) the gate database under ``home``.
 
     Raises ``GateBusyError`` when another process holds the file past the busy
@@ -269,12 +257,12 @@ def connect(home: str) -> Connection:
     path = db_file(home)
     timeout_ms = busy_timeout_ms()
     try:
-        conn = sqlite.connect(path, timeout=timeout_ms / 1000, isolation_level=None)
-    except sqlite.OperationalError:
+        conn = sqlite3.connect(path, timeout=timeout_ms / 1000, isolation_level=None)
+    except sqlite3.OperationalError:
         try:
             os.makedirs(home, exist_ok=True)
-            conn = sqlite.connect(path, timeout=timeout_ms / 1000, isolation_level=None)
-        except (OSError, sqlite.Error) as exc:
+            conn = sqlite3.connect(path, timeout=timeout_ms / 1000, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
             raise GateDatabaseError(f"cannot open {path}: {exc}") from exc
     try:
         conn.execute(f"PRAGMA busy_timeout = {timeout_ms}")
@@ -282,8 +270,8 @@ def connect(home: str) -> Connection:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         if version != SCHEMA_VERSION:
             _enable_wal(conn, timeout_ms)
-            _migrate(conn)
-    except sqlite.Error as exc:
+            run_migrations(conn, MIGRATIONS, _too_new)
+    except sqlite3.Error as exc:
         conn.close()
         if is_busy(exc):
             raise GateBusyError(path, str(exc)) from exc
@@ -294,7 +282,7 @@ def connect(home: str) -> Connection:
     return conn
 
 
-def connect_reader(home: str) -> Connection:
+def connect_reader(home: str) -> sqlite3.Connection:
     """A connection to an existing gate database for reading only: no creation, no migration.
 
     For the lock state of a session while another process holds the write lock
@@ -305,6 +293,6 @@ def connect_reader(home: str) -> Connection:
         raise GateDatabaseError(f"{path} does not exist")
     timeout_ms = min(READ_TIMEOUT_MS, busy_timeout_ms())
     try:
-        return sqlite.connect(path, timeout=timeout_ms / 1000, isolation_level=None)
-    except sqlite.Error as exc:
+        return sqlite3.connect(path, timeout=timeout_ms / 1000, isolation_level=None)
+    except sqlite3.Error as exc:
         raise GateDatabaseError(f"cannot open {path}: {exc}") from exc

@@ -21,10 +21,11 @@ tool-call limit from the event stream stays as the second belt.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
-from tether.gate import contracts, counter, db, messages, roomrule, session_id, wire
+from tether.gate import contracts, counter, db, messages, roomrule, session_id
 from tether.gate.home import resolve_home
 
 TYPE_CHECKING = False
@@ -194,8 +195,8 @@ def run_hook(args: list[str]) -> int:
     if oversized:
         return _malformed(harness, raw, f"larger than {MAX_PAYLOAD_BYTES} bytes")
     try:
-        payload = wire.loads(raw)
-    except ValueError as exc:
+        payload = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
         what = "empty input" if not raw.strip() else f"not JSON: {exc}"
         return _malformed(harness, raw, what)
     try:

@@ -19,8 +19,9 @@ from pathlib import Path
 import psutil
 
 from tether.events.accounting import Ledger, count
+from tether.events.lines import iter_lines
 from tether.harnesses import get_harness
-from tether.harnesses.base import Harness, RunSpec, bind, iter_lines
+from tether.harnesses.base import Harness, RunSpec, bind
 from tether.runs.process import wait_until
 from tether.runs.record import RunPaths
 from tether.store import db

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from tether.events.lines import MAX_LINE_BYTES, OVERSIZE
 from tether.events.model import AnyEvent
-from tether.harnesses.base import MAX_LINE_BYTES, OVERSIZE, Harness
+from tether.harnesses.base import Harness
 
 
 class LineBuffer:

@@ -1,9 +1,7 @@
-"""Numbered schema migrations, tracked with ``PRAGMA user_version``.
+"""The store's numbered schema migrations (run by ``tether.gate.migrate``).
 
-Migration N brings the schema from version N-1 to N. Each runs in its own
-``BEGIN IMMEDIATE`` transaction together with the version bump, and re-reads the
-version inside it, so several processes opening a fresh database at once apply
-each migration exactly once. Never edit a released migration; add the next one.
+Migration N brings the schema from version N-1 to N. Never edit a released
+migration; add the next one.
 """
 
 from __future__ import annotations
@@ -13,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tether.errors import StoreError
-from tether.store.db import transaction
+from tether.gate.migrate import run_migrations
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -211,27 +209,9 @@ MIGRATIONS: tuple[Migration, ...] = (
 )
 
 
-def schema_version(conn: sqlite3.Connection) -> int:
-    (version,) = conn.execute("PRAGMA user_version").fetchone()
-    return int(version)
-
-
 def migrate(conn: sqlite3.Connection, path: Path | None = None) -> int:
     """Apply the migrations the database lacks; returns the resulting version."""
-    latest = len(MIGRATIONS)
-    version = schema_version(conn)
-    if version > latest:
-        raise _too_new(version, latest, path)
-    while version < latest:
-        with transaction(conn):
-            version = schema_version(conn)  # another process may have moved it on
-            if version > latest:
-                raise _too_new(version, latest, path)
-            if version < latest:
-                MIGRATIONS[version](conn)
-                version += 1
-                conn.execute(f"PRAGMA user_version = {version}")
-    return version
+    return run_migrations(conn, MIGRATIONS, lambda version, latest: _too_new(version, latest, path))
 
 
 def _too_new(version: int, latest: int, path: Path | None) -> StoreError:

@@ -41,8 +41,9 @@ from pathlib import Path
 from typing import ClassVar
 
 from tether.events.accounting import Ledger, apply
+from tether.events.lines import OVERSIZE
 from tether.events.model import AnyEvent, MalformedLine, UnknownLine
-from tether.harnesses.base import OVERSIZE, Harness, RunSpec
+from tether.harnesses.base import Harness, RunSpec
 from tether.testing.transcripts import Transcript, count_transcript, find_transcripts
 
 # Spellings that resume or continue an earlier session in one agent CLI or

@@ -33,7 +33,8 @@ from typing import Any, BinaryIO
 
 from tether.events.accounting import Ledger
 from tether.events.counting import count_stream
-from tether.harnesses.base import Harness, iter_lines
+from tether.events.lines import iter_lines
+from tether.harnesses.base import Harness
 
 EXPECTED_SUFFIX = ".expected.json"
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tether.gate import proc as gate_proc
+from tether.gate.eventlog import GateEvent, GateReader
 from tether.gate.session_id import process_key
 from tether.watch.confirm import (
     NOTIFICATION_EVENTS,
@@ -39,7 +40,6 @@ from tether.watch.confirm import (
     notice_kind,
 )
 from tether.watch.endpoints import Endpoint
-from tether.watch.hookevents import GateEvent, GateReader
 from tether.watch.registry import Orchestrator
 
 

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from tether.watch.hookevents import GateEvent
+from tether.gate.eventlog import GateEvent
 from tether.watch.transcript import OpenCall, clip
 
 WaitKind = Literal["confirmation", "input", "tool"]

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tether.config.schema import WatchSettings
+from tether.gate.eventlog import GateReader
 from tether.watch.activity import gate_process_key
 from tether.watch.confirm import wait_state
 from tether.watch.endpoints import Endpoint, live_endpoints
-from tether.watch.hookevents import GateReader
 from tether.watch.proctree import AgentProcess, ProcessInspector, ProcessTable
 from tether.watch.registry import Orchestrator, list_orchestrators
 from tether.watch.subagents import (

@@ -69,12 +69,21 @@ def add_run(home: Path, run_id: str, **fields: Any) -> RunRow:
     return row
 
 
-def build(home: Path, project: Path) -> World:
+def build(home: Path, project: Path, *, live_run: bool = True, board: str = BOARD) -> World:
     project.mkdir(parents=True, exist_ok=True)
     wiki_root = project / WIKI_DIR
     (wiki_root / "pages").mkdir(parents=True)
     (project / "tether.toml").write_text(f'[wiki]\nroot = "{WIKI_DIR}"\n', encoding="utf-8")
 
+    if live_run:
+        _live_run(home)
+    _ended_runs(home)
+    _loop_and_watch(home, board)
+    _gate(home)
+    return _ingest_and_room(home, project, wiki_root)
+
+
+def _live_run(home: Path) -> None:
     live = add_run(
         home,
         "r-20260302-092000-aaaaaa",
@@ -88,6 +97,8 @@ def build(home: Path, project: Path) -> World:
     events.write_text('{"type":"step"}\n', encoding="utf-8")
     os.utime(events, (NOW - 5, NOW - 5))
 
+
+def _ended_runs(home: Path) -> None:
     stopped = add_run(
         home,
         "r-20260302-091000-bbbbbb",
@@ -112,6 +123,8 @@ def build(home: Path, project: Path) -> World:
         ended_at=at(25),
     )
 
+
+def _loop_and_watch(home: Path, board: str) -> None:
     conn = connect(home)
     try:
         bundle = {
@@ -122,7 +135,7 @@ def build(home: Path, project: Path) -> World:
         }
         record_tick(
             conn,
-            BOARD,
+            board,
             {
                 "signal": "continue",
                 "line": "TETHER-LOOP: CONTINUE — level 1 did work, the loop goes on.",
@@ -133,7 +146,7 @@ def build(home: Path, project: Path) -> World:
         )
         record_tick(
             conn,
-            BOARD,
+            board,
             {
                 "signal": "user-only",
                 "line": "TETHER-LOOP: STOP (user-only) — only USER/* items left, "
@@ -147,7 +160,7 @@ def build(home: Path, project: Path) -> World:
         )
         guard.save(
             conn,
-            BOARD,
+            board,
             "exhausted",
             datetime.fromtimestamp(NOW - 120, UTC),
             guard.Fingerprint({}, ()),
@@ -175,6 +188,8 @@ def build(home: Path, project: Path) -> World:
     finally:
         conn.close()
 
+
+def _gate(home: Path) -> None:
     set_session_budget(home, "s-near", calls=10)
     set_session_budget(home, "s-calm", calls=100)
     gconn = gate_db.connect(os.fspath(home))
@@ -195,6 +210,8 @@ def build(home: Path, project: Path) -> World:
     finally:
         gconn.close()
 
+
+def _ingest_and_room(home: Path, project: Path, wiki_root: Path) -> World:
     queue = Queue(Wiki.open(wiki_root))
     for name in ("a.md", "b.md", "c.md"):
         source = project / name

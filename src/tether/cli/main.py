@@ -18,6 +18,7 @@ from tether.exit_codes import ExitCode
 
 # command name -> "module:attribute"; each module owns one command group.
 COMMANDS: dict[str, str] = {
+    "dashboard": "tether.cli.dashboard:dashboard",
     "demo": "tether.cli.demo:demo",
     "events": "tether.cli.events:events",
     "run": "tether.cli.run:run",
@@ -43,6 +44,7 @@ COMMANDS: dict[str, str] = {
 SUMMARIES: dict[str, str] = {
     "board": "The ticket board: Markdown tickets in state folders (INBOX, ACTIONABLE, ... DONE).",
     "config": "Show or check tether's configuration (tether.toml, TETHER_* variables).",
+    "dashboard": "A live, read-only web view of runs, loop, watchdog and board on 127.0.0.1.",
     "demo": "Run the loop on an example board with the scripted agent (no agent CLI, no network).",
     "events": "Read a harness's machine-readable event stream.",
     "hooks": "Install or remove the tether-gate hook in an agent CLI.",

@@ -145,6 +145,14 @@ class Loop:
             os.close(fd)
 
 
+def board_of(config: Config, *, clock: Clock | None = None) -> Board:
+    """The board the project's loop works on (``[loop] board``, relative to the project)."""
+    settings = config.section("loop", LoopSettings)
+    root = config.project_root
+    board_root = Path(settings.board).expanduser()
+    return Board(board_root if board_root.is_absolute() else root / board_root, root, clock=clock)
+
+
 def open_loop(
     cwd: Path | None = None,
     *,
@@ -162,8 +170,7 @@ def open_loop(
     settings = config.section("loop", LoopSettings)
     root = config.project_root
     clock = clock or SystemClock()
-    board_root = Path(settings.board).expanduser()
-    board = Board(board_root if board_root.is_absolute() else root / board_root, root, clock=clock)
+    board = board_of(config, clock=clock)
     if sources is None:
         sources = build_sources(settings, root, environ)
     if dispatcher is None:

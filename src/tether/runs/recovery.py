@@ -13,6 +13,7 @@ import contextlib
 import os
 import signal
 import sqlite3
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import psutil
 
 from tether.events.accounting import Ledger, count
 from tether.events.lines import iter_lines
+from tether.events.model import AnyEvent
 from tether.harnesses import get_harness
 from tether.harnesses.base import Harness, RunSpec, bind
 from tether.runs.process import wait_until
@@ -73,14 +75,21 @@ def _adapter(row: RunRow) -> Harness:
     return bind(get_harness(row.harness), RunSpec(prompt="", extra_args=tuple(row.argv)))
 
 
+def run_events(row: RunRow) -> Iterator[AnyEvent]:
+    """The events of what the run's stream recorded in ``events.jsonl``, in order."""
+    events = RunPaths(Path(row.run_dir)).events
+    if not events.exists():
+        return
+    adapter = _adapter(row)
+    with events.open("rb") as f:
+        for line in iter_lines(f):
+            yield from adapter.parse_line(line)
+
+
 def recount(row: RunRow) -> Ledger:
     """The ledger of whatever the run's stream recorded before it was cut off."""
-    events = RunPaths(Path(row.run_dir)).events
     ledger = Ledger()
-    if events.exists():
-        adapter = _adapter(row)
-        with events.open("rb") as f:
-            count((e for line in iter_lines(f) for e in adapter.parse_line(line)), ledger)
+    count(run_events(row), ledger)
     return ledger
 
 

@@ -1,0 +1,1 @@
+"""``tether dashboard``: a local, read-only web view of the same state as ``tether status``."""

@@ -1,0 +1,231 @@
+"""What the dashboard's pages show, as JSON-ready values (no web framework here).
+
+Every function only reads: the store through a read-only connection, a run's
+files, the board's ticket files.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from tether.config import Config
+
+PAGE_SIZE = 50
+MAX_PAGE_SIZE = 200
+TIMELINE_MAX = 2000  # events shown on a run page; the counts cover all of them
+TICKS_SHOWN = 300
+FOLLOW_UP_DEPTH = 50
+
+
+def runs_page(conn: sqlite3.Connection | None, query: dict[str, str]) -> dict[str, Any]:
+    """One page of the runs table: ``status``, ``stop``, ``harness``, ``unit``, ``since``,
+    ``until`` filter; ``page`` (from 1) and ``size`` page."""
+    from tether.status.collect import run_budget
+    from tether.store.runs import search_runs
+
+    page = max(1, _int(query.get("page"), 1))
+    size = min(MAX_PAGE_SIZE, max(1, _int(query.get("size"), PAGE_SIZE)))
+    filters = {k: query.get(k) or None for k in ("status", "harness", "unit", "since", "until")}
+    if conn is None:
+        return {"page": page, "size": size, "total": 0, "runs": [], "filters": filters}
+    rows, total = search_runs(
+        conn,
+        stop_reason=query.get("stop") or None,
+        limit=size,
+        offset=(page - 1) * size,
+        **filters,
+    )
+    return {
+        "page": page,
+        "size": size,
+        "total": total,
+        "filters": {**filters, "stop": query.get("stop") or None},
+        "runs": [
+            {
+                "id": r.id,
+                "status": r.status,
+                "stop_reason": r.stop_reason,
+                "exit_code": r.exit_code,
+                "unit": r.unit,
+                "profile": r.profile,
+                "harness": r.harness,
+                "started_at": r.started_at,
+                "ended_at": r.ended_at,
+                **run_budget(r.as_dict(), 0.0),
+            }
+            for r in rows
+        ],
+    }
+
+
+def _int(text: str | None, default: int) -> int:
+    try:
+        return int(text) if text else default
+    except ValueError:
+        return default
+
+
+def run_page(conn: sqlite3.Connection, run_id: str, moment: float) -> dict[str, Any]:
+    """One run: its record, timeline, burn-down series, report, files changed, follow-ups."""
+    from tether.runs.record import RunPaths
+    from tether.status.collect import run_budget
+    from tether.store.runs import get_run
+
+    row = get_run(conn, run_id)
+    record = row.as_dict()
+    paths = RunPaths(Path(row.run_dir))
+    report_json = _read_json(paths.report_json)
+    report_md = _read_text(paths.report_md)
+    timeline, series = _timeline(row)
+    return {
+        "run": json.loads(json.dumps(record, default=str)),
+        "budget": run_budget(record, moment),
+        "timeline": timeline,
+        "series": series,
+        "report": None if report_md is None else {"markdown": report_md, "html": _html(report_md)},
+        "files_changed": None if report_json is None else report_json.get("files_changed"),
+        "chain": _chain(conn, row.id, row.follow_up_of),
+    }
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text("utf-8")
+    except OSError:
+        return None
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    text = _read_text(path)
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _html(markdown: str) -> str:
+    """Markdown as HTML; raw HTML in the text is escaped, never passed through."""
+    from markdown_it import MarkdownIt
+
+    return str(MarkdownIt("commonmark", {"html": False}).enable("table").render(markdown))
+
+
+def _timeline(row: Any) -> tuple[list[dict[str, Any]], dict[str, list[float]]]:
+    """Model steps and tool calls in stream order, and the running counts after each event.
+
+    The stream has no clock of its own, so the series run over the event number.
+    """
+    from tether.events.accounting import Ledger, apply
+    from tether.runs.recovery import run_events
+
+    ledger = Ledger()
+    timeline: list[dict[str, Any]] = []
+    series: dict[str, list[float]] = {"event": [], "iterations": [], "tool_calls": [], "tokens": []}
+    for number, event in enumerate(run_events(row), start=1):
+        apply(ledger, event)
+        kind = event.kind
+        if kind in _TIMELINE_KINDS and len(timeline) < TIMELINE_MAX:
+            entry: dict[str, Any] = {"n": number, "kind": kind, "step": ledger.iterations}
+            for name in ("name", "call_id", "is_error", "tool_name"):
+                value = getattr(event, name, None)
+                if value is not None:
+                    entry[name] = value
+            timeline.append(entry)
+        usage = ledger.usage
+        tokens = (
+            usage.input_tokens
+            + usage.output_tokens
+            + usage.cache_read_tokens
+            + usage.cache_write_tokens
+        )
+        series["event"].append(number)
+        series["iterations"].append(ledger.iterations)
+        series["tool_calls"].append(ledger.tool_calls)
+        series["tokens"].append(tokens)
+    return timeline, series
+
+
+_TIMELINE_KINDS = frozenset(
+    {"step_started", "tool_call_started", "tool_result", "permission_requested"}
+)
+
+
+def _chain(conn: sqlite3.Connection, run_id: str, parent: str | None) -> dict[str, Any]:
+    """The runs this one follows up (oldest first) and those that follow it up."""
+    from tether.store.runs import follow_ups_of
+
+    before: list[str] = []
+    seen = {run_id}
+    while parent is not None and parent not in seen and len(before) < FOLLOW_UP_DEPTH:
+        before.insert(0, parent)
+        seen.add(parent)
+        found = conn.execute("SELECT follow_up_of FROM runs WHERE id = ?", (parent,)).fetchone()
+        parent = None if found is None else found[0]
+    return {"follows": before, "followed_by": follow_ups_of(conn, run_id)}
+
+
+def loop_history(conn: sqlite3.Connection | None, board: str | None) -> dict[str, Any]:
+    """Every board's recorded ticks (the newest ``TICKS_SHOWN``), with level-2 evidence."""
+    if conn is None:
+        return {"boards": [], "board": None, "ticks": []}
+    from tether.clock import to_iso
+    from tether.loop.records import recent_ticks, ticked_boards
+
+    try:
+        boards = ticked_boards(conn)
+    except sqlite3.OperationalError:
+        return {"boards": [], "board": None, "ticks": []}
+    chosen = board if board in boards else (boards[0] if boards else None)
+    ticks = [] if chosen is None else recent_ticks(conn, chosen, limit=TICKS_SHOWN)
+    return {
+        "boards": boards,
+        "board": chosen,
+        "ticks": [
+            {
+                "id": t.id,
+                "at": to_iso(t.at),
+                "signal": t.signal,
+                "line": t.line,
+                "exit_code": t.exit_code,
+                "dry_run": t.dry_run,
+                "level2": t.evidence.get("level2"),
+                "dispatched": t.evidence.get("dispatched"),
+                "bundle": t.evidence.get("bundle"),
+            }
+            for t in ticks
+        ],
+    }
+
+
+def board_columns(config: Config) -> dict[str, Any]:
+    """The project's board as one column per state, tickets without their bodies."""
+    from tether.board import State
+    from tether.loop.context import board_of
+
+    board = board_of(config)
+    if not board.root.is_dir():
+        return {"root": str(board.root), "columns": []}
+    view = board.load()
+    return {
+        "root": str(board.root),
+        "columns": [
+            {
+                "state": state.value,
+                "tickets": [t.to_json(body=False) for t in view.in_state(state)],
+            }
+            for state in State
+        ],
+    }
+
+
+def ticket(config: Config, ticket_id: str) -> dict[str, Any]:
+    """One ticket with its text (by id; never by a path from the request)."""
+    from tether.loop.context import board_of
+
+    return board_of(config).get(ticket_id).to_json(body=True)

@@ -1,0 +1,123 @@
+"""A real ``tether dashboard`` process and a real headless Chromium (Debian's, no downloads)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+URL_LINE = re.compile(r"^tether dashboard: (http://\S+)$")
+
+
+@dataclass
+class Dashboard:
+    proc: subprocess.Popen[str]
+    url: str  # with the token
+
+    @property
+    def base(self) -> str:
+        return self.url.split("/?", 1)[0]
+
+    @property
+    def token(self) -> str:
+        return self.url.rsplit("token=", 1)[1]
+
+    def get(self, path: str, *, token: bool = True) -> tuple[int, bytes]:
+        sep = "&" if "?" in path else "?"
+        target = f"{self.base}{path}" + (f"{sep}token={self.token}" if token else "")
+        try:
+            with urllib.request.urlopen(target, timeout=10) as answer:  # noqa: S310 - local http
+                return int(answer.status), answer.read()
+        except urllib.error.HTTPError as exc:
+            return int(exc.code), exc.read()
+
+    def stop(self) -> str:
+        """Ctrl-C it; what it wrote to stderr."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            _, err = self.proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            _, err = self.proc.communicate()
+        return err
+
+
+def tether_argv(*args: str) -> list[str]:
+    return [sys.executable, "-m", "tether.cli.main", *args]
+
+
+def start_dashboard(project: Path, env: dict[str, str], *args: str) -> Dashboard:
+    proc = subprocess.Popen(
+        tether_argv("dashboard", "--port", "0", *args),
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        found = URL_LINE.match(line.strip())
+        if found:
+            return Dashboard(proc, found.group(1))
+    proc.kill()
+    _, err = proc.communicate()
+    raise AssertionError(f"tether dashboard did not print its URL: {err}")
+
+
+def chromium(download_dir: Path) -> Any:
+    """A headless Chromium driven by Debian's chromedriver, with its console log kept."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    for needed in (CHROMIUM, CHROMEDRIVER):
+        if not needed.exists():
+            raise AssertionError(
+                f"{needed} is missing: apt-get install -y chromium chromium-driver (.ci/run does)"
+            )
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    profile = download_dir / "chromium-profile"
+    profile.mkdir(parents=True, exist_ok=True)
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--window-size=1400,1000",
+        f"--user-data-dir={profile}",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = Service(executable_path=str(CHROMEDRIVER), log_output=os.devnull)
+    return webdriver.Chrome(options=options, service=service)
+
+
+def have_tmux() -> bool:
+    return shutil.which("tmux") is not None
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")

@@ -43,7 +43,17 @@ def test_every_known_key_is_documented() -> None:
 
 def test_every_documented_command_exists(tmp_path: Path) -> None:
     commands = set(re.findall(r"^tether board ([a-z]+)", TEXT, flags=re.MULTILINE))
-    assert commands == {"init", "add", "show", "list", "move", "triage", "import", "export"}
+    assert commands == {
+        "init",
+        "add",
+        "show",
+        "list",
+        "move",
+        "approve",
+        "triage",
+        "import",
+        "export",
+    }
     helped = tether("board", "--help", cwd=tmp_path)
     for command in commands:
         assert re.search(rf"^  {command}\b", helped.stdout, flags=re.MULTILINE), command

@@ -34,7 +34,7 @@ def test_a_completed_run_moves_the_ticket_to_done_with_the_run_id(project: Proje
     assert done.runs == (run_id,) and done.last_run == run_id
     assert f"done in run {run_id} (5 iterations, 4 tool calls)" in done.body
     prompt = _prompt(project, run_id)
-    assert f"# Ticket {ticket.id}: Fix the README typo" in prompt
+    assert f"# Ticket {ticket.id}\n" in prompt and "Title: Fix the README typo" in prompt
     assert "The word 'recieve' is misspelt." in prompt
     record = json.loads((project.home / "runs" / run_id / "run.json").read_text())
     assert record["unit"] == f"ticket:{ticket.id}" and record["follow_up_of"] is None

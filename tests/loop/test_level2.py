@@ -387,7 +387,7 @@ def test_a_decision_naming_a_ticket_that_is_not_done_is_found(
     project: Project, state: State, reason: str | None, front: dict[str, Any], found: bool
 ) -> None:
     project.all_sources_ready()
-    ticket = project.add("Ship the release", state, reason, **front)
+    ticket = project.add("Port the parser", state, reason, **front)
     where = project.location(ticket.id)
     (project.decisions / "DECIDED-AND-DONE.md").write_text(f"- {ticket.id}: approved, go ahead\n")
     loop = project.open()

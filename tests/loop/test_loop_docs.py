@@ -11,6 +11,7 @@ import pytest
 
 from tether.config import load_config
 from tether.config.loop import LoopSettings, RoutineCheck, SourceSettings, effective_source
+from tether.loop.policy import Policy
 from tether.loop.signal import Signal, render
 from tether.loop.sources import CommandSource, FileSource, build_sources, item_from
 
@@ -97,7 +98,12 @@ def test_loop_page_roles_table_names_the_defaults() -> None:
 
 
 def test_loop_page_toml_examples_load(tmp_path: Path) -> None:
-    profile_example, loop_example = _blocks(DOCS / "reference" / "loop.md", "toml")
+    policy_example, profile_example, loop_example = _blocks(DOCS / "reference" / "loop.md", "toml")
+    (tmp_path / "tether.toml").write_text(policy_example, encoding="utf-8")
+    policy = Policy.from_config(load_config(env=NO_USER, cwd=tmp_path))
+    assert policy.protected_branches == ("main", "release")
+    assert "payment" not in policy.approval and "licence" in policy.approval
+    assert "publish-docs" in policy.commands and "vpn" in policy.session
     (tmp_path / "tether.toml").write_text(profile_example, encoding="utf-8")
     profiles = load_config(env=NO_USER, cwd=tmp_path).profiles
     assert [(p.name, p.default, p.builtin) for p in profiles.values()] == [("cheap", True, False)]

@@ -1,4 +1,4 @@
-"""``tether board``: the ticket board (add, show, list, move, triage, import, export)."""
+"""``tether board``: the ticket board (add, show, list, move, approve, triage, import, export)."""
 
 from __future__ import annotations
 
@@ -240,6 +240,25 @@ def move(
         ticket_id, state, reason, note=note, front=_state_front(**keys)
     )
     _done(ticket, as_json, "moved")
+
+
+@board.command("approve")
+@click.argument("ticket_id")
+@click.option("--note", help="What the approval covers (recorded with it).")
+@board_option
+@json_option
+def approve(ticket_id: str, note: str | None, board_path: Path | None, as_json: bool) -> None:
+    """Approve a ticket's externally visible or irreversible step (a person only).
+
+    Records who approved and when (front matter `approved`); a ticket waiting in
+    USER/approval goes back to ACTIONABLE. Refused (exit 30) inside an agent's
+    process tree.
+    """
+    from tether.loop.policy import approve as record
+
+    current = _board(board_path)
+    ticket = record(current, ticket_id, note=note, clock=current.clock)
+    _done(ticket, as_json, "approved")
 
 
 @board.command("triage")

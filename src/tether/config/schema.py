@@ -121,6 +121,10 @@ SECTIONS: dict[str, type[Section]] = {
     "loop": LoopSettings,
 }
 
+from tether.config.policy import PolicySettings  # noqa: E402
+
+SECTIONS["policy"] = PolicySettings
+
 # A table that is not a section: named entries, each its own struct.
 PROFILES_TABLE = "profiles"
 

@@ -25,7 +25,7 @@ import json
 import os
 import sys
 
-from tether.gate import contracts, counter, db, messages, roomrule, session_id
+from tether.gate import contracts, counter, db, messages, policy, roomrule, session_id
 from tether.gate.home import resolve_home
 
 TYPE_CHECKING = False
@@ -232,6 +232,9 @@ def run_hook(args: list[str]) -> int:
                     )
                     _err(text)
                     _emit(contracts.deny(harness, text))
+                elif refused := policy.check(payload):
+                    _err(refused)
+                    _emit(contracts.deny(harness, refused))
                 return EXIT_OK
             if call.kind == contracts.KIND_BATCH:
                 batch = counter.count_batch(

@@ -22,6 +22,7 @@ from tether.config import Config, Profile, load_config
 from tether.config.loop import LoopSettings, parse_duration
 from tether.errors import ConfigError, TetherError
 from tether.exit_codes import ExitCode
+from tether.loop.policy import Policy
 from tether.loop.sources import Source, build_sources
 from tether.store import db
 
@@ -68,6 +69,7 @@ class Loop:
     guard_interval: float = field(init=False)
     check_timeout: float = field(init=False)
     check_interval: float = field(init=False)
+    policy: Policy = field(init=False)  # SPEC C7: what counts as autonomous
     _held: int = field(default=0, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -75,6 +77,7 @@ class Loop:
         self.check_timeout = parse_duration(self.settings.check_timeout)
         self.check_interval = parse_duration(self.settings.check_interval)
         self.profile = self.profile or self.settings.profile
+        self.policy = Policy.from_config(self.config)
 
     def session_line(self) -> str:
         """The closing line of notes the loop writes (SPEC C9): never a guessed value."""

@@ -15,7 +15,7 @@ file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ from tether.errors import BudgetError
 from tether.loop import blockers, prompts, routines, todo, unfinished
 from tether.loop.context import LoopError
 from tether.loop.level1 import Work
+from tether.loop.policy import GateFile
 from tether.runs.budget import StopReason
 from tether.runs.report import REASON_TEXT
 
@@ -120,12 +121,17 @@ def _triage(loop: Loop, work: Work, view: BoardView, dry_run: bool) -> Dispatche
     for path in work.triage:
         ticket = by_path.get(path)
         state, reason = triage_target(ticket.front if ticket else None)
+        front: dict[str, Any] = {}
+        verdict = loop.policy.assess(_entry_text(path, ticket)) if state is not State.USER else None
+        if verdict is not None:  # SPEC C7: never ACTIONABLE, whatever the keys say
+            state, reason = State.USER, verdict.reason
+            front = {"needs": verdict.needs()}
         where = f"{state.value}/{reason}" if reason else state.value
         if dry_run:
             moved.append(f"{path.name} → {where}")
             continue
         try:
-            made = loop.board.triage(path, state=state, reason=reason)
+            made = loop.board.triage(path, state=state, reason=reason, front=front)
         except Exception as exc:  # one bad note must not stop the others
             problems.append(f"{path.name}: {exc}")
             continue
@@ -144,7 +150,50 @@ def _triage(loop: Loop, work: Work, view: BoardView, dry_run: bool) -> Dispatche
     return Dispatched(summary, moved=moved, would=dry_run, decision="triage")
 
 
+def _entry_text(path: Path, ticket: Ticket | None) -> str:
+    """What the policy reads of an INBOX entry: a ticket's title and text, a note's text."""
+    if ticket is not None:
+        return f"{ticket.title}\n{ticket.body}"
+    try:
+        return path.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
 # --- tickets -------------------------------------------------------------------
+
+
+def _held_by_policy(
+    loop: Loop, ticket: Ticket, dry_run: bool, moved: list[str]
+) -> Dispatched | None:
+    """A ticket whose text the policy holds goes to USER/approval or USER/session, unrun."""
+    verdict = loop.policy.ticket(ticket)
+    if verdict is None:
+        return None
+    where = f"USER/{verdict.reason}"
+    unit = f"ticket:{ticket.id}"
+    if dry_run:
+        return Dispatched(
+            f"would move {ticket.id} to {where}: it needs {verdict.needs(ticket.id)}",
+            would=True,
+            decision="policy",
+            unit=unit,
+        )
+    needs = verdict.needs(ticket.id)
+    loop.board.move(
+        ticket.id,
+        State.USER,
+        verdict.reason,
+        note=f"not started: it needs {needs}",
+        front={"needs": needs},
+    )
+    moved.append(f"{ticket.id} → {where}")
+    return Dispatched(
+        f"{ticket.id} not started: it needs {needs} → {where}",
+        moved=moved,
+        decision="policy",
+        unit=unit,
+    )
 
 
 def _ticket(loop: Loop, work: Work, ticket: Ticket, dry_run: bool) -> Dispatched:
@@ -152,6 +201,9 @@ def _ticket(loop: Loop, work: Work, ticket: Ticket, dry_run: bool) -> Dispatched
     streak = unfinished.ticket_streak(loop.conn, ticket)
     previous = unfinished.followable(loop.conn, ticket.last_run)
     unit = f"ticket:{ticket.id}"
+    held = _held_by_policy(loop, ticket, dry_run, moved)
+    if held is not None:
+        return held
     if dry_run:
         if streak >= loop.settings.max_attempts:
             return Dispatched(
@@ -192,10 +244,12 @@ def _ticket(loop: Loop, work: Work, ticket: Ticket, dry_run: bool) -> Dispatched
         moved.append(f"{ticket.id} WAITING → ACTIONABLE")
     if streak >= loop.settings.max_attempts:
         return _give_up(loop, ticket, streak, moved)
+    gate = GateFile(loop.config.home, loop.policy.gate_data(ticket, loop.project_root))
     try:
         request = _ticket_request(loop, ticket, previous.id if previous else None)
-        outcome = loop.dispatcher(request)
-    except BudgetError as exc:  # the ticket's own budget is not acceptable
+        outcome = loop.dispatcher(replace(request, env={**request.env, **gate.env()}))
+    except BudgetError as exc:
+        gate.remove()  # the ticket's own budget is not acceptable
         loop.board.move(
             ticket.id,
             State.USER,
@@ -210,12 +264,54 @@ def _ticket(loop: Loop, work: Work, ticket: Ticket, dry_run: bool) -> Dispatched
             decision="budget",
             unit=unit,
         )
+    refusals = gate.refusals()
+    gate.remove()
     if loop.demonstration:
         done = _demonstrated(outcome, f"{ticket.id}; it stays in {ticket.location}", moved)
+    elif refusals:
+        done = _refused(loop, ticket, outcome, previous.id if previous else None, refusals, moved)
     else:
         done = _record_ticket(loop, ticket, outcome, previous.id if previous else None, moved)
     done.decision, done.unit = ("follow-up" if previous else "run"), unit
     return done
+
+
+def _refused(
+    loop: Loop,
+    ticket: Ticket,
+    outcome: RunOutcome,
+    follow_up: str | None,
+    refusals: list[dict[str, Any]],
+    moved: list[str],
+) -> Dispatched:
+    """The gate refused a step only a person may allow: not done; the ticket waits in
+    USER/approval, whatever the run's own ending."""
+    steps = "; ".join(
+        dict.fromkeys(f"`{r.get('command', '?')}` (rule `{r.get('rule', '?')}`)" for r in refusals)
+    )
+    needs = (
+        f"a human approval: its run tried {steps}, which the autonomy policy refuses "
+        f"without one; approve with `tether board approve {ticket.id}` (or change the ticket)"
+    )
+    report = _report_path(outcome)
+    kind = f"follow-up {outcome.run_id} of {follow_up}" if follow_up else f"run {outcome.run_id}"
+    note = (
+        f"run {outcome.run_id} ended: {REASON_TEXT[outcome.stop]} ({_counts(outcome)}); "
+        f"the gate refused {steps}"
+    )
+    front = {**_attempt_front(ticket, [*ticket.runs, outcome.run_id], outcome.run_id)}
+    front.update(needs=needs, report=report)
+    loop.board.move(ticket.id, State.USER, "approval", note=note, front=front)
+    moved.append(f"{ticket.id} → USER/approval")
+    return Dispatched(
+        f"{kind} on {ticket.id}: the gate refused {steps} → USER/approval",
+        run_id=outcome.run_id,
+        stop=outcome.stop.value,
+        follow_up_of=follow_up,
+        report=report,
+        moved=moved,
+        cancelled=outcome.stop is StopReason.CANCELLED,
+    )
 
 
 def _startable(loop: Loop, request: RunRequest) -> None:

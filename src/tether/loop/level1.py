@@ -254,6 +254,10 @@ def _todo(
     for item in items:
         if item.held:
             continue
+        verdict = loop.policy.assess(item.text)
+        if verdict is not None:
+            user_items.append(f"{item.file}:{item.line} waits for {verdict.needs()}: {item.text}")
+            continue
         last = unfinished.last_run_of_unit(loop.conn, item.key)
         if last is not None and last.status != "completed":
             streak = unfinished.chain_length(loop.conn, last)

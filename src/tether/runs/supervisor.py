@@ -12,7 +12,7 @@ import signal
 import time
 import uuid
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
@@ -52,6 +52,8 @@ class RunRequest:
     budget_request: int | None = None
     justification: str | None = None
     cwd: Path | None = None
+    # laid over the agent's environment (the loop passes its policy file this way)
+    env: Mapping[str, str] = field(default_factory=dict)
 
 
 class _Cancel:
@@ -105,7 +107,7 @@ def _agent_env(
 def supervise(
     request: RunRequest, config: Config | None = None, env: Mapping[str, str] | None = None
 ) -> RunOutcome:
-    base_env = dict(os.environ if env is None else env)
+    base_env = {**(os.environ if env is None else env), **request.env}
     config = config or load_config(env=base_env, cwd=request.cwd)
     profile = choose_profile(config, request.profile, request.justification)
     budget = choose_budget(

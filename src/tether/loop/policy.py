@@ -1,0 +1,197 @@
+"""The autonomy policy tether enforces (SPEC C7): explicit rules, not a model's judgment.
+
+At triage and before a ticket's run, the unit's text is matched against the
+``[policy]`` rules (see ``tether.config.policy``): a request for an externally
+visible or irreversible step goes to ``USER/approval``, one that needs a
+session only a person can start to ``USER/session``, each with the rule that
+matched and the words it matched. A ticket a person approved
+(``tether board approve``, front matter ``approved``) passes the approval
+rules.
+
+During the runs the loop dispatches, the gate refuses tool calls that match
+the command rules unless the ticket is approved. The policy reaches the gate
+as data: a small JSON file written at dispatch, named by ``TETHER_POLICY`` in
+the agent's environment (``tether.gate.policy`` reads it); the gate appends
+each refusal to ``<file>.refused.jsonl``, which the loop reads after the run.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import re
+import socket
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tether.board import Board, State, Ticket
+from tether.clock import Clock, to_iso
+from tether.config import Config
+from tether.config.policy import (
+    DEFAULT_APPROVAL,
+    DEFAULT_COMMANDS,
+    DEFAULT_SESSION,
+    PolicySettings,
+    rules,
+)
+from tether.errors import TetherError
+from tether.exit_codes import ExitCode
+from tether.fs import atomic_write_text
+
+APPROVED = "approved"  # front matter key: who approved, when, with which note
+POLICY_ENV = "TETHER_POLICY"  # the gate reads the file this names (tether.gate.policy)
+
+
+class ApprovalRefusedError(TetherError):
+    """An approval asked for from inside an agent's process tree: only a person approves."""
+
+    exit_code = ExitCode.GATE_REFUSED
+
+
+@dataclass(frozen=True)
+class Verdict:
+    reason: str  # "approval" or "session": the USER/* folder
+    rule: str
+    matched: str
+
+    def needs(self, ticket_id: str | None = None) -> str:
+        what = (
+            "a human approval: the text asks for an externally visible or irreversible step"
+            if self.reason == "approval"
+            else "a person: the text asks for a session only a person can start"
+        )
+        target = ticket_id or "<this ticket's id>"
+        how = (
+            f"; approve with `tether board approve {target}`, or change the text"
+            if self.reason == "approval"
+            else "; do it yourself, then move the ticket to DONE"
+        )
+        return f'{what} (policy rule `{self.rule}` matched "{self.matched}"){how}'
+
+
+@dataclass(frozen=True)
+class Policy:
+    approval: Mapping[str, re.Pattern[str]]
+    session: Mapping[str, re.Pattern[str]]
+    commands: Mapping[str, str]
+    protected_branches: tuple[str, ...]
+
+    @classmethod
+    def from_config(cls, config: Config) -> Policy:
+        settings = config.section("policy", PolicySettings)
+        return cls(
+            approval=_compiled(rules(DEFAULT_APPROVAL, settings.approval)),
+            session=_compiled(rules(DEFAULT_SESSION, settings.session)),
+            commands=rules(DEFAULT_COMMANDS, settings.commands),
+            protected_branches=tuple(settings.protected_branches),
+        )
+
+    def assess(self, text: str, *, approved: bool = False) -> Verdict | None:
+        """The first rule the text matches (session rules first: no approval helps there)."""
+        for reason, table in (("session", self.session), ("approval", self.approval)):
+            if reason == "approval" and approved:
+                continue
+            for name, pattern in table.items():
+                match = pattern.search(text)
+                if match is not None:
+                    return Verdict(reason, name, " ".join(match.group(0).split())[:80])
+        return None
+
+    def ticket(self, ticket: Ticket) -> Verdict | None:
+        return self.assess(f"{ticket.title}\n{ticket.body}", approved=approval(ticket) is not None)
+
+    def gate_data(self, ticket: Ticket | None, work_tree: Path) -> dict[str, Any]:
+        return {
+            "ticket": ticket.id if ticket is not None else None,
+            "approved": ticket is not None and approval(ticket) is not None,
+            "work_tree": str(work_tree.resolve()),
+            "protected_branches": list(self.protected_branches),
+            "commands": dict(self.commands),
+        }
+
+
+def _compiled(table: Mapping[str, str]) -> dict[str, re.Pattern[str]]:
+    return {name: re.compile(pattern, re.IGNORECASE) for name, pattern in table.items()}
+
+
+def approval(ticket: Ticket) -> Mapping[str, Any] | None:
+    value = ticket.front.get(APPROVED)
+    return value if isinstance(value, Mapping) and value.get("by") else None
+
+
+class GateFile:
+    """The policy of one dispatched run, as the gate reads it; removed after the run."""
+
+    def __init__(self, home: Path, data: Mapping[str, Any]) -> None:
+        folder = home / "policy"
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / f"{uuid.uuid4().hex}.json"
+        self.refusal_log = Path(f"{self.path}.refused.jsonl")
+        atomic_write_text(self.path, json.dumps({**data, "refusals": str(self.refusal_log)}))
+
+    def env(self) -> dict[str, str]:
+        return {POLICY_ENV: str(self.path)}
+
+    def refusals(self) -> list[dict[str, Any]]:
+        try:
+            text = self.refusal_log.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        found: list[dict[str, Any]] = []
+        for line in text.splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(entry, dict):
+                found.append(entry)
+        return found
+
+    def remove(self) -> None:
+        for path in (self.path, self.refusal_log):
+            path.unlink(missing_ok=True)
+
+
+def who() -> str:
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = f"uid {os.getuid()}"
+    return f"{user}@{socket.gethostname()}"
+
+
+def approve(
+    board: Board,
+    ticket_id: str,
+    *,
+    note: str | None,
+    clock: Clock,
+    env: Mapping[str, str] | None = None,
+    session_line: str | None = None,
+) -> Ticket:
+    """Record a person's approval on the ticket; a ticket waiting in USER/approval goes back.
+
+    Refused (``ApprovalRefusedError``, exit 30) inside an agent's process tree.
+    """
+    from tether.gate.newsession import agent_ancestry
+
+    inside = agent_ancestry(environ=os.environ if env is None else env)
+    if inside is not None:
+        raise ApprovalRefusedError(
+            f"approval refused: this runs inside an agent's process tree ({inside}); "
+            f"only a person approves, from their own terminal"
+        )
+    ticket = board.get(ticket_id)
+    record: dict[str, Any] = {"by": who(), "at": to_iso(clock.now())}
+    if note:
+        record["note"] = note
+    text = f"approved by {record['by']}" + (f": {note}" if note else "")
+    if session_line:
+        text += f"\n{session_line}"
+    if ticket.state is State.USER and ticket.reason in ("approval", None):
+        return board.move(ticket.id, State.ACTIONABLE, note=text, front={APPROVED: record})
+    return board.update(ticket.id, note=text, front={APPROVED: record})

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 import msgspec
 
-from tether.config.schema import Section
+from tether.config.section import Section
 
 DEFAULT_APPROVAL: dict[str, str] = {
     "publish": r"\b(publish(es|ed|ing)?|npm publish|twine upload|cargo publish)\b",

@@ -18,6 +18,7 @@ from typing import Annotated, Any, ClassVar
 import msgspec
 
 from tether.config.loop import LoopSettings
+from tether.config.policy import PolicySettings
 from tether.config.section import (
     Command,
     NonEmptyStr,
@@ -119,11 +120,8 @@ SECTIONS: dict[str, type[Section]] = {
     "watch": WatchSettings,
     "wiki": WikiSettings,
     "loop": LoopSettings,
+    "policy": PolicySettings,
 }
-
-from tether.config.policy import PolicySettings  # noqa: E402
-
-SECTIONS["policy"] = PolicySettings
 
 # A table that is not a section: named entries, each its own struct.
 PROFILES_TABLE = "profiles"

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from tether.cli.render import print_json
-from tether.cli.watch import open_store, watch_settings
+from tether.cli.watch import not_counted_lines, open_store, watch_settings
 from tether.errors import UsageError
 
 
@@ -22,8 +22,10 @@ def _subagent_lines(survey: Any) -> list[str]:
         extra = ""
         if view.wait is not None and view.subagent.running:
             extra = f" — {view.wait.describe(survey.now)}"
+        elif view.subagent.stop_reason:
+            extra = f" — {view.subagent.stop_reason}"
         lines.append(f"  {view.state:<24} {view.subagent.label}{extra}")
-    return lines
+    return lines + not_counted_lines(survey)
 
 
 @subagents.command("list")

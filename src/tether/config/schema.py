@@ -64,6 +64,9 @@ class WatchSettings(Section, frozen=True):
     busy_veto_max: PositiveFloat = 600.0
     startup_grace: NonNegativeFloat = 300.0
     subagents_folders: list[NonEmptyStr] = msgspec.field(default_factory=list)
+    # which panes hold subagents: the orchestrators' own tmux sessions, the whole
+    # tmux server, or only subagents_folders (docs/reference/watch.md)
+    subagents_scope: Annotated[str, msgspec.Meta(pattern="^(session|server|folders)$")] = "session"
     tmux_socket: NonEmptyStr | None = None
     wake_prefer: Annotated[str, msgspec.Meta(pattern="^(harness|tmux)$")] = "harness"
     wake_command: list[NonEmptyStr] = msgspec.field(default_factory=list)

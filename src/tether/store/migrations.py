@@ -199,6 +199,23 @@ def m005_loop_ticks(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX loop_ticks_by_scope ON loop_ticks (scope, id)")
 
 
+def m006_watch_subagents(conn: sqlite3.Connection) -> None:
+    """Subagents registered by hand (``tether watch add-subagent``): a tmux pane or a process."""
+    conn.execute(
+        """
+        CREATE TABLE watch_subagents (
+            id INTEGER PRIMARY KEY,
+            tmux_pane TEXT,
+            tmux_socket TEXT,
+            pid INTEGER,
+            pid_start_time REAL,
+            added_at TEXT NOT NULL,
+            removed_at TEXT
+        )
+        """
+    )
+
+
 # In order; position + 1 is the schema version a migration produces.
 MIGRATIONS: tuple[Migration, ...] = (
     m001_initial,
@@ -206,6 +223,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m003_loop_guard,
     m004_run_stages,
     m005_loop_ticks,
+    m006_watch_subagents,
 )
 
 

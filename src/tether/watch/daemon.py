@@ -85,6 +85,7 @@ class CycleReport:
             "subagents": [subagent_dict(v) for v in self.survey.subagents],
             "orchestrators": [d.as_dict() for d in self.decisions],
             "wakes": [w.as_dict() for w in self.wakes],
+            "not_counted": [n.as_dict() for n in self.survey.not_counted],
         }
 
 
@@ -100,6 +101,7 @@ def subagent_dict(view: SubagentView) -> dict[str, Any]:
         "pane": None if sub.pane is None else sub.pane.pane_id,
         "pane_command": None if sub.pane is None else sub.pane.current_command,
         "run_id": sub.run_id,
+        "stop_reason": sub.stop_reason,
         "cwd": sub.cwd,
         "log": None if sub.log is None else str(sub.log),
         "wait": None
@@ -370,9 +372,11 @@ class Watchdog:
         seen_any = False
         none_since: float | None = None
         previous: dict[str, str] = {}
+        ignored: set[str] = set()
         while True:
             report = self.check()
             previous = self._log_changes(report, previous)
+            ignored = self._log_not_counted(report, ignored)
             now = self.clock.monotonic()
             if report.running:
                 seen_any, none_since = True, None
@@ -391,6 +395,13 @@ class Watchdog:
                     )
             if pause(interval):
                 return "tether watch: stopped by signal; watching ends."
+
+    def _log_not_counted(self, report: CycleReport, before: set[str]) -> set[str]:
+        """Name each agent process seen but not counted, once, with the reason."""
+        now = {item.describe() for item in report.survey.not_counted}
+        for line in sorted(now - before):
+            self.log(f"seen, not counted: {line}")
+        return now
 
     def _log_changes(self, report: CycleReport, previous: dict[str, str]) -> dict[str, str]:
         states = {v.subagent.key: v.state for v in report.survey.subagents}

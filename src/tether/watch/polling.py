@@ -58,6 +58,8 @@ def _diff(before: dict[str, str], after: dict[str, str]) -> list[dict[str, str |
             continue
         if new is None and old == "ended":
             continue  # an ended pane that closed is no news
+        if old is None and new == "starting":
+            continue  # a pane whose agent has not started yet: its start will be the news
         changes.append({"key": key, "from": old, "to": new or "gone"})
     return changes
 

@@ -35,7 +35,9 @@ class ProcessInspector:
 
     def __init__(self) -> None:
         self.names = agent_names()
-        self._argv: dict[tuple[int, float], tuple[str, ...]] = {}
+        # keyed by name too: exec keeps the pid and start time (``bash -c "cd x && pi"``
+        # becomes pi) but changes the name
+        self._argv: dict[tuple[int, float, str], tuple[str, ...]] = {}
         self._agent: dict[tuple[int, float, str], str | None] = {}
 
     def snapshot(self) -> ProcessTable:
@@ -55,8 +57,8 @@ class ProcessInspector:
         self._agent = {k: v for k, v in self._agent.items() if k[0] in live}
         return ProcessTable(self, parents, names, created)
 
-    def argv(self, pid: int, created: float) -> tuple[str, ...]:
-        key = (pid, created)
+    def argv(self, pid: int, created: float, name: str = "") -> tuple[str, ...]:
+        key = (pid, created, name)
         cached = self._argv.get(key)
         if cached is not None:
             return cached
@@ -71,7 +73,7 @@ class ProcessInspector:
         key = (pid, created, name)  # a process may rename itself (node's process.title)
         if key in self._agent:
             return self._agent[key]
-        found = match_agent(name, self.argv(pid, created), self.names)
+        found = match_agent(name, self.argv(pid, created, name), self.names)
         self._agent[key] = found
         return found
 
@@ -125,7 +127,7 @@ class ProcessTable:
         return pid == ancestor or ancestor in self.ancestors(pid)
 
     def argv(self, pid: int) -> tuple[str, ...]:
-        return self._inspector.argv(pid, self.created.get(pid, 0.0))
+        return self._inspector.argv(pid, self.created.get(pid, 0.0), self.names.get(pid, ""))
 
     def agent(self, pid: int) -> AgentProcess | None:
         """``pid`` itself, when it is an agent process."""

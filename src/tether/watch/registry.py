@@ -189,6 +189,77 @@ def sessions_of(conn: sqlite3.Connection, orchestrator_id: int) -> tuple[str, ..
     )
 
 
+# --- subagents registered by hand -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExtraSubagent:
+    """A subagent registered with ``tether watch add-subagent``: a pane or a process."""
+
+    id: int
+    tmux_pane: str | None
+    tmux_socket: str | None
+    pid: int | None
+    pid_start_time: float | None
+    added_at: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "tmux_pane": self.tmux_pane,
+            "tmux_socket": self.tmux_socket,
+            "pid": self.pid,
+            "added_at": self.added_at,
+        }
+
+
+def add_subagent(
+    conn: sqlite3.Connection,
+    *,
+    tmux_pane: str | None = None,
+    tmux_socket: str | None = None,
+    pid: int | None = None,
+    pid_start_time: float | None = None,
+    clock: Clock | None = None,
+) -> ExtraSubagent:
+    """Register a subagent by hand (the same pane or pid again replaces the old entry)."""
+    if (tmux_pane is None) == (pid is None):
+        raise UsageError("a subagent is a tmux pane or a process id, exactly one of them.")
+    now = to_iso((clock or SystemClock()).now())
+    with transaction(conn):
+        conn.execute(
+            "UPDATE watch_subagents SET removed_at = ? WHERE removed_at IS NULL AND "
+            "((tmux_pane IS NOT NULL AND tmux_pane = ? AND COALESCE(tmux_socket, '') = ?) "
+            "OR (pid IS NOT NULL AND pid = ?))",
+            (now, tmux_pane, tmux_socket or "", pid),
+        )
+        cursor = conn.execute(
+            "INSERT INTO watch_subagents (tmux_pane, tmux_socket, pid, pid_start_time, added_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (tmux_pane, tmux_socket, pid, pid_start_time, now),
+        )
+    new_id = int(cursor.lastrowid or 0)
+    return ExtraSubagent(new_id, tmux_pane, tmux_socket, pid, pid_start_time, now)
+
+
+def list_extra_subagents(conn: sqlite3.Connection) -> list[ExtraSubagent]:
+    rows = conn.execute(
+        "SELECT id, tmux_pane, tmux_socket, pid, pid_start_time, added_at FROM watch_subagents "
+        "WHERE removed_at IS NULL ORDER BY id"
+    ).fetchall()
+    return [ExtraSubagent(*row) for row in rows]
+
+
+def remove_subagent(conn: sqlite3.Connection, subagent_id: int, clock: Clock | None = None) -> bool:
+    now = to_iso((clock or SystemClock()).now())
+    with transaction(conn):
+        cursor = conn.execute(
+            "UPDATE watch_subagents SET removed_at = ? WHERE id = ? AND removed_at IS NULL",
+            (now, subagent_id),
+        )
+    return bool(cursor.rowcount)
+
+
 # --- the wake log -------------------------------------------------------------
 
 

@@ -1,9 +1,15 @@
-"""Finding the subagents: tmux panes under the subagents folders, and ``tether run`` runs.
+"""Finding the subagents: by what runs in the tmux panes, and ``tether run`` runs.
 
-A pane is a subagent's when its current path lies under one of the configured
-``subagents_folders``; it *runs* while a live agent process sits below the
-pane's shell (``proctree``). A run started by ``tether run`` is a subagent while
-its record says ``running`` and its agent's process group is alive.
+Which panes hold subagents is ``[watch] subagents_scope`` (``scope``): by
+default every pane of an orchestrator's own tmux session (all its windows)
+with a live agent process in its tree, other than the orchestrator; ``server``
+takes every pane of the tmux server, ``folders`` only the panes under
+``subagents_folders``. In every scope a pane whose current path lies under one
+of the ``subagents_folders`` is a subagent's (listed even before its agent
+starts), and so is a pane or a process registered with ``tether watch
+add-subagent``. A pane *runs* while a live agent process sits below the pane's
+shell (``proctree``). A run started by ``tether run`` is a subagent while its
+record says ``running`` and its agent's process group is alive.
 
 Each subagent comes with the log to read for an open tool call: a run's
 ``events.jsonl``; for a pane, the file the agent's stdout goes to when it is a
@@ -17,7 +23,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -29,12 +35,12 @@ from tether.store.runs import running_runs
 from tether.watch.proctree import AgentProcess, ProcessTable, group_alive
 from tether.watch.tmux import Pane
 
-SubagentKind = Literal["pane", "run"]
+SubagentKind = Literal["pane", "run", "process"]
 
 
 @dataclass(frozen=True)
 class Subagent:
-    key: str  # "pane:%4" or "run:r-…"
+    key: str  # "pane:%4", "run:r-…" or "pid:1234"
     kind: SubagentKind
     label: str
     running: bool
@@ -44,6 +50,8 @@ class Subagent:
     run_id: str | None = None
     log: Path | None = None
     sessions: tuple[str, ...] = field(default=())
+    starting: bool = False  # no agent yet, but something runs in its pane: it is coming
+    stop_reason: str | None = None  # a run that ended: why it stopped
 
 
 @lru_cache(maxsize=4096)
@@ -153,6 +161,13 @@ def agent_cwd(agent: AgentProcess | None, fallback: str | None) -> str | None:
         return fallback
 
 
+def _pane_label(where: str | None, cwd: str | None, pane: Pane) -> str:
+    if where is not None:
+        return f"{where} (pane {pane.pane_id})"
+    name = Path(cwd).name if cwd else ""
+    return f"{name or cwd or pane.label} (pane {pane.pane_id})"
+
+
 def pane_subagents(
     panes: Iterable[Pane],
     table: ProcessTable,
@@ -160,17 +175,29 @@ def pane_subagents(
     finder: LogFinder,
     skip_panes: frozenset[str] = frozenset(),
     skip_pids: frozenset[int] = frozenset(),
+    *,
+    by_agent: Callable[[Pane], bool] = lambda pane: False,
+    added: frozenset[str] = frozenset(),
 ) -> list[Subagent]:
+    """The panes that are subagents.
+
+    A pane under ``folders`` or in ``added`` is listed whether or not its agent
+    runs yet; a pane for which ``by_agent`` says yes (the scope) only while a
+    live agent process is in its tree.
+    """
     folders = list(folders)
-    if not folders:
-        return []
     found: list[Subagent] = []
     for pane in panes:
-        where = None if pane.pane_id in skip_panes else under(pane.current_path, folders)
-        if where is None:
+        if pane.pane_id in skip_panes:
+            continue
+        where = under(pane.current_path, folders) if folders else None
+        listed = where is not None or pane.pane_id in added
+        if not listed and not by_agent(pane):
             continue
         agent = None if pane.dead else table.find_agent(pane.pane_pid)
         if agent is not None and agent.pid in skip_pids:
+            continue
+        if agent is None and not listed:
             continue
         cwd = (finder.cwd(agent) if agent is not None else None) or pane.current_path
         log = finder.find(agent, cwd) if agent is not None else None
@@ -178,12 +205,43 @@ def pane_subagents(
             Subagent(
                 key=f"pane:{pane.pane_id}",
                 kind="pane",
-                label=f"{where} (pane {pane.pane_id})",
+                label=_pane_label(where, cwd if agent is not None else None, pane),
                 running=agent is not None,
                 agent=agent,
                 cwd=cwd,
                 pane=pane,
                 log=log,
+            )
+        )
+    return found
+
+
+def process_subagents(
+    pids: Iterable[tuple[int, float | None]],
+    table: ProcessTable,
+    finder: LogFinder,
+    skip_pids: frozenset[int] = frozenset(),
+) -> list[Subagent]:
+    """Processes registered as subagents (``tether watch add-subagent --pid N``)."""
+    found: list[Subagent] = []
+    for pid, start_time in pids:
+        if pid in skip_pids:
+            continue
+        same = table.alive(pid) and (
+            start_time is None or abs(table.created.get(pid, 0.0) - start_time) < 1.0
+        )
+        agent = (table.agent(pid) or table.find_agent(pid)) if same else None
+        cwd = finder.cwd(agent) if agent is not None else None
+        name = Path(cwd).name if cwd else ""
+        found.append(
+            Subagent(
+                key=f"pid:{pid}",
+                kind="process",
+                label=f"{name} (pid {pid})" if name else f"pid {pid}",
+                running=agent is not None,
+                agent=agent,
+                cwd=cwd,
+                log=finder.find(agent, cwd) if agent is not None else None,
             )
         )
     return found

@@ -8,26 +8,35 @@ cycle by the daemon, and in a loop by ``tether subagents wait``.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tether.config.schema import WatchSettings
+from tether.errors import TetherError
 from tether.gate.eventlog import GateReader
+from tether.store.runs import get_run
 from tether.watch.activity import gate_process_key
 from tether.watch.confirm import wait_state
 from tether.watch.endpoints import Endpoint, live_endpoints
 from tether.watch.proctree import AgentProcess, ProcessInspector, ProcessTable
-from tether.watch.registry import Orchestrator, list_orchestrators
+from tether.watch.registry import Orchestrator, list_extra_subagents, list_orchestrators
+from tether.watch.scope import NotCounted, by_scope, not_counted
 from tether.watch.subagents import (
     LogFinder,
     Subagent,
     pane_subagents,
+    process_subagents,
     run_subagents,
 )
 from tether.watch.tmux import Pane, Tmux
 from tether.watch.transcript import TranscriptReader
 from tether.watch.wake import SubagentView
+
+# A pane without an agent stays "starting" this long after something last ran in it:
+# its shell is between two commands (`cd x && setup; agent`) for a moment.
+STARTING_GRACE = 2.0
 
 
 @dataclass(frozen=True)
@@ -50,6 +59,7 @@ class Survey:
     orchestrators: list[OrchestratorView]
     table: ProcessTable
     panes: list[Pane] = field(default_factory=list)
+    not_counted: list[NotCounted] = field(default_factory=list)
 
     @property
     def running(self) -> list[SubagentView]:
@@ -67,6 +77,9 @@ class Surveyor:
         self.logs = TranscriptReader()
         self.finder = LogFinder()
         self._keys: dict[tuple[int, float], str | None] = {}
+        self._ran: set[str] = set()  # subagents seen running: without an agent now, they ended
+        self._runs: dict[str, Subagent] = {}  # runs seen running, to report how they ended
+        self._busy: dict[str, float] = {}  # agentless panes: when something last ran in them
 
     def close(self) -> None:
         self.gate.close()
@@ -91,10 +104,49 @@ class Surveyor:
             if pid is not None
         )
         skip_runs = frozenset(v.orchestrator.run_id for v in orchestrators if v.orchestrator.run_id)
-        found = pane_subagents(
-            panes, table, self.settings.subagents_folders, self.finder, skip_panes, skip_pids
+        scope = self.settings.subagents_scope
+        own = {v.pane for v in orchestrators if v.pane and v.tmux is self.tmux}
+        sessions = frozenset(p.session for p in panes if p.pane_id in own)
+        extras = list_extra_subagents(conn)
+        added = frozenset(
+            e.tmux_pane
+            for e in extras
+            if e.tmux_pane is not None and (e.tmux_socket or None) == self.tmux.socket
         )
-        found += run_subagents(conn, table, skip_runs)
+        found = pane_subagents(
+            panes,
+            table,
+            self.settings.subagents_folders,
+            self.finder,
+            skip_panes,
+            skip_pids,
+            by_agent=by_scope(scope, sessions),
+            added=added,
+        )
+        found += process_subagents(
+            ((e.pid, e.pid_start_time) for e in extras if e.pid is not None),
+            table,
+            self.finder,
+            skip_pids,
+        )
+        runs = run_subagents(conn, table, skip_runs)
+        found += runs + self._ended_runs(conn, runs)
+        found = [self._starting_or_ended(s, table) for s in found]
+        ignored = not_counted(
+            table,
+            panes,
+            found,
+            (
+                (v.orchestrator.name, _roots(v, panes))
+                for v in orchestrators
+                if v.alive and v.orchestrator.run_id is None
+            ),
+            frozenset(r.agent.pid for r in runs if r.agent is not None)
+            | _run_groups(conn, skip_runs),
+            scope=scope,
+            sessions=sessions,
+            folders=self.settings.subagents_folders,
+        )
         taken = frozenset(session for v in orchestrators for session in v.sessions)
         by_cwd = self._sessions_by_cwd(found, taken)
         views = [self._view(s, now, by_cwd.get(s.key, ())) for s in found]
@@ -103,7 +155,42 @@ class Surveyor:
         self.finder.forget(
             {(s.agent.pid, s.agent.create_time) for s in found if s.agent is not None}
         )
-        return Survey(now, views, orchestrators, table, panes)
+        return Survey(now, views, orchestrators, table, panes, ignored)
+
+    def _starting_or_ended(self, sub: Subagent, table: ProcessTable) -> Subagent:
+        """A pane without an agent yet is ``starting`` while something runs in it."""
+        if sub.running:
+            self._ran.add(sub.key)
+            return sub
+        if sub.kind != "pane" or sub.pane is None or sub.key in self._ran or sub.pane.dead:
+            return sub
+        moment = time.monotonic()
+        if next(table.descendants(sub.pane.pane_pid), None) is not None:
+            self._busy[sub.key] = moment
+        elif moment - self._busy.get(sub.key, -STARTING_GRACE) >= STARTING_GRACE:
+            return sub  # nothing runs in the pane: its shell waits, no agent is coming
+        # something runs there (or ran a moment ago: the shell between two commands)
+        return replace(sub, starting=True)
+
+    def _ended_runs(self, conn: sqlite3.Connection, running: Sequence[Subagent]) -> list[Subagent]:
+        """Runs seen running that are no longer: ``ended`` with their stop reason."""
+        now_running = {s.key for s in running}
+        for sub in running:
+            self._runs[sub.key] = sub
+        out: list[Subagent] = []
+        for key, sub in list(self._runs.items()):
+            if key in now_running or sub.run_id is None:
+                continue
+            if sub.stop_reason is None:
+                try:
+                    row = get_run(conn, sub.run_id)
+                except TetherError:
+                    continue
+                reason = row.stop_reason or row.status
+                sub = replace(sub, running=False, agent=None, stop_reason=reason)
+                self._runs[key] = sub
+            out.append(sub)
+        return out
 
     def _process_key(self, pid: int, created: float) -> str | None:
         """The gate's context key for this process (cached per process)."""
@@ -227,6 +314,26 @@ class Surveyor:
         )
 
 
+def _roots(view: OrchestratorView, panes: Sequence[Pane]) -> tuple[int, ...]:
+    """The pids at the root of an orchestrator's own tree: its process, its pane's shell."""
+    pids = [p for p in (view.orchestrator.pid, view.agent.pid if view.agent else None) if p]
+    pids += [p.pane_pid for p in panes if view.pane is not None and p.pane_id == view.pane]
+    return tuple(pids)
+
+
+def _run_groups(conn: sqlite3.Connection, runs: frozenset[str]) -> frozenset[int]:
+    """The process groups of the orchestrators' own ``tether run`` runs."""
+    groups: set[int] = set()
+    for run_id in runs:
+        try:
+            row = get_run(conn, run_id)
+        except TetherError:
+            continue
+        if row.agent_pgid is not None:
+            groups.add(row.agent_pgid)
+    return frozenset(groups)
+
+
 def same_process(
     registered: int | None, start_time: float | None, pid: int, table: ProcessTable
 ) -> bool:
@@ -273,10 +380,12 @@ def find_caller(
     pid: int,
     tmux_pane: str | None,
 ) -> Orchestrator | None:
-    """The orchestrator a command was called from: by its pane, its process tree, or the only one.
+    """The orchestrator a command was called from: by its pane or its process tree.
 
     ``tether subagents wait`` runs as a tool call of the orchestrator's agent,
-    so it inherits ``TMUX_PANE`` and sits below the orchestrator's process.
+    so it inherits ``TMUX_PANE`` and sits below the orchestrator's process. A
+    call from anywhere else (a subagent's pane, another terminal) is nobody's
+    activity, even with only one orchestrator registered.
     """
     if tmux_pane is not None:
         for orch in orchestrators:
@@ -290,4 +399,4 @@ def find_caller(
             pane = next((p for p in panes if p.pane_id == orch.tmux_pane), None)
             if pane is not None and pane.pane_pid in above:
                 return orch
-    return orchestrators[0] if len(orchestrators) == 1 else None
+    return None  # not from an orchestrator's own pane or tree: no orchestrator's activity

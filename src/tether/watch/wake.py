@@ -50,7 +50,7 @@ class SubagentView:
     @property
     def state(self) -> str:
         if not self.subagent.running:
-            return "ended"
+            return "starting" if self.subagent.starting else "ended"
         if self.wait is None or self.wait.kind == "tool":
             return "working"
         return "waits-for-" + self.wait.kind

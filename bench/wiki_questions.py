@@ -71,7 +71,9 @@ QUESTIONS: dict[str, str] = {
     "what does the little cloud icon at the bottom mean": (
         "Obsidian Sync/Status icon and messages.md"
     ),
-    "make a copy of my notes in case my disk dies": "Getting started/Back up your Obsidian files.md",
+    "make a copy of my notes in case my disk dies": (
+        "Getting started/Back up your Obsidian files.md"
+    ),
     "a table of my notes filtered by their properties, like a database": (
         "Bases/Introduction to Bases.md"
     ),

@@ -1,4 +1,4 @@
-"""The Stop hook: block while level 1 has work, honour stop_hook_active, never trap a session."""
+"""The Stop hook: the decision of a tick, stop_hook_active honoured, never a trapped session."""
 
 from __future__ import annotations
 
@@ -56,6 +56,7 @@ def test_blocks_while_level1_has_work_and_lets_go_after_the_cap(
     assert "block 1 of at most 3" in blocks[0]["reason"]
     assert "block 3 of at most 3" in blocks[2]["reason"]
     assert answers[3] == ("{}" if harness == "codex" else "")  # the 4th stop goes through
+    assert "Do not do this unit in this session" in blocks[0]["reason"]
     assert project.location(ticket.id) == "ACTIONABLE"  # the hook never moves anything
 
 
@@ -67,12 +68,50 @@ def test_a_new_turn_starts_the_count_again(project: Project) -> None:
     assert json.loads(fresh.stdout)["reason"].endswith("(stop hook block 1 of at most 3 in a row).")
 
 
-def test_no_autonomous_work_lets_the_agent_stop(project: Project) -> None:
+def test_every_stop_line_lets_the_agent_stop_and_is_printed(project: Project) -> None:
+    project.add("Blocked", State.BLOCKED, "lock", blocked_by="x", check=["false"])
+    blind = _hook(project, "claude-code", _payload(project, False))
+    assert blind.returncode == 0, blind.stderr
+    line = json.loads(blind.stdout)["systemMessage"]
+    assert line.startswith("TETHER-LOOP: STOP (blind, 4/4 sources unavailable")
+    assert line in blind.stderr
+    project.all_sources_ready()
     project.add("Pick the licence", State.USER, "decision", needs="a choice")
-    project.add("Blocked", State.BLOCKED, "lock", blocked_by="x", check=["true"])
+    for harness, expected in (("codex", "{}"), ("copilot", "")):
+        done = _hook(project, harness, _payload(project, False))
+        assert done.returncode == 0 and done.stdout.strip() == expected
+        assert "TETHER-LOOP: STOP (user-only)" in done.stderr
+
+
+def test_a_blocked_ticket_whose_check_passes_is_work_as_in_a_tick(project: Project) -> None:
+    ticket = project.add("Blocked", State.BLOCKED, "lock", blocked_by="x", check=["true"])
     done = _hook(project, "claude-code", _payload(project, False))
-    assert done.returncode == 0 and done.stdout == ""
-    assert "no autonomous work left" in done.stderr
+    assert json.loads(done.stdout)["decision"] == "block"
+    assert project.location(ticket.id) == "BLOCKED/lock"  # the hook only decides
+
+
+def test_blocks_while_level2_finds_work_and_names_tether_loop_tick(project: Project) -> None:
+    project.all_sources_ready(
+        organic={"status": "found", "items": [{"id": "m1", "text": "Rotate the test keys"}]}
+    )
+    done = _hook(project, "claude-code", _payload(project, False))
+    answer = json.loads(done.stdout)
+    assert answer["decision"] == "block", done.stderr
+    reason = answer["reason"]
+    assert "level 2 found new work (memory.organic: found" in reason
+    assert "Do not do this unit in this session" in reason
+    assert "Run `tether loop tick` now" in reason and "fresh session" in reason
+    dry = subprocess.run(
+        [TETHER, "loop", "tick", "--dry-run"],
+        cwd=project.root,
+        env=project.env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert dry.returncode == 0 and dry.stdout.splitlines()[-1].startswith("TETHER-LOOP: CONTINUE")
+    assert not project.board.load().untriaged()  # the hook wrote nothing to the board
 
 
 def test_copilot_agent_stop_payload_in_camel_case(project: Project) -> None:

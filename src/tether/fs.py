@@ -7,17 +7,22 @@ content or the new, never a half-written file, and a crash loses neither.
 ``resolve_inside`` resolves a path the way the kernel would open it (symlinks
 followed, ``..`` applied after each link) and refuses it when the result is
 outside the root.
+
+``lock_file`` (and ``flocked``) is the one file lock every lock file uses.
 """
 
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import os
 import secrets
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from tether.errors import PathEscapeError, UsageError
 
@@ -150,3 +155,31 @@ def _resolve(path: Path, given: str, root: str) -> Path:
             current = Path(target.anchor)
         pending.extend(reversed(target.parts[1:] if target.is_absolute() else target.parts))
     return current
+
+
+def lock_file(file: int | IO[Any], *, shared: bool = False, wait: bool = True) -> bool:
+    """Lock an open file (``flock``), shared or exclusive; True once it holds the lock.
+
+    Without ``wait`` it returns False at once while another open file holds a
+    conflicting lock. The lock belongs to the open file: closing it releases it.
+    """
+    mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
+    try:
+        fcntl.flock(file, mode if wait else mode | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def unlock_file(file: int | IO[Any]) -> None:
+    fcntl.flock(file, fcntl.LOCK_UN)
+
+
+@contextmanager
+def flocked(file: int | IO[Any]) -> Iterator[None]:
+    """Hold an exclusive lock on an open file for the block (waiting for it)."""
+    lock_file(file)
+    try:
+        yield
+    finally:
+        unlock_file(file)

@@ -10,7 +10,6 @@ The cache lives in the process (shared by every ``Board`` on the same root).
 
 from __future__ import annotations
 
-import gc
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -126,15 +125,7 @@ class ParseCache:
         quick = self._unchanged(root, folders, refused)
         if quick is not None:
             return quick
-        # A cold load allocates many small containers and no cycles; the cyclic
-        # collector would re-scan all of them again and again while they pile up.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            return self._walk(root, folders, refused)
-        finally:
-            if collecting:
-                gc.enable()
+        return self._walk(root, folders, refused)
 
     def _walk(
         self,

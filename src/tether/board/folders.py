@@ -11,7 +11,6 @@ ignores.
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import secrets
 import threading
@@ -22,7 +21,7 @@ from pathlib import Path
 from tether.board.errors import BoardError
 from tether.board.states import State, all_folders, folder_of
 from tether.errors import PathEscapeError
-from tether.fs import atomic_write_bytes, resolve_inside
+from tether.fs import atomic_write_bytes, lock_file, resolve_inside
 
 LOCK_NAME = ".lock"
 _GITIGNORE = b"# tether's lock and temp files\n.lock\n.*.tmp\n"
@@ -74,7 +73,7 @@ def locked(root: Path, *, shared: bool = False) -> Iterator[None]:
         root.mkdir(parents=True, exist_ok=True)
         fd = _open_lock(root)
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        lock_file(fd, shared=shared)
         _HELD.add(key)
         try:
             yield

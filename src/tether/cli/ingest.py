@@ -13,8 +13,8 @@ from tether.errors import UsageError
 
 
 def _queue(root: str | None) -> Any:
+    from tether.cli.wiki_context import load_context
     from tether.ingest.queue import Queue
-    from tether.wiki.context import load_context
 
     ctx = load_context(root)
     return ctx, Queue(ctx.wiki)
@@ -24,18 +24,6 @@ def _owner() -> str:
     from tether.gate.session_id import resolve
 
     return resolve(None, None).key
-
-
-def _refuse_inside_agent(action: str) -> None:
-    from tether.gate.newsession import agent_ancestry
-    from tether.ingest.queue import IngestRefusedError
-
-    inside = agent_ancestry()
-    if inside is not None:
-        raise IngestRefusedError(
-            f"refused: `tether ingest {action}` is a human action and runs inside an agent's "
-            f"process tree ({inside}). Run it yourself in a terminal, outside the agent."
-        )
 
 
 def _print(data: Any) -> None:
@@ -95,7 +83,6 @@ def collect_cmd(
 @click.option("--json", "as_json", is_flag=True)
 def release_cmd(root: str | None, ids: tuple[str, ...], as_json: bool) -> None:
     """Human action: move entries from quarantine/ to incoming/ (never overwrites)."""
-    _refuse_inside_agent("release")
     _, queue = _queue(root)
     results = queue.release(list(ids))
     if as_json:
@@ -110,13 +97,10 @@ def release_cmd(root: str | None, ids: tuple[str, ...], as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def status_cmd(root: str | None, as_json: bool) -> None:
     """Entries in quarantine, waiting in incoming, and claimed by runs."""
-    from tether.gate.newsession import agent_ancestry
+    from tether.ingest.queue import quarantine_view
 
     _, queue = _queue(root)
-    quarantine = [e.id for e in queue.quarantined()]
-    if agent_ancestry() is not None:
-        # nothing in quarantine is shown to an agent, not even its names
-        quarantine = [f"({len(quarantine)} not released)"] if quarantine else []
+    quarantine = quarantine_view([e.id for e in queue.quarantined()])
     waiting = [e.id for e in queue.waiting()]
     claimed = [{"id": e.id, **e.claim()} for e in queue.claims()]
     done = len(queue.finished())
@@ -201,7 +185,6 @@ def continue_here_cmd() -> None:
 @click.argument("entry_id", metavar="ID")
 def requeue_cmd(root: str | None, entry_id: str) -> None:
     """Human action: give a claimed entry (of a crashed run) back to incoming/."""
-    _refuse_inside_agent("requeue")
     _, queue = _queue(root)
     entry = queue.requeue(entry_id)
     click.echo(f"{entry.id}: back in incoming/")

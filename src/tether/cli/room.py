@@ -60,8 +60,8 @@ def _print_cut(data: dict[str, Any]) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the brief as JSON.")
 def brief_cmd(root: str | None, question: str, budget: int | None, as_json: bool) -> None:
     """The Tier-A brief: candidate pages within B, why each, stale flags."""
+    from tether.cli.wiki_context import load_context
     from tether.room.brief import make_brief
-    from tether.wiki.context import load_context
 
     ctx = load_context(root)
     index, _ = ctx.fresh_index()
@@ -92,6 +92,7 @@ def open_cmd(
     as_json: bool,
 ) -> None:
     """Open exactly one room for QUESTION and return its checked conclusion."""
+    from tether.cli.wiki_context import load_context
     from tether.room.brief import make_brief
     from tether.room.room import (
         STATUS_B01,
@@ -101,7 +102,6 @@ def open_cmd(
         open_room,
         refuse_nesting,
     )
-    from tether.wiki.context import load_context
 
     refuse_nesting(os.environ)
     ctx = load_context(root)

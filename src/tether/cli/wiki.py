@@ -70,7 +70,7 @@ def index_cmd(root: str | None, as_json: bool) -> None:
     Pages over the size cap ([wiki] max_page_bytes, 4 MiB by default) are not
     read; they are listed, and `wiki check` reports them as too-large.
     """
-    from tether.wiki.context import load_context
+    from tether.cli.wiki_context import load_context
     from tether.wiki.records import describe_size
 
     ctx = load_context(root)
@@ -120,7 +120,7 @@ def index_cmd(root: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON.")
 def search_cmd(root: str | None, query: str, limit: int, as_json: bool) -> None:
     """Full-text search (bm25): best pages first."""
-    from tether.wiki.context import load_context
+    from tether.cli.wiki_context import load_context
 
     ctx = load_context(root)
     index, _ = ctx.fresh_index()
@@ -152,7 +152,7 @@ def search_cmd(root: str | None, query: str, limit: int, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the stale list as JSON.")
 def stale_cmd(root: str | None, as_json: bool) -> None:
     """Pages on the stale list (wiki/stale.json), with the reason."""
-    from tether.wiki.context import load_context
+    from tether.cli.wiki_context import load_context
     from tether.wiki.stale import stale_pages
 
     ctx = load_context(root)
@@ -194,8 +194,8 @@ def stale_cmd(root: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 def check_cmd(root: str | None, skip: tuple[str, ...], as_json: bool) -> None:
     """Provenance, broken links and orphans; exits 40 on violations (file:line each)."""
+    from tether.cli.wiki_context import load_context
     from tether.wiki.check import KINDS, check
-    from tether.wiki.context import load_context
 
     unknown = [k for k in skip if k not in (*KINDS, "provenance")]
     if unknown:
@@ -287,7 +287,7 @@ def read_cmd(root: str | None, page_id: str) -> None:
         )
         click.echo(result.text or "", nl=False)
         return
-    from tether.wiki.context import load_context
+    from tether.cli.wiki_context import load_context
 
     ctx = load_context(root)
     index, _ = ctx.fresh_index()

@@ -30,6 +30,7 @@ from typing import Any
 from tether.errors import PathEscapeError, TetherError, UsageError
 from tether.exit_codes import ExitCode
 from tether.fs import atomic_write_json, resolve_inside
+from tether.gate.newsession import agent_ancestry
 from tether.ingest.bundle import copy_bundle
 from tether.ingest.manifest import (
     BUNDLE,
@@ -85,6 +86,23 @@ class Entry:
         except (OSError, ValueError):
             return {}
         return data
+
+
+def refuse_inside_agent(action: str) -> None:
+    """Raise ``IngestRefusedError`` when this process runs inside an agent's process tree."""
+    inside = agent_ancestry()
+    if inside is not None:
+        raise IngestRefusedError(
+            f"refused: `tether ingest {action}` is a human action and runs inside an agent's "
+            f"process tree ({inside}). Run it yourself in a terminal, outside the agent."
+        )
+
+
+def quarantine_view(ids: list[str]) -> list[str]:
+    """What of quarantine/ may be shown here: nothing of it to an agent, not even its names."""
+    if agent_ancestry() is None:
+        return ids
+    return [f"({len(ids)} not released)"] if ids else []
 
 
 def _now() -> str:
@@ -232,7 +250,11 @@ class Queue:
         return real
 
     def release(self, ids: list[str]) -> list[dict[str, Any]]:
-        """Move entries from quarantine/ to incoming/; a name already there is a stop."""
+        """Human action: move entries from quarantine/ to incoming/; a name already there is a stop.
+
+        Refused (``IngestRefusedError``) inside an agent's process tree.
+        """
+        refuse_inside_agent("release")
         results: list[dict[str, Any]] = []
         stops: list[str] = []
         self.incoming.mkdir(parents=True, exist_ok=True)
@@ -413,7 +435,11 @@ class Queue:
         return Entry(entry.id, target, manifest)
 
     def requeue(self, given: str) -> Entry:
-        """Give a claimed entry back to incoming/ (after a crashed run)."""
+        """Human action: give a claimed entry back to incoming/ (after a crashed run).
+
+        Refused (``IngestRefusedError``) inside an agent's process tree.
+        """
+        refuse_inside_agent("requeue")
         folder = self._child(self.claimed, given)
         if not (folder / MANIFEST).is_file():
             raise UsageError(f"no claimed entry {given!r}")

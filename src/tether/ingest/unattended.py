@@ -10,13 +10,13 @@ manifest needs a dialog (key points, fidelity/authority, a name collision in
 
 from __future__ import annotations
 
-import fcntl
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from tether.fs import lock_file
 from tether.ingest.instructions import ingest_instructions
 from tether.ingest.manifest import NEEDS_HUMAN_EXIT, dialog_reasons
 from tether.ingest.queue import Entry, IngestRefusedError, Queue
@@ -30,13 +30,11 @@ Report = Callable[[dict[str, Any]], None]
 def run_lock(queue: Queue) -> Iterator[None]:
     queue.incoming.mkdir(parents=True, exist_ok=True)
     with (queue.incoming / RUN_LOCK).open("a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not lock_file(handle, wait=False):
             raise IngestRefusedError(
                 "refused: another `tether ingest run` is working on this queue; entries are "
                 "ingested one after another, never in parallel."
-            ) from None
+            )
         yield
 
 

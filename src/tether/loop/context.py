@@ -7,7 +7,6 @@ dispatcher; the CLI builds it from the configuration of the working folder.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
 import sqlite3
@@ -22,6 +21,7 @@ from tether.config import Config, Profile, load_config
 from tether.config.loop import LoopSettings, parse_duration
 from tether.errors import ConfigError, TetherError
 from tether.exit_codes import ExitCode
+from tether.fs import lock_file
 from tether.loop.policy import Policy
 from tether.loop.sources import Source, build_sources
 from tether.store import db
@@ -129,14 +129,12 @@ class Loop:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+            if not lock_file(fd, wait=False):
                 holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
                 raise LoopBusyError(
                     f"another tether loop is working on {self.scope} (pid {holder}); "
                     f"wait for it, or use --dry-run to look without dispatching."
-                ) from None
+                )
             os.ftruncate(fd, 0)
             os.pwrite(fd, str(os.getpid()).encode(), 0)
             self._held = 1

@@ -29,7 +29,6 @@ session to decide.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import re
@@ -41,7 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from tether.fs import atomic_write_json, atomic_write_text
+from tether.fs import atomic_write_json, atomic_write_text, lock_file, unlock_file
 from tether.gate.roomrule import CONCLUSION_FILE, ENV_ROOM_DIR, ENV_ROOM_ID, NESTED_HINT
 from tether.room.brief import Brief
 from tether.room.check import MAX_WORDS, ConclusionCheck, check_conclusion
@@ -147,11 +146,9 @@ def _held_by(path: Path) -> str | None:
     except OSError:
         return None
     with handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:  # a room holds the lock: it is open now
+        if not lock_file(handle, shared=True, wait=False):  # a room holds it: it is open now
             return handle.read().strip()
-        fcntl.flock(handle, fcntl.LOCK_UN)
+        unlock_file(handle)
     return None
 
 
@@ -185,9 +182,7 @@ def room_above(home: Path) -> str | None:
 def _exclusive(path: Path, refusal: str) -> Iterator[TextIO]:
     handle = path.open("a+", encoding="utf-8")
     try:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not lock_file(handle, wait=False):
             handle.seek(0)
             holder = handle.read().strip() or "another room"
             inside = _opener_above(holder)

@@ -17,7 +17,6 @@ grep over the wiki) are logged in the same file as ``refused-tool``.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -30,7 +29,7 @@ from typing import Any
 
 from tether.errors import PathEscapeError, TetherError, UsageError
 from tether.exit_codes import ExitCode
-from tether.fs import atomic_write_json, resolve_inside
+from tether.fs import atomic_write_json, flocked, resolve_inside
 
 # The gate refuses other tool calls inside a room and logs them here (REFUSED_TOOL).
 from tether.gate.roomrule import (
@@ -197,12 +196,8 @@ class Room:
 
     @contextmanager
     def _locked_reads(self) -> Iterator[Any]:
-        with (self.folder / READS_FILE).open("a+", encoding="utf-8") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield handle
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        with (self.folder / READS_FILE).open("a+", encoding="utf-8") as handle, flocked(handle):
+            yield handle
 
     def reads(self) -> list[dict[str, Any]]:
         path = self.folder / READS_FILE

@@ -91,17 +91,12 @@ class LimitCheck:
         # Set while a harness's exact step count (its session file) cannot be read:
         # then the stream's upper bound decides, so the stop may come early, never late.
         self.use_stream_bound = False
-        # after() has no verdict while the ledger is below both marks: the live loop
-        # compares two integers per event and calls it only from there on.
-        self.armed_at_iterations = self._iterations
-        self.armed_at_tool_calls = self._calls + 1 if self._calls < sys.maxsize else sys.maxsize
         # True when the last verdict was "step N complete", i.e. before step N+1 began
         self.at_step_boundary = False
 
     def switch_to_stream_bound(self) -> None:
         """Decide by the stream's upper bound from now on (it can grow without steps)."""
         self.use_stream_bound = True
-        self.armed_at_iterations = 0
 
     def after(self, event: Event, ledger: Ledger) -> StopReason | None:
         if ledger.iterations > self._iterations:

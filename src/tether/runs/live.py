@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import selectors
 import time
@@ -18,22 +17,15 @@ from tether.runs.budget import LimitCheck, StopReason
 from tether.runs.process import AgentProcess
 from tether.runs.stream import LineBuffer, SessionTail
 
+# How long the loop waits for output before it looks at the deadline and cancel again.
+POLL_SECONDS = 0.25
 # How often a Codex-style session file is re-read while the stream is quiet.
 SESSION_POLL_SECONDS = 0.02
 PROGRESS_EVERY_SECONDS = 0.5
-READ_SIZE = 1 << 20
-COALESCE_SECONDS = 0.001
-COALESCE_BELOW = 64 * 1024
+READ_SIZE = 1 << 16
 # How long a harness's session file may take to appear before the stream's
 # upper bound is used for the limit instead.
 SESSION_FILE_GRACE = 2.0
-_F_SETPIPE_SZ = 1031  # Linux fcntl: resize a pipe's buffer
-
-
-def _widen_pipe(fd: int) -> None:
-    """Fewer wake-ups and reads for chatty agents: a 1 MiB pipe where the OS allows."""
-    with contextlib.suppress(OSError):
-        fcntl.fcntl(fd, _F_SETPIPE_SZ, READ_SIZE)
 
 
 @dataclass
@@ -78,13 +70,12 @@ class LiveRun:
     def run(self) -> LiveResult:
         fd = self.agent.stdout.fileno()
         os.set_blocking(fd, False)
-        _widen_pipe(fd)
         sel = selectors.DefaultSelector()
         sel.register(fd, selectors.EVENT_READ)
         lines = LineBuffer()
-        parse = self.harness.parse_line
         out_fd = self.events_out.fileno()
         self.events_out.flush()
+        poll = SESSION_POLL_SECONDS if self.tail is not None else POLL_SECONDS
         next_tail_poll = 0.0
         started = time.monotonic()
         try:
@@ -94,61 +85,41 @@ class LiveRun:
                     return LiveResult(StopReason.CANCELLED, now, False)
                 if now >= self.deadline:
                     return LiveResult(StopReason.TIMEOUT, now, False)
+                chunk: bytes | None = None
+                if sel.select(min(self.deadline - now, poll)):
+                    with contextlib.suppress(BlockingIOError):
+                        chunk = os.read(fd, READ_SIZE)
                 verdict: StopReason | None = None
-                eof = False
-                # Read first and wait only when nothing is there: a busy stream then
-                # costs one system call per chunk instead of two.
-                try:
-                    chunk: bytes | None = os.read(fd, READ_SIZE)
-                except BlockingIOError:
-                    chunk = None
-                    wait = self.deadline - now
-                    wait = min(wait, SESSION_POLL_SECONDS if self.tail is not None else 0.25)
-                    if sel.select(wait):
-                        try:
-                            chunk = os.read(fd, READ_SIZE)
-                        except BlockingIOError:
-                            chunk = None
-                if chunk is not None:
-                    if chunk == b"":
-                        eof = True
-                        batch = lines.flush()
-                    elif chunk:
-                        # events.jsonl keeps the stream byte for byte, as it arrived;
-                        # one unbuffered write, so a crash loses nothing already read
-                        os.write(out_fd, chunk)
-                        batch = lines.feed(chunk)
-                    else:
-                        batch = []
-                    ledger, check = self.ledger, self.check
-                    for line in batch:
-                        for event in parse(line):
-                            apply(ledger, event)
-                            if verdict is None and (
-                                ledger.iterations >= check.armed_at_iterations
-                                or ledger.tool_calls >= check.armed_at_tool_calls
-                            ):
-                                verdict = check.after(event, ledger)
-                    if verdict is None and chunk and len(chunk) < COALESCE_BELOW:
-                        # A short read from a busy writer: let more lines gather
-                        # before the next read, so a chatty agent costs a few
-                        # system calls per millisecond rather than per line.
-                        time.sleep(COALESCE_SECONDS)
-                if self.tail is not None and (eof or now >= next_tail_poll):
+                if chunk:
+                    # events.jsonl keeps the stream byte for byte, as it arrived;
+                    # one unbuffered write, so a crash loses nothing already read
+                    os.write(out_fd, chunk)
+                    verdict = self._take_lines(lines.feed(chunk))
+                elif chunk == b"":
+                    verdict = self._take_lines(lines.flush())
+                if self.tail is not None and (chunk == b"" or now >= next_tail_poll):
                     next_tail_poll = now + SESSION_POLL_SECONDS
                     found = self._take(self.tail.poll(self.ledger.session_id))
-                    if found is not None and verdict is None:
-                        verdict = found
+                    verdict = verdict or found
                     lost = self.tail.path is None and now - started > SESSION_FILE_GRACE
                     if lost and not self.check.use_stream_bound:
                         self.check.switch_to_stream_bound()
                         self.ledger.iteration_source = "bound"
                 if verdict is not None:
                     return LiveResult(verdict, time.monotonic(), False)
-                if eof:
+                if chunk == b"":
                     return LiveResult(None, None, True)
                 if now - self._last_progress >= PROGRESS_EVERY_SECONDS:
                     self._last_progress = now
                     self.on_progress(self.ledger)
         finally:
             sel.close()
+
+    def _take_lines(self, batch: list[bytes]) -> StopReason | None:
+        verdict: StopReason | None = None
+        for line in batch:
+            for event in self.harness.parse_line(line):
+                apply(self.ledger, event)
+                if verdict is None:
+                    verdict = self.check.after(event, self.ledger)
+        return verdict

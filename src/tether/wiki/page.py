@@ -20,6 +20,8 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import unquote
 
+from tether.frontmatter import split_front_matter
+
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _COMMENT = re.compile(r"%%.*?%%")
@@ -92,21 +94,6 @@ class Page:
     def stem(self) -> str:
         name = self.path.rsplit("/", 1)[-1]
         return name[:-3] if name.lower().endswith(".md") else name
-
-
-def split_front_matter(text: str) -> tuple[str | None, str, int]:
-    """(front matter text or None, body, 1-based line the body starts on)."""
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    if not (text.startswith("---\n") or text.startswith("---\r\n")):
-        return None, text, 1
-    lines = text.splitlines(keepends=True)
-    for index in range(1, len(lines)):
-        if lines[index].rstrip("\r\n") in ("---", "..."):
-            front = "".join(lines[1:index])
-            body = "".join(lines[index + 1 :])
-            return front, body, index + 2
-    return None, text, 1  # no closing line: not front matter (Obsidian agrees)
 
 
 def _as_list(value: Any) -> list[str]:
@@ -198,8 +185,9 @@ def _loader(yaml: ModuleType) -> Any:
 def parse_page(path: str, text: str) -> Page:
     """Parse one page's text; never raises for bad content (problems are recorded)."""
     problems: list[Problem] = []
-    front_text, body, body_line = split_front_matter(text)
-    if front_text is None and text.lstrip("\ufeff").startswith(("---\n", "---\r\n")):
+    found = split_front_matter(text)
+    front_text, body, body_line = found or (None, text.removeprefix("\ufeff"), 1)
+    if found is None and text.lstrip("\ufeff").startswith(("---\n", "---\r\n")):
         problems.append(
             Problem(
                 1,

@@ -1,0 +1,1 @@
+"""Supervised runs: one agent process under its budgets, its record and its report."""

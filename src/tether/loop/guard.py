@@ -57,6 +57,7 @@ class GuardState:
     unavailable: tuple[str, ...] = ()
     situation: Mapping[str, Any] = field(default_factory=dict)
     person_items: tuple[str, ...] = ()  # what the reading left for the person
+    failed: tuple[str, ...] = ()  # roles located but not answered (a read that failed)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -65,6 +66,7 @@ class GuardState:
             "fingerprint": self.fingerprint,
             "unavailable": list(self.unavailable),
             "person_items": list(self.person_items),
+            "failed": list(self.failed),
         }
 
 
@@ -78,6 +80,7 @@ def load(conn: sqlite3.Connection, scope: str) -> GuardState | None:
     result, at, fingerprint, situation, unavailable = row
     stored = json.loads(situation)
     items = stored.pop(PERSON_ITEMS, [])
+    failed = stored.pop(FAILED, [])
     return GuardState(
         result=result,
         at=from_iso(at),
@@ -85,10 +88,12 @@ def load(conn: sqlite3.Connection, scope: str) -> GuardState | None:
         unavailable=tuple(json.loads(unavailable)),
         situation=stored,
         person_items=tuple(str(i) for i in items) if isinstance(items, list) else (),
+        failed=tuple(str(r) for r in failed) if isinstance(failed, list) else (),
     )
 
 
 PERSON_ITEMS = "person_items"
+FAILED = "failed_roles"
 
 
 def save(
@@ -99,8 +104,9 @@ def save(
     fp: Fingerprint,
     *,
     person_items: Sequence[str] = (),
+    failed: Sequence[str] = (),
 ) -> GuardState:
-    stored = {**fp.situation, PERSON_ITEMS: list(person_items)}
+    stored = {**fp.situation, PERSON_ITEMS: list(person_items), FAILED: sorted(failed)}
     with transaction(conn):
         conn.execute(
             "INSERT INTO loop_guard (scope, result, at, fingerprint, situation, unavailable) "
@@ -117,8 +123,27 @@ def save(
             ),
         )
     return GuardState(
-        result, at, fp.digest, tuple(sorted(fp.unavailable)), fp.situation, tuple(person_items)
+        result,
+        at,
+        fp.digest,
+        tuple(sorted(fp.unavailable)),
+        fp.situation,
+        tuple(person_items),
+        tuple(sorted(failed)),
     )
+
+
+def still_failing(
+    state: GuardState | None, now: datetime, interval_seconds: float, config: str
+) -> tuple[str, ...]:
+    """Roles whose read failed at the last (blind) result: within the interval and with
+    the same source configuration they count as unavailable without being run again."""
+    if state is None or state.result != "blind" or not state.failed:
+        return ()
+    age = (now - state.at).total_seconds()
+    if age < 0 or age >= interval_seconds or state.situation.get("config") != config:
+        return ()
+    return state.failed
 
 
 def holding(
@@ -157,6 +182,14 @@ def why_not(
 
 
 def situation(
-    actionable: Sequence[str], user: Sequence[str], sources: Mapping[str, str]
+    actionable: Sequence[str],
+    user: Sequence[str],
+    sources: Mapping[str, str],
+    config: str = "",
 ) -> dict[str, Any]:
-    return {"actionable": sorted(actionable), "user": sorted(user), "sources": dict(sources)}
+    return {
+        "actionable": sorted(actionable),
+        "user": sorted(user),
+        "sources": dict(sources),
+        "config": config,
+    }

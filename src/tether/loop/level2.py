@@ -23,11 +23,15 @@ something new:
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+import msgspec
+
 from tether.board import BoardView, State, Ticket
-from tether.config.loop import DEFAULT_CONFIDENCE, effective_source
+from tether.clock import to_iso
+from tether.config.loop import DEFAULT_CONFIDENCE, ROLES, effective_source
 from tether.fs import atomic_write_text
 from tether.loop import guard, records
 from tether.loop.level1 import user_lock
@@ -111,10 +115,12 @@ class Level2:
 
 def run_chain(loop: Loop, view: BoardView, *, dry_run: bool) -> Level2:
     now = loop.clock.now()
-    locations = [(source, source.locate()) for source in loop.sources]
-    unavailable = [s.role for s, where in locations if not where.located]
-    fp = _fingerprint(loop, view, locations, unavailable)
     before = guard.load(loop.conn, loop.scope)
+    config = config_digest(loop)
+    carried = guard.still_failing(before, now, loop.guard_interval, config)
+    locations = [(source, _locate(source, before, carried)) for source in loop.sources]
+    unavailable = [s.role for s, where in locations if not where.located or where.failure]
+    fp = _fingerprint(loop, view, locations, unavailable, config)
     held = guard.holding(before, fp, now, loop.guard_interval)
     if held is not None:
         skipped = [_unread(s, where) for s, where in locations]
@@ -132,6 +138,7 @@ def run_chain(loop: Loop, view: BoardView, *, dry_run: bool) -> Level2:
         reports.append(report)
         found = report.status == "found"
     unavailable = [r.role for r in reports if r.status == "unavailable"]
+    failed = [r.role for r in reports if r.status == "unavailable" and r.located]
     outcome: guard.GuardResult = "found" if found else ("blind" if unavailable else "exhausted")
     result = Level2(outcome, reports, unavailable, before, why)
     result.user_items = [u for r in reports for u in r.user_items]
@@ -139,11 +146,39 @@ def run_chain(loop: Loop, view: BoardView, *, dry_run: bool) -> Level2:
         result.applied = _apply(loop, view, reports)
     # Saved as located before reading, so the next tick compares like with like; only
     # the count of unseen working-memory entries is taken again, after marking them seen.
-    fp = _fingerprint(loop, view, locations, unavailable)
+    # A read that failed counts as unavailable: the next tick carries it (see guard).
+    fp = _fingerprint(loop, view, locations, unavailable, config)
     result.guard_after = guard.save(
-        loop.conn, loop.scope, outcome, now, fp, person_items=result.user_items
+        loop.conn,
+        loop.scope,
+        outcome,
+        now,
+        fp,
+        person_items=result.user_items,
+        failed=failed,
     )
     return result
+
+
+def _locate(source: Source, before: guard.GuardState | None, carried: tuple[str, ...]) -> Location:
+    """Where the source is; a role whose read failed at the last blind result, within the
+    guard interval, is not run again (it would only cost its timeout once more)."""
+    if source.role in carried:
+        at = to_iso(before.at) if before is not None else "the last tick"
+        return Location(
+            True,
+            "",
+            failure=f"its read failed at {at}; not asked again until the guard interval ends "
+            f"or its configuration changes",
+        )
+    return source.locate()
+
+
+def config_digest(loop: Loop) -> str:
+    """The sources' configuration (kind, paths, commands), as the guard compares it."""
+    specs = {role: msgspec.to_builtins(effective_source(loop.settings, role)) for role in ROLES}
+    text = json.dumps(specs, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 ROLE_ORDER = ("decisions.ledger", "memory.organic", "memory.curated", "user.model")
@@ -155,11 +190,15 @@ def sorted_roles(roles: tuple[str, ...] | list[str]) -> list[str]:
 
 
 def _fingerprint(
-    loop: Loop, view: BoardView, locations: list[tuple[Source, Location]], unavailable: list[str]
+    loop: Loop,
+    view: BoardView,
+    locations: list[tuple[Source, Location]],
+    unavailable: list[str],
+    config: str,
 ) -> guard.Fingerprint:
     parts: dict[str, str] = {}
     for source, where in locations:
-        if not where.located:
+        if source.role in unavailable:  # not answerable: in the availability part only
             continue
         parts[source.role] = where.situation
         if where.fingerprint_keys is not None:
@@ -170,6 +209,7 @@ def _fingerprint(
         [t.id for t in view.in_state(State.ACTIONABLE)],
         [t.id for t in view.in_state(State.USER)],
         parts,
+        config,
     )
     return guard.Fingerprint(situation, tuple(sorted(unavailable)))
 
@@ -179,6 +219,10 @@ def _unread(source: Source, where: Location, *, asked: bool = True) -> SourceRep
         return SourceReport(
             source.role, source.kind, where.where, False, "unavailable", where.reason
         )
+    if where.failure:
+        return SourceReport(
+            source.role, source.kind, where.where, True, "unavailable", where.failure
+        )
     reason = "guard holds: not read" if asked else None
     return SourceReport(source.role, source.kind, where.where, True, "not asked", reason)
 
@@ -187,6 +231,15 @@ def _ask(loop: Loop, view: BoardView, source: Source, where: Location) -> Source
     if not where.located:
         return SourceReport(
             source.role, source.kind, where.where, False, "unavailable", where.reason
+        )
+    if where.failure:
+        return SourceReport(
+            source.role,
+            source.kind,
+            where.where,
+            True,
+            "unavailable",
+            f"located, but the read failed: {where.failure}",
         )
     reading = source.read(where)
     report = SourceReport(

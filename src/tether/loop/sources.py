@@ -74,6 +74,7 @@ class Location:
     # the keys of the items the fingerprint command listed (the chain counts the unseen)
     fingerprint_keys: tuple[str, ...] | None = None
     prefetched: CommandResult | None = None  # the fingerprint command's run, reused by read
+    failure: str | None = None  # located, but its fingerprint command failed: not answerable
 
 
 @dataclass
@@ -285,7 +286,10 @@ class CommandSource:
             self.fingerprint_command, cwd=self.cwd, timeout=self.timeout, env=self.env
         )
         if not result.ok:
-            return Location(True, where, situation=result.summary())
+            tail = f": {result.tail[-200:]}" if result.tail else ""
+            return Location(
+                True, where, situation=result.summary(), failure=f"{result.summary()}{tail}"
+            )
         parsed = _parse(result.stdout, self.fingerprint_command[0])
         if isinstance(parsed, str):  # not a list of items: the output itself is the view
             text = result.stdout.strip()

@@ -1,0 +1,113 @@
+"""The guard sees read failures: availability is the roles that could not be answered.
+
+A source that is located but fails when asked (hangs past its timeout, prints
+no JSON, exits non-zero) after an ``exhausted`` makes the next tick ``blind`` at
+once, and the tick after that holds as ``guard, blind`` (exit 13) without
+running the failing source again. Changing a source's command in
+``tether.toml`` breaks the guard. Real ``tether loop tick`` subprocesses, real
+source commands.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tests.loop.conftest import BASE_TOML, Project, write_script
+
+TETHER = str(Path(sys.executable).parent / "tether")
+
+CURATED_TIMEOUT = """
+[loop.sources."memory.curated"]
+kind = "command"
+command = ["curated-memory", "working", "--json"]
+timeout = "1s"
+"""
+
+
+def _tick(project: Project) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [TETHER, "loop", "tick"],
+        cwd=project.root,
+        env=project.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _counting_script(path: Path, log: Path, output: str, *, exit_code: int, sleep: float) -> None:
+    """A source command that notes each start in ``log`` before it answers."""
+    path.write_text(
+        f"#!{sys.executable}\n"
+        "import sys, time\n"
+        f"open({str(log)!r}, 'a').write('run\\n')\n"
+        f"time.sleep({sleep!r})\n"
+        f"sys.stdout.write({output!r})\n"
+        f"sys.exit({exit_code})\n",
+        encoding="utf-8",
+    )
+    path.chmod(0o755)
+
+
+def _runs(log: Path) -> int:
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+@pytest.mark.parametrize(
+    ("output", "exit_code", "sleep", "why"),
+    [
+        ('{"status": "empty", "items": []}', 0, 30.0, "killed after"),
+        ("this is not JSON", 0, 0.0, "output is not JSON"),
+        ('{"status": "empty", "items": []}', 3, 0.0, "exit 3"),
+    ],
+    ids=["hang", "bad-json", "non-zero-exit"],
+)
+def test_exhausted_then_a_failing_read_is_blind_at_once_then_guard_blind_without_rerun(
+    project: Project, output: str, exit_code: int, sleep: float, why: str
+) -> None:
+    base = BASE_TOML.replace(
+        '[loop.sources."memory.curated"]\nkind = "command"\n'
+        'command = ["curated-memory", "working", "--json"]\n',
+        "",
+    )
+    project.write_config(CURATED_TIMEOUT, base=base)
+    project.all_sources_ready()
+    exhausted = _tick(project)
+    assert exhausted.returncode == 10, exhausted.stdout + exhausted.stderr
+
+    log = project.root / "curated.log"
+    _counting_script(project.bin / "curated-memory", log, output, exit_code=exit_code, sleep=sleep)
+    blind = _tick(project)
+    assert blind.returncode == 11, blind.stdout
+    assert blind.stdout.splitlines()[-1].startswith(
+        "TETHER-LOOP: STOP (blind, 1/4 sources unavailable: memory.curated)"
+    )
+    assert "memory.curated: unavailable (located, but the read failed" in blind.stdout
+    assert why in blind.stdout
+    asked = _runs(log)
+    assert asked >= 1
+
+    held = _tick(project)
+    assert held.returncode == 13, held.stdout
+    assert held.stdout.splitlines()[-1].startswith("TETHER-LOOP: STOP (guard, blind unchanged")
+    assert "availability changed" not in held.stdout
+    assert _runs(log) == asked  # the failing source was not run again: no timeout paid twice
+
+
+def test_changing_a_source_command_in_tether_toml_breaks_the_guard(project: Project) -> None:
+    project.all_sources_ready()
+    assert _tick(project).returncode == 10
+    assert _tick(project).returncode == 12  # guard, exhausted unchanged
+    write_script(project.bin / "other-notes", {"status": "empty", "items": []})
+    toml = project.root / "tether.toml"
+    toml.write_text(
+        toml.read_text().replace('["organic-memory", "--json"]', '["other-notes", "--json"]')
+    )
+    again = _tick(project)
+    assert again.returncode == 10, again.stdout  # read again, not held
+    assert "level 2: guard does not hold (the situation changed)" in again.stdout
+    assert "`other-notes --json`" in again.stdout

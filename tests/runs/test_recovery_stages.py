@@ -66,6 +66,15 @@ def test_kill_9_of_supervisor_takes_agent_group_down_and_run_is_abandoned(
     assert run["status"] == "abandoned"
     assert run["iterations"] > 0
     assert Path(run["run_dir"], "events.jsonl").stat().st_size > 0
+    # the abandoned run has a report from its events, so it can be followed up
+    report = json.loads(Path(run["run_dir"], "report.json").read_text(encoding="utf-8"))
+    assert report["stop_reason"] == "abandoned"
+    assert report["iterations"]["used"] == run["iterations"]
+    shown = subprocess.run(
+        [TETHER, "report", run["id"]], cwd=project.root, capture_output=True, text=True
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "abandoned: its supervisor died" in shown.stdout
 
 
 def test_post_run_stages_run_after_completion_only(project: Project) -> None:

@@ -110,6 +110,12 @@ class Loop:
     def close(self) -> None:
         self.conn.close()
 
+    @property
+    def lock_path(self) -> Path:
+        """The file of this board's loop lock, in the tether home."""
+        name = hashlib.sha256(self.scope.encode()).hexdigest()[:12]
+        return self.config.home / f"loop-{name}.lock"
+
     @contextlib.contextmanager
     def exclusive(self) -> Iterator[None]:
         """Hold this board's loop lock: one loop working a board at a time (re-entrant).
@@ -124,8 +130,7 @@ class Loop:
             finally:
                 self._held -= 1
             return
-        name = hashlib.sha256(self.scope.encode()).hexdigest()[:12]
-        path = self.config.home / f"loop-{name}.lock"
+        path = self.lock_path
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:

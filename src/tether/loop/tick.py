@@ -20,7 +20,7 @@ nothing waits for the person.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,7 @@ from tether.loop.dispatch import DEMONSTRATION_WARNING, Dispatched, dispatch
 from tether.loop.level1 import Level1, scan
 from tether.loop.level2 import Level2, run_chain
 from tether.loop.records import record_tick
+from tether.loop.recovered import adopt_abandoned
 from tether.loop.signal import Signal, render
 from tether.loop.user_bundle import Bundle, collect
 
@@ -47,6 +48,8 @@ class TickResult:
     dispatched: Dispatched | None = None
     level2: Level2 | None = None
     bundle: Bundle | None = None
+    # runs whose supervisor had died, found and recorded on their tickets first
+    recovered: list[str] = field(default_factory=list)
 
     @property
     def warnings(self) -> list[str]:
@@ -84,6 +87,7 @@ class TickResult:
     def lines(self) -> list[str]:
         """The human output of the tick; the last line is the signal line."""
         out: list[str] = [f"warning: {w}" for w in self.warnings]
+        out += [f"recovered: run {r} was abandoned (its supervisor died)" for r in self.recovered]
         work = self.level1.work
         if work is not None:
             out.append(f"level 1: {work.summary}")
@@ -124,6 +128,7 @@ class TickResult:
             "dispatched": self.dispatched.as_dict() if self.dispatched else None,
             "level2": self.level2.as_dict() if self.level2 else None,
             "bundle": self.bundle.as_dict() if self.bundle else None,
+            "recovered": self.recovered,
         }
 
 
@@ -165,6 +170,13 @@ def tick(loop: Loop, *, dry_run: bool = False) -> TickResult:
 
 
 def _tick(loop: Loop, *, dry_run: bool) -> TickResult:
+    recovered = [] if dry_run else adopt_abandoned(loop)
+    result = _decide(loop, dry_run=dry_run)
+    result.recovered = recovered
+    return result
+
+
+def _decide(loop: Loop, *, dry_run: bool) -> TickResult:
     now = loop.clock.now()
     view = loop.board.load()
     level1 = scan(loop, view, dry_run=dry_run)

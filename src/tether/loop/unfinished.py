@@ -1,7 +1,8 @@
 """Unfinished work from earlier runs: limit-stopped runs with a report and no follow-up yet.
 
 A ticket's or TODO item's next run is a follow-up of its last run when that
-run was stopped (by a limit, or cancelled) and left a report. Runs started by
+run was stopped (by a limit, cancelled, or abandoned when its supervisor died)
+and left a report. Runs started by
 hand (``tether run --unit U``) in this project are followed up too when
 ``follow_up_manual_runs`` is on. A unit whose last ``max_attempts`` runs in a
 row all ended without completing goes to the person instead of another run.
@@ -33,7 +34,8 @@ if TYPE_CHECKING:
     from tether.loop.context import Loop
 
 LIMIT_STATUSES = ("iteration_limit", "tool_call_limit", "timeout")
-RESUMABLE = (*LIMIT_STATUSES, "cancelled")
+# a run whose supervisor died (a fleet worker killed mid-run) is followed up like a limit stop
+RESUMABLE = (*LIMIT_STATUSES, "cancelled", "abandoned")
 LOOP_UNIT_PREFIXES = ("ticket:", "todo:", "routine:")
 
 

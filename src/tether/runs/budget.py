@@ -25,6 +25,8 @@ class StopReason(StrEnum):
     TIMEOUT = "timeout"
     FAILED = "failed"
     CANCELLED = "cancelled"
+    # the supervisor died (killed, its machine lost); found and ended by recovery
+    ABANDONED = "abandoned"
 
     @property
     def is_limit(self) -> bool:
@@ -43,6 +45,7 @@ _EXIT = {
     StopReason.TIMEOUT: ExitCode.RUN_TIMEOUT,
     StopReason.FAILED: ExitCode.RUN_HARNESS_FAILED,
     StopReason.CANCELLED: ExitCode.RUN_CANCELLED,
+    StopReason.ABANDONED: ExitCode.RUN_CANCELLED,
 }
 
 # Harnesses that announce every tool call of a step before the first of its

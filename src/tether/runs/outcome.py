@@ -149,3 +149,42 @@ def row_to_record(row: RunRow, ledger: Ledger | None = None) -> dict[str, Any]:
         record["ledger"] = ledger.to_dict()
     plain: dict[str, Any] = json.loads(json.dumps(record, default=str))
     return plain
+
+
+def write_recovered_report(row: RunRow, ledger: Ledger) -> dict[str, Any]:
+    """The report of a run whose supervisor died, from what its events recorded.
+
+    No snapshot of the work tree from the run's start survives, so the files
+    changed are what git shows in the run's folder against its HEAD (none
+    outside git); the counts are the recount of ``events.jsonl``.
+    """
+    paths = RunPaths(Path(row.run_dir))
+    cwd = Path(row.cwd) if row.cwd else None
+    diff = worktree.diff_stat(cwd) if cwd is not None and cwd.is_dir() else None
+    ended = datetime.fromisoformat(row.ended_at) if row.ended_at else datetime.now(UTC)
+    started = datetime.fromisoformat(row.started_at)
+    report = reports.build(
+        reports.ReportInput(
+            run_id=row.id,
+            unit=row.unit,
+            profile=row.profile,
+            harness=row.harness,
+            stop=StopReason.ABANDONED,
+            budget=Budget(
+                iterations=row.iteration_limit or ledger.iterations or 1,
+                tool_calls=row.tool_call_limit,
+                timeout_seconds=row.timeout_seconds or 1.0,
+            ),
+            ledger=ledger,
+            seconds=max(0.0, (ended - started).total_seconds()),
+            files_changed=[],
+            worktree_kind="unknown (recovered)",
+            diff_stat=diff,
+            skipped_stages=[],
+            session_id=ledger.session_id or row.session_id,
+            ended_at=ended,
+        )
+    )
+    atomic_write_json(paths.report_json, report)
+    atomic_write_text(paths.report_md, reports.render_markdown(report))
+    return report

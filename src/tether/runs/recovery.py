@@ -4,7 +4,8 @@ A run stays ``running`` in the store only while its supervisor lives. Any later
 tether start looks for running rows whose supervisor is gone, ends what is left
 of their agent's process group (only processes that carry the run's
 ``TETHER_RUN_ID``, so a reused group id is never hit), recounts the events that
-reached ``events.jsonl`` and marks the run ``abandoned``.
+reached ``events.jsonl``, marks the run ``abandoned`` and writes its report
+from those events, so that it can be followed up like any stopped run.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from tether.harnesses.base import Harness, RunSpec, bind
 from tether.runs.process import wait_until
 from tether.runs.record import RunPaths
 from tether.store import db
-from tether.store.runs import RunRow, running_runs, update_run
+from tether.store.runs import RunRow, get_run, running_runs, update_run
 
 
 def supervisor_alive(row: RunRow) -> bool:
@@ -114,6 +115,9 @@ def recover_abandoned(conn: sqlite3.Connection, home: Path) -> list[str]:
                 open_tool_calls=ledger.open_tool_calls,
                 harness_session_id=ledger.session_id,
             )
+        from tether.runs.outcome import write_recovered_report
+
+        write_recovered_report(get_run(conn, row.id), ledger)
         recovered.append(row.id)
     return recovered
 

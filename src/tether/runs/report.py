@@ -23,6 +23,7 @@ REASON_TEXT = {
     StopReason.COMPLETED: "completed",
     StopReason.FAILED: "the harness reported a failure",
     StopReason.CANCELLED: "cancelled",
+    StopReason.ABANDONED: "abandoned: its supervisor died; recovered from its events",
 }
 
 _INPUT_KEYS = ("command", "cmd", "file_path", "path", "pattern", "url", "description")

@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "watch": "tether.cli.watch:watch",
     "subagents": "tether.cli.subagents:subagents",
     "skills": "tether.cli.skills:skills",
+    "fleet": "tether.cli.fleet:fleet",
 }
 
 # The first paragraph of each command's help, so that ``tether --help`` lists the
@@ -47,6 +48,7 @@ SUMMARIES: dict[str, str] = {
     "dashboard": "A live, read-only web view of runs, loop, watchdog and board on 127.0.0.1.",
     "demo": "Run the loop on an example board with the scripted agent (no agent CLI, no network).",
     "events": "Read a harness's machine-readable event stream.",
+    "fleet": "Many projects' loops on any number of workers, durable (DBOS, PostgreSQL or SQLite).",
     "hooks": "Install or remove the tether-gate hook in an agent CLI.",
     "ingest": "The ingest queue: quarantine → incoming → one entry per run.",
     "loop": "Work through the board one unit per fresh session; stop only with evidence.",

@@ -117,6 +117,22 @@ class WikiSettings(Section, frozen=True):
             )
 
 
+class FleetSettings(Section, frozen=True):
+    """``[fleet]``: many projects' loops on shared workers (docs/reference/fleet.md)."""
+
+    # postgresql://… for a fleet over several machines; unset: SQLite under the home
+    database: NonEmptyStr | None = None
+    # the projects' tether homes (runs, guard, reports); unset: <home>/fleet/projects
+    state_dir: NonEmptyStr | None = None
+    # where workers clone the projects; unset: <home>/fleet/work
+    workdir: NonEmptyStr | None = None
+    poll_interval: PositiveFloat = 300.0  # after a STOP, the project's next tick
+    heartbeat_interval: PositiveFloat = 2.0
+    dead_after: PositiveFloat = 15.0  # a worker silent this long has its units recovered
+
+    env_vars: ClassVar[Mapping[str, str]] = {"database": "TETHER_FLEET_DATABASE"}
+
+
 # table name -> its struct; "" is the top level. Register new sections here.
 SECTIONS: dict[str, type[Section]] = {
     "": Settings,
@@ -124,6 +140,7 @@ SECTIONS: dict[str, type[Section]] = {
     "wiki": WikiSettings,
     "loop": LoopSettings,
     "policy": PolicySettings,
+    "fleet": FleetSettings,
 }
 
 # A table that is not a section: named entries, each its own struct.

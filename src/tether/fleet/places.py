@@ -1,0 +1,50 @@
+"""Where a fleet keeps things: its database, the projects' homes, the workers' clones."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tether.config import Config
+from tether.config.schema import FleetSettings
+
+
+@dataclass(frozen=True)
+class Places:
+    database: str  # a SQLAlchemy URL
+    state_dir: Path
+    workdir: Path
+    settings: FleetSettings
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database.startswith("sqlite")
+
+
+def places(config: Config) -> Places:
+    settings = config.section("fleet", FleetSettings)
+    base = config.home / "fleet"
+    database = settings.database or f"sqlite:///{base / 'fleet.db'}"
+    state = Path(settings.state_dir).expanduser() if settings.state_dir else base / "projects"
+    work = Path(settings.workdir).expanduser() if settings.workdir else base / "work"
+    if database.startswith("sqlite"):
+        base.mkdir(parents=True, exist_ok=True)
+    return Places(sqlalchemy_url(database), state, work, settings)
+
+
+def sqlalchemy_url(url: str) -> str:
+    """``postgresql://…`` through psycopg 3, the driver DBOS itself uses."""
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url
+
+
+def display(url: str) -> str:
+    """The URL without its password, for messages."""
+    import sqlalchemy as sa
+
+    try:
+        return sa.make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return "(an unreadable database URL)"

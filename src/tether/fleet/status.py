@@ -1,0 +1,131 @@
+"""``tether fleet status``: every project, its worker, its last signal line, its queue."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from tether.fleet.places import Places, display
+from tether.fleet.store import FleetStore
+
+
+@dataclass(frozen=True)
+class ProjectStatus:
+    name: str
+    repo: str
+    branch: str
+    state: str  # running | queued | waiting | paused | stopped
+    worker: str | None
+    unit_running_for: float | None  # seconds
+    last_line: str | None
+    last_exit: int | None
+    last_at: float | None
+    units_done: int
+    queue_depth: int  # units enqueued and ready, not started
+    next_look_scheduled: bool  # after a STOP: a unit delayed by [fleet] poll_interval
+    stopped_reason: str | None
+
+
+@dataclass(frozen=True)
+class WorkerStatus:
+    name: str
+    host: str
+    pid: int
+    alive: bool
+    heartbeat_age: float
+    concurrency: int
+    recovered_by: str | None
+
+
+@dataclass(frozen=True)
+class FleetStatus:
+    database: str
+    workers: list[WorkerStatus]
+    projects: list[ProjectStatus]
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def queue_depths(places: Places) -> dict[str, dict[str, int]]:
+    """Units waiting per project and DBOS status (ENQUEUED, DELAYED), from DBOS's records."""
+    from dbos import DBOSClient
+
+    from tether.fleet.engine import APP_NAME, QUEUE
+
+    try:
+        client = DBOSClient(
+            system_database_url=places.database,
+            application_name=APP_NAME,
+            retry_connection_errors=False,
+        )
+    except Exception:
+        return {}
+    try:
+        waiting = client.list_queued_workflows(
+            queue_name=QUEUE, status=["ENQUEUED", "DELAYED"], load_input=False, load_output=False
+        )
+    except Exception:
+        return {}
+    finally:
+        client.destroy()
+    depths: dict[str, dict[str, int]] = {}
+    for workflow in waiting:
+        key = workflow.queue_partition_key
+        if key:
+            counts = depths.setdefault(key, {})
+            counts[workflow.status] = counts.get(workflow.status, 0) + 1
+    return depths
+
+
+def fleet_status(store: FleetStore, places: Places) -> FleetStatus:
+    now = time.time()
+    dead_after = places.settings.dead_after
+    workers = [
+        WorkerStatus(
+            name=w.name,
+            host=w.host,
+            pid=w.pid,
+            alive=now - w.heartbeat_at < dead_after,
+            heartbeat_age=round(max(0.0, now - w.heartbeat_at), 1),
+            concurrency=w.concurrency,
+            recovered_by=w.recovered_by,
+        )
+        for w in store.workers()
+    ]
+    depths = queue_depths(places)
+    projects: list[ProjectStatus] = []
+    for p in store.projects():
+        counts = depths.get(p.name, {})
+        depth = counts.get("ENQUEUED", 0)
+        if p.stopped_reason:
+            state = "stopped"
+        elif p.paused:
+            state = "paused"
+        elif p.worker:
+            state = "running"
+        elif depth:
+            state = "queued"
+        else:
+            state = "waiting"
+        projects.append(
+            ProjectStatus(
+                name=p.name,
+                repo=p.repo,
+                branch=p.branch,
+                state=state,
+                worker=p.worker,
+                unit_running_for=None
+                if p.unit_started_at is None
+                else round(max(0.0, now - p.unit_started_at), 1),
+                last_line=p.last_line,
+                last_exit=p.last_exit,
+                last_at=p.last_at,
+                units_done=p.units_done,
+                queue_depth=depth,
+                next_look_scheduled=counts.get("DELAYED", 0) > 0,
+                stopped_reason=p.stopped_reason,
+            )
+        )
+    return FleetStatus(display(places.database), workers, projects)

@@ -1,0 +1,127 @@
+"""Driving a fleet from tests: a control folder, worker processes, waiting on status."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+TETHER = str(Path(sys.executable).parent / "tether")
+
+FLEET_TOML = """\
+[fleet]
+heartbeat_interval = 0.5
+dead_after = {dead_after}
+poll_interval = 3600
+"""
+
+
+@dataclass
+class Fleet:
+    """One machine's view of a fleet: a folder with its tether.toml, a home, workers."""
+
+    folder: Path
+    database: str | None  # None: the embedded SQLite default
+    dead_after: float = 4.0
+    workers: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / "tether.toml").write_text(
+            FLEET_TOML.format(dead_after=self.dead_after), encoding="utf-8"
+        )
+
+    @property
+    def home(self) -> Path:
+        return self.folder / "home"
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_")}
+        env["TETHER_HOME"] = str(self.home)
+        env["TETHER_USER_CONFIG"] = str(self.folder / "no-user-config.toml")
+        if self.database is not None:
+            env["TETHER_FLEET_DATABASE"] = self.database
+        return env
+
+    def tether(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [TETHER, *args],
+            cwd=self.folder,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        if check and done.returncode != 0:
+            raise AssertionError(f"tether {' '.join(args)} exited {done.returncode}: {done.stderr}")
+        return done
+
+    def start_worker(self, name: str, concurrency: int = 1) -> subprocess.Popen[bytes]:
+        with (self.folder / f"{name}.log").open("ab") as log:
+            proc = subprocess.Popen(
+                [TETHER, "fleet", "worker", "--name", name, "--concurrency", str(concurrency)],
+                cwd=self.folder,
+                env=self.env(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        self.workers[name] = proc
+        return proc
+
+    def log(self, name: str) -> str:
+        return (self.folder / f"{name}.log").read_text(encoding="utf-8", errors="replace")
+
+    def status(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(self.tether("fleet", "status", "--json").stdout)
+        return data
+
+    def wait_until(self, what: str, predicate: Any, timeout: float = 120.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        status = self.status()
+        while not predicate(status):
+            if time.monotonic() > deadline:
+                logs = "\n".join(f"--- {n}\n{self.log(n)[-2000:]}" for n in self.workers)
+                raise AssertionError(f"timed out waiting for {what}: {status}\n{logs}")
+            for name, proc in self.workers.items():
+                if proc.poll() is not None and proc.returncode not in (0, -9):
+                    raise AssertionError(
+                        f"worker {name} exited {proc.returncode}:\n{self.log(name)}"
+                    )
+            time.sleep(0.3)
+            status = self.status()
+        return status
+
+    def stop_all(self) -> None:
+        for proc in self.workers.values():
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+        for proc in self.workers.values():
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def all_stopped(names: list[str]) -> Any:
+    """A status predicate: every named project's last signal line is a STOP."""
+
+    def check(status: dict[str, Any]) -> bool:
+        by_name = {p["name"]: p for p in status["projects"]}
+        return all(
+            n in by_name
+            and by_name[n]["last_line"] is not None
+            and "STOP" in by_name[n]["last_line"]
+            and by_name[n]["worker"] is None
+            for n in names
+        )
+
+    return check

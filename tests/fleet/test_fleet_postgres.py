@@ -1,0 +1,115 @@
+"""A fleet on a real PostgreSQL: three workers, six projects, every unit once, in order."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import time
+from datetime import datetime
+from pathlib import Path
+
+from tests.fleet.fleet_support import Fleet, all_stopped
+
+from tether.board import State
+from tether.fleet.places import sqlalchemy_url
+from tether.fleet.store import FleetRun, FleetStore
+from tether.testing.fleet import FleetProject, board_of, make_project
+from tether.testing.postgres import Postgres
+
+
+def _no_overlap(runs: list[FleetRun]) -> None:
+    spans = sorted(
+        (datetime.fromisoformat(r.started_at or ""), datetime.fromisoformat(r.ended_at or ""))
+        for r in runs
+    )
+    for (_, end), (start, _) in itertools.pairwise(spans):
+        assert start >= end, f"two units of one project overlapped: {spans}"
+
+
+def _check_project(store: FleetStore, project: FleetProject, scratch: Path) -> list[FleetRun]:
+    runs = store.runs_of(project.name)
+    completed = [r for r in runs if r.status == "completed"]
+    board = board_of(project, scratch).load()
+    done = {t.title: t for t in board.tickets if t.state is State.DONE}
+    assert set(done) == set(project.titles), f"{project.name}: DONE is {sorted(done)}"
+    by_ticket = {f"ticket:{t.id}": t.title for t in done.values()}
+    order = [by_ticket[r.unit or ""] for r in sorted(completed, key=lambda r: r.started_at or "")]
+    assert order == list(project.titles), f"{project.name}: units ran as {order}"
+    _no_overlap(runs)
+    return runs
+
+
+def test_three_workers_six_projects_each_unit_once_in_order(
+    tmp_path: Path, postgres: Postgres
+) -> None:
+    url = postgres.url("fleet_six")
+    projects = [make_project(tmp_path / "repos", f"p{i}", units=3) for i in range(1, 7)]
+    fleet = Fleet(tmp_path / "machine", url)
+    try:
+        for p in projects:
+            fleet.tether("fleet", "add", p.name, "--repo", p.url)
+        for name in ("w1", "w2", "w3"):
+            fleet.start_worker(name, concurrency=2)
+        status = fleet.wait_until("every project stopped", all_stopped([p.name for p in projects]))
+        store = FleetStore.open(sqlalchemy_url(url))
+        workers_used: set[str] = set()
+        for p in projects:
+            runs = _check_project(store, p, tmp_path)
+            assert len(runs) == 3, f"{p.name}: {len(runs)} runs for 3 units"
+            workers_used |= {r.worker for r in runs}
+            lines = [line for _, _, line, _ in store.signal_lines(p.name)]
+            assert lines[-1].startswith("TETHER-LOOP: STOP (exhausted)"), lines
+            assert sum(line.startswith("TETHER-LOOP: CONTINUE") for line in lines) == 3
+        store.close()
+        assert workers_used <= {"w1", "w2", "w3"}
+        assert {w["name"] for w in status["workers"] if w["alive"]} == {"w1", "w2", "w3"}
+        assert all(p["units_done"] == 3 for p in status["projects"])
+    finally:
+        fleet.stop_all()
+
+
+def test_a_worker_killed_mid_run_is_recovered_and_its_run_followed_up(
+    tmp_path: Path, postgres: Postgres
+) -> None:
+    url = postgres.url("fleet_kill")
+    # one slow unit (6 steps of 1 s) so the kill lands mid-run, then one quick one
+    project = make_project(tmp_path / "repos", "slow", units=2, steps=6, step_delay=1.0)
+    fleet = Fleet(tmp_path / "machine", url, dead_after=3.0)
+    try:
+        fleet.tether("fleet", "add", project.name, "--repo", project.url)
+        first = fleet.start_worker("first")
+        running = fleet.wait_until(
+            "a unit in progress on the first worker",
+            lambda s: (
+                s["projects"][0]["worker"] == "first"
+                and (s["projects"][0]["unit_running_for"] or 0) > 1.5
+            ),
+            timeout=60,
+        )
+        assert running["projects"][0]["state"] == "running"
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
+        killed_at = time.time()
+        fleet.start_worker("second")
+        fleet.wait_until("the project stopped", all_stopped([project.name]), timeout=180)
+
+        store = FleetStore.open(sqlalchemy_url(url))
+        runs = store.runs_of(project.name)
+        store.close()
+        abandoned = [r for r in runs if r.status == "abandoned"]
+        assert len(abandoned) == 1, [(r.run_id, r.status) for r in runs]
+        interrupted = abandoned[0]
+        assert interrupted.worker == "second"  # recorded by the worker that recovered it
+        assert interrupted.report is not None and interrupted.run_id in interrupted.report
+        follow_ups = [r for r in runs if r.follow_up_of == interrupted.run_id]
+        assert len(follow_ups) == 1 and follow_ups[0].status == "completed"
+        assert datetime.fromisoformat(follow_ups[0].started_at or "").timestamp() > killed_at
+        # every unit done, none twice at the same time, the second unit after the first
+        board = board_of(project, tmp_path).load()
+        assert {t.title for t in board.tickets if t.state is State.DONE} == set(project.titles)
+        _no_overlap(runs)
+        recovered_line = "worker first went silent; recovered 1 unit(s)"
+        assert recovered_line in fleet.log("second")
+    finally:
+        fleet.stop_all()

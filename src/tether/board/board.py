@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.board import frontmatter
-from tether.board.cache import INFORMAL, cache_for, parse_file
+from tether.board.cache import EMPTY, INFORMAL, cache_for, parse_file
 from tether.board.errors import BoardError, TicketFormatError, TicketNotFoundError
 from tether.board.folders import (
     create_exclusive,
@@ -74,6 +74,13 @@ class Board:
     def get(self, ticket_id: str) -> Ticket:
         """The ticket with this id; ``TicketFormatError`` if its file is malformed."""
         path, state, reason = self._locate(ticket_id)
+        if path.is_symlink():
+            target = os.path.realpath(path)
+            if not target.startswith(os.path.realpath(self.root) + os.sep):
+                raise BoardError(
+                    f"{path} is a symbolic link to {target}, outside the board; "
+                    f"tether does not read it."
+                )
         parsed = parse_file(path, state, reason)
         if isinstance(parsed, Ticket):
             return parsed
@@ -246,7 +253,7 @@ class Board:
                 if title:
                     changes["title"] = title
                 return self._move(parsed, state, reason, note=None, front=changes)
-            if parsed is not INFORMAL:
+            if parsed is not INFORMAL and parsed is not EMPTY:  # a person may triage an empty note
                 raise TicketFormatError(parsed, path=source)
             return self._triage_note(source, title, priority or "P2", state, reason, changes)
 

@@ -26,6 +26,10 @@ from tether.fswatch import FolderWatch
 USE_INOTIFY = True
 
 INFORMAL: Final = "informal"
+EMPTY: Final = (
+    "an empty file: the loop does not guess what it is about; write that into it, delete "
+    "it, or triage it by hand (`tether board triage NAME` takes its name as the title)."
+)
 # What a file parses to: a ticket, INFORMAL (an INBOX note), or an error message.
 Parsed = Ticket | str
 _ROOT_FILES_IGNORED = frozenset({"README.md", "README"})
@@ -85,6 +89,8 @@ def parse_bytes(data: bytes, path: Path, state: State, reason: str | None) -> Pa
         if state is State.INBOX:
             return INFORMAL
         return f"not UTF-8 text (byte {exc.start}); save it as UTF-8."
+    if state is State.INBOX and not text.strip():
+        return EMPTY
     parts = frontmatter.split(text)
     if parts is None:
         if state is State.INBOX:
@@ -142,6 +148,7 @@ class ParseCache:
         extra: list[tuple[Path, str]] = list(refused)
         changed = False
         nested = False
+        real_root = os.path.realpath(root)
         for (state, reason), folder_path in folders.items():
             folder = str(folder_path) + "/"
             try:
@@ -164,6 +171,11 @@ class ParseCache:
                     name = entry.name
                     if name[0] == ".":
                         continue
+                    if entry.is_symlink():
+                        target = os.path.realpath(folder + name)
+                        if not target.startswith(real_root + os.sep):
+                            extra.append((child(name), _escaping(target)))
+                            continue
                     if entry.is_dir():
                         nested = True
                         _misplaced(folder_path / name, extra, _nested_message(state, reason))
@@ -281,6 +293,13 @@ def _build(
             )
     malformed.sort(key=lambda item: str(item[0]))
     return BoardView(tuple(unique), tuple(sorted(informal)), tuple(malformed))
+
+
+def _escaping(target: str) -> str:
+    return (
+        f"a symbolic link to {target}, outside the board: tether does not read it; "
+        f"put the file itself on the board, or remove the link."
+    )
 
 
 def _nested_message(state: State, reason: str | None) -> str:

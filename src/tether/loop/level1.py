@@ -123,6 +123,7 @@ def scan(loop: Loop, view: BoardView, *, dry_run: bool, run_checks: bool = True)
     user_items: list[str] = []
     view = _without_locked(view, user_items)
     held: list[todo.TodoItem] = []
+    user_items += _fired_parked(loop, view)
     warnings = [f"malformed: {path}: {message}" for path, message in view.malformed]
     found = _scan(loop, view, dry_run, run_checks, evidence, user_items, held)
     reached = {e["source"] for e in evidence}
@@ -133,6 +134,21 @@ def scan(loop: Loop, view: BoardView, *, dry_run: bool, run_checks: bool = True)
         for path, message in view.malformed
     ]
     return Level1(found, evidence, user_items, warnings, held, unreadable)
+
+
+def _fired_parked(loop: Loop, view: BoardView) -> list[str]:
+    """PARKED/until-trigger tickets whose date came or whose marker appeared: for the
+    person to decide (PARKED is left only on a person's order, never worked)."""
+    today = loop.clock.now().date()
+    fired: list[str] = []
+    for ticket in view.in_state(State.PARKED, "until-trigger"):
+        why = blockers.arrived(loop, ticket, today)
+        if why is not None:
+            fired.append(
+                f"{ticket.location} {_title(ticket)}: its trigger fired ({why}); move it to "
+                f"ACTIONABLE to have it worked, or park it again with a new trigger"
+            )
+    return fired
 
 
 def _shown(loop: Loop, path: Path) -> str:
@@ -155,7 +171,7 @@ def _scan(
     # 1. intake gate
     untriaged = view.untriaged()
     inbox = loop.board.folder(State.INBOX)
-    broken = [(p, m) for p, m in view.malformed if p.parent == inbox]
+    broken = [(p, m) for p, m in view.malformed if inbox in p.parents]  # any depth
     evidence.append(
         {
             "source": "intake",
@@ -170,7 +186,7 @@ def _scan(
             "intake", f"INBOX has {len(untriaged)} untriaged {noun}: triage", triage=untriaged
         )
     if broken:
-        listing = "; ".join(f"{p.name}: {m}" for p, m in broken)
+        listing = "; ".join(f"{p.relative_to(inbox)}: {m}" for p, m in broken)
         raise LoopError(
             f"INBOX is not triaged and cannot be triaged by tether: {listing}. Fix or move "
             f"these files by hand; no STOP may be claimed while INBOX is open."

@@ -24,15 +24,18 @@ HUGE = 10 * 1024 * 1024  # bytes in the one huge line
 
 # Line (0-based) of five-steps.jsonl that starts the fifth tool call (step 4),
 # and the line of the first tool result, per harness (see the recordings).
-FIFTH_CALL_LINE = {"claude-code": 9, "codex": 11, "copilot": 139, "pi": 63, "vibe": 9}
-FIRST_RESULT_LINE = {"claude-code": 2, "codex": 4, "copilot": 37, "pi": 14, "vibe": 3}
+# Vibe prints a tool call only once it is finished (one ``effect`` line, call and
+# result at once), so its unanswered call is the fifth effect line with its
+# settled state taken out, as a still-running effect looks.
+FIFTH_CALL_LINE = {"claude-code": 9, "codex": 11, "copilot": 139, "pi": 63, "vibe": 5}
+FIRST_RESULT_LINE = {"claude-code": 2, "codex": 4, "copilot": 37, "pi": 14, "vibe": 1}
 # The last line carries the run's end (and, for copilot, the only session id).
 LAST_LINE_CARRIES = {
     "claude-code": "result",
     "codex": "turn.completed",
     "copilot": "result",
     "pi": "agent_end",
-    "vibe": "the final assistant message (step 5)",
+    "vibe": "the final assistant message (the run's end is in the session journal)",
 }
 
 NOISE = [
@@ -45,11 +48,7 @@ BLANKS = [b"", b"   "]
 
 
 def _unknown_lines(harness: str) -> list[bytes]:
-    first: dict[str, object]
-    if harness == "vibe":
-        first = {"role": "narrator", "content": "a role Vibe does not have"}
-    else:
-        first = {"type": "tether.future_event", "data": {"x": 1}}
+    first = {"type": "tether.future_event", "data": {"x": 1}}
     return [json.dumps(first).encode(), b"[1, 2, 3]"]
 
 
@@ -99,7 +98,13 @@ def _unknown(harness: str, lines: list[bytes]) -> list[bytes]:
 
 
 def _unanswered(harness: str, lines: list[bytes]) -> list[bytes]:
-    return lines[: FIFTH_CALL_LINE[harness] + 1]
+    cut = lines[: FIFTH_CALL_LINE[harness] + 1]
+    if harness == "vibe":
+        effect = json.loads(cut[-1])
+        del effect["state"]
+        effect["generationStatus"] = "in_progress"
+        cut[-1] = json.dumps(effect).encode()
+    return cut
 
 
 def _huge_line(harness: str, lines: list[bytes]) -> list[bytes]:
@@ -122,7 +127,8 @@ def _huge_output(harness: str, lines: list[bytes]) -> list[bytes]:
     elif harness == "pi":
         obj["result"]["content"][0]["text"] = big
     else:
-        obj["content"] = f"command: echo step 1\nstdout: {big}\nstderr: \nreturncode: 0"
+        obj["state"]["output"]["stdout"] = big
+        obj["state"]["outputText"] = big
     out = list(lines)
     out[index] = json.dumps(obj, separators=(",", ":")).encode()
     return out
@@ -177,8 +183,9 @@ def expected(harness: str, variant: Variant) -> dict[str, Any]:
         "session_id": sid,
         "malformed_lines": 0,
         "unknown_lines": 0,
-        # claude, codex, copilot and pi end with a success line; vibe has none.
-        "final_status": None if harness == "vibe" else "success",
+        # claude, codex, copilot and pi end with a success line; vibe's journal
+        # closes the turn (its stream has no end line).
+        "final_status": "success",
     }
     if variant.name == "truncated-last-line":
         counts["malformed_lines"] = 1
@@ -186,8 +193,6 @@ def expected(harness: str, variant: Variant) -> dict[str, Any]:
             counts["final_status"] = None
         if harness == "copilot":
             counts["session_id"] = None  # only the result line names it
-        if harness == "vibe":
-            counts["iterations"] = 4  # the cut line was the fifth step
     elif variant.name == "noise":
         counts["malformed_lines"] = len(NOISE)
     elif variant.name == "unknown-type":
@@ -199,7 +204,7 @@ def expected(harness: str, variant: Variant) -> dict[str, Any]:
     elif variant.name == "huge-line":
         counts["malformed_lines"] = 1
     files: dict[str, str] = {"stream": _stream_name(variant)}
-    if harness == "codex":
+    if harness in ("codex", "vibe"):
         files["session"] = (
             "unanswered-call.session.jsonl"
             if variant.name == "unanswered-call"
@@ -233,6 +238,21 @@ def _codex_session_cut() -> bytes:
     return b"\n".join(out) + b"\n"
 
 
+def _vibe_session_cut() -> bytes:
+    """The journal up to the fourth completion result and the tool call it asked for."""
+    out: list[bytes] = []
+    results = 0
+    for line in (TRANSCRIPTS / "vibe" / "five-steps.session.jsonl").read_bytes().splitlines():
+        record = json.loads(line)
+        result = record.get("payload", {}).get("result")
+        if isinstance(result, dict) and str(result.get("type")).startswith("completion_"):
+            results += 1
+            if results == 5:
+                break
+        out.append(line)
+    return b"\n".join(out) + b"\n"
+
+
 def build(harness: str) -> dict[str, bytes]:
     """File name → content of every broken variant of ``harness``."""
     files: dict[str, bytes] = {}
@@ -248,6 +268,8 @@ def build(harness: str) -> dict[str, bytes]:
         files[f"{variant.name}.expected.json"] = exp.encode()
     if harness == "codex":
         files["unanswered-call.session.jsonl"] = _codex_session_cut()
+    if harness == "vibe":
+        files["unanswered-call.session.jsonl"] = _vibe_session_cut()
     return files
 
 

@@ -58,6 +58,18 @@ def test_vibe_argv() -> None:
     assert vibe.build_command(RunSpec(prompt="-x")) == [
         "vibe", "-p", " -x", "--output", "streaming",
     ]  # fmt: skip
+    belts = RunSpec(
+        prompt="go",
+        max_turns=3,
+        max_tokens=5000,
+        max_cost_usd=0.5,
+        time_limit_seconds=60.2,
+        settings_path=Path("/runs/r1/vibe-home/hooks.toml"),
+    )
+    assert vibe.build_command(belts) == [
+        "env", "VIBE_HOME=/runs/r1/vibe-home", "vibe", "-p", "go", "--output", "streaming",
+        "--max-turns", "3", "--max-tokens", "5000", "--max-price", "0.5", "--time-limit", "66",
+    ]  # fmt: skip
 
 
 def test_codex_rollout_found_in_any_date_folder(tmp_path: Path) -> None:
@@ -84,9 +96,13 @@ def test_pi_copilot_and_vibe_logs(tmp_path: Path) -> None:
     assert get_harness("pi").session_file(SID, env) == pi_file
     copilot_file = tmp_path / ".copilot" / "session-state" / SID / "events.jsonl"
     assert get_harness("copilot").session_file(SID, env) == copilot_file
-    vibe_dir = tmp_path / "vh" / "logs" / "session" / f"session_20261130_033400_{SID[:8]}"
-    vibe_dir.mkdir(parents=True)
-    (vibe_dir / "meta.json").write_text(f'{{"session_id": "{SID}"}}')
+    journal = tmp_path / "vh" / "logs" / "session" / "unified" / SID / "journal"
+    journal.mkdir(parents=True)
+    for segment in ("0000000000000070.jsonl", "0000000000000001.jsonl"):
+        (journal / segment).write_text("")
     vibe_env = {"VIBE_HOME": str(tmp_path / "vh")}
-    assert get_harness("vibe").session_file(SID, vibe_env) == vibe_dir / "messages.jsonl"
-    assert get_harness("vibe").session_file(SID[:8] + "-other", vibe_env) is None
+    vibe = get_harness("vibe")
+    assert vibe.session_file(SID, vibe_env) == journal / "0000000000000001.jsonl"
+    assert vibe.session_file(SID[:8] + "-other", vibe_env) is None
+    assert vibe.session_file("../" + SID, vibe_env) is None
+    assert vibe.session_file(SID, {"HOME": str(tmp_path)}) is None

@@ -159,3 +159,40 @@ def test_deep_nesting_and_bad_utf8(name: str) -> None:
         b"\xed\xa0\x80",
     ):
         _check(adapter, line)
+
+
+def _session_samples() -> list[tuple[str, Any]]:
+    """One real session-file line of every record type, for the harnesses that read one."""
+    seen: dict[tuple[str, str], Any] = {}
+    for path in sorted(TRANSCRIPTS.glob("*/*.session.jsonl")):
+        harness = path.parent.name
+        if get_harness(harness).iteration_source != "session_file":
+            continue
+        for line in path.read_bytes().splitlines():
+            obj = json.loads(line)
+            payload = obj.get("payload") if isinstance(obj.get("payload"), dict) else {}
+            result = payload.get("result") if isinstance(payload.get("result"), dict) else {}
+            key = (harness, f"{obj.get('type')}/{payload.get('kind')}/{result.get('type')}")
+            if key not in seen and len(line) < 40_000:
+                seen[key] = (harness, obj)
+    return list(seen.values())
+
+
+SESSION_SAMPLES = _session_samples()
+
+
+def test_session_samples_cover_codex_and_vibe() -> None:
+    assert {h for h, _ in SESSION_SAMPLES} == {"codex", "vibe"}
+
+
+@FUZZ
+@given(data=st.data())
+def test_session_lines_with_one_value_replaced(data: st.DataObject) -> None:
+    harness, obj = data.draw(st.sampled_from(SESSION_SAMPLES))
+    adapter = get_harness(harness)
+    line = json.dumps(_mutate(obj, data)).encode()
+    cut = data.draw(st.integers(0, len(line)))
+    for raw in (line, line[:cut]):
+        events = adapter.parse_session_line(raw)
+        assert isinstance(events, list)
+        assert all(isinstance(e, Event) for e in events)

@@ -56,7 +56,10 @@ FIGURES = {
     ("pi", "forever"): (61, 61, 61, "01a22a84-6d2b-7182-b548-22c95442bfde"),
     ("copilot", "five-steps"): (5, 5, 5, "85ae654a-4f28-487d-bd8f-348fcad23f6f"),
     ("copilot", "forever"): (62, 62, 61, None),
-    ("vibe", "five-steps"): (5, 5, 5, None),
+    ("vibe", "five-steps"): (5, 5, 5, "87f129c6-4397-c222-bf29-f9317a110fe7"),
+    ("vibe", "forever"): (41, 40, 40, "1bc08bab-9025-4bc7-900c-0fa8a7a5938f"),
+    ("vibe", "tether-five-steps"): (5, 5, 5, "04fcdfd3-ff8a-0a97-493c-7af3d920dd88"),
+    ("vibe", "failing-tool"): (3, 2, 2, "6f610db8-77ad-b26e-c557-7627a4718e55"),
 }
 
 
@@ -156,11 +159,49 @@ def test_codex_error_item_is_a_warning() -> None:
     assert ledger.usage.input_tokens == 52995
 
 
-def test_vibe_tool_errors_are_flagged() -> None:
-    (t,) = [t for t in ALL if t.id == "vibe/tool-errors"]
-    ledger = _ledger(t)
-    assert (ledger.iterations, ledger.tool_calls, ledger.tool_errors) == (3, 2, 2)
-    assert ledger.last_assistant_text == "I could not finish."
+def _vibe(name: str) -> Transcript:
+    (t,) = [t for t in ALL if t.id == f"vibe/{name}"]
+    return t
+
+
+def test_vibe_failing_command_is_a_tool_error() -> None:
+    ledger = _ledger(_vibe("failing-tool"))
+    assert (ledger.iterations, ledger.tool_calls, ledger.tool_errors) == (3, 2, 1)
+    assert ledger.last_assistant_text == "Done after a failing step."
+    assert ledger.final_status == "success"
+
+
+def test_vibe_stream_alone_has_no_model_steps() -> None:
+    """The rule: iterations come from the session journal, never from the stream."""
+    vibe = get_harness("vibe")
+    for name in ("five-steps", "forever", "tether-five-steps", "failing-tool"):
+        t = _vibe(name)
+        with t.open_stream() as stream:
+            ledger = count_stream(vibe, stream)
+        assert ledger.iteration_source == "bound"
+        assert ledger.iterations == ledger.tool_calls + ledger.assistant_texts
+        for line in t.lines():
+            assert not any(isinstance(e, StepStarted) for e in vibe.parse_line(line))
+
+
+def test_vibe_usage_and_end_come_from_the_journal() -> None:
+    ledger = _ledger(_vibe("five-steps"))
+    # the five completion results' usage, summed (8015 + … + 8492 input tokens)
+    assert ledger.usage.input_tokens == 41312
+    assert ledger.usage.output_tokens == 60
+    assert (ledger.final_status, ledger.stop_reason) == ("success", "completed")
+    forever = _vibe("forever")
+    assert _ledger(forever).final_status is None  # killed by timeout: the turn never closed
+    assert forever.session is not None
+    vibe = get_harness("vibe")
+    warnings = [
+        e
+        for line in forever.session.read_bytes().splitlines()
+        for e in vibe.parse_session_line(line)
+        if isinstance(e, HarnessWarning)
+    ]
+    # the model call in flight at the kill ended as completion_failed: still a step
+    assert [w.message for w in warnings] == ["model call ended as completion_failed"]
 
 
 def test_pi_usage_is_summed_per_model_call() -> None:

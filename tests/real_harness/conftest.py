@@ -2,8 +2,9 @@
 
 The CLIs come from ``.ci/agents/node_modules/.bin`` (installed by
 ``.ci/install-agents``), or from ``$TETHER_AGENT_BIN_DIR`` instead when it is
-set. A missing CLI skips its tests, except under CI (``CI=true``) for the CLIs
-CI must run (codex, pi): then it fails. Each CLI runs in a fresh HOME under the
+set. Vibe comes from ``.ci/agents/vibe-venv/bin``. A missing CLI skips its tests,
+except under CI (``CI=true``) for the CLIs CI must run (codex, pi, vibe): then
+it fails. Each CLI runs in a fresh HOME under the
 test's tmp dir, configured by :func:`tether.testing.model_server.client_setup`,
 with a minimal environment.
 """
@@ -21,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tether.events.accounting import Ledger, count
+from tether.events.counting import merge_session
 from tether.events.lines import iter_lines
 from tether.harnesses import get_harness
 from tether.harnesses.base import Harness, RunSpec
@@ -34,17 +36,19 @@ from tether.testing.model_server import (
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_BIN_DIR = REPO / ".ci" / "agents" / "node_modules" / ".bin"
+# Vibe is a Python package: .ci/install-agents puts it in its own venv.
+VIBE_BIN_DIR = REPO / ".ci" / "agents" / "vibe-venv" / "bin"
 # Read at import: the autouse fixture in tests/conftest.py clears TETHER_* variables.
 BIN_DIR_OVERRIDE = os.environ.get("TETHER_AGENT_BIN_DIR")
 IN_CI = os.environ.get("CI") == "true"
-REQUIRED_IN_CI = frozenset({"codex", "pi"})
+REQUIRED_IN_CI = frozenset({"codex", "pi", "vibe"})
 PROMPT = "Run the scripted steps."
-RUN_TIMEOUT = 90.0
+RUN_TIMEOUT = 300.0
 
 
 def bin_dirs() -> list[Path]:
     """``$TETHER_AGENT_BIN_DIR`` when set (and only it), else the CI install."""
-    return [Path(BIN_DIR_OVERRIDE)] if BIN_DIR_OVERRIDE else [DEFAULT_BIN_DIR]
+    return [Path(BIN_DIR_OVERRIDE)] if BIN_DIR_OVERRIDE else [DEFAULT_BIN_DIR, VIBE_BIN_DIR]
 
 
 def _missing(harness: str, why: str) -> None:
@@ -54,7 +58,7 @@ def _missing(harness: str, why: str) -> None:
 
 
 def find_cli(harness: Harness) -> Path:
-    """The CLI's executable, or skip (fail under CI for codex and pi)."""
+    """The CLI's executable, or skip (fail under CI for codex, pi and vibe)."""
     for directory in bin_dirs():
         candidate = directory / harness.executable
         if candidate.is_file() and os.access(candidate, os.X_OK):
@@ -115,9 +119,7 @@ def count_run(adapter: Harness, stdout: bytes, env: dict[str, str]) -> tuple[Led
         session = count(
             event for line in iter_lines(fh) for event in adapter.parse_session_line(line)
         )
-    ledger.iterations = session.iterations
-    ledger.iteration_source = "session_file"
-    return ledger, path
+    return merge_session(ledger, session), path
 
 
 def run_cli(
@@ -188,7 +190,7 @@ def model_server() -> Iterator[Callable[..., ModelServer]]:
 @pytest.fixture
 def agent_cli() -> Callable[[str], tuple[Harness, Path]]:
     """``agent_cli(name)``: the adapter and the CLI executable, or skip (fail in CI
-    for codex and pi). Use this rather than importing from this conftest."""
+    for codex, pi and vibe). Use this rather than importing from this conftest."""
 
     def find(name: str) -> tuple[Harness, Path]:
         adapter = load_adapter(name)

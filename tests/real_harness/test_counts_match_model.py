@@ -1,7 +1,8 @@
 """Real agent CLIs against the scripted model: the adapter's counts equal the model's.
 
 The ledger comes from the CLI's own stdout read through tether's adapter (plus,
-for Codex, its rollout file: the stream has no event per model call). The
+for Codex its rollout file and for Vibe its session journal: their streams
+have no event per model call). The
 other side is the server's request log: model calls, tool calls it served,
 tool results the CLI sent back.
 """
@@ -15,7 +16,14 @@ import pytest
 
 pytestmark = pytest.mark.real_harness
 
-HARNESSES = ["codex", "pi", "claude-code", "copilot"]
+# Vibe starts slowly (a minute on a loaded machine): beyond the default 120 s.
+HARNESSES = [
+    "codex",
+    "pi",
+    "claude-code",
+    "copilot",
+    pytest.param("vibe", marks=pytest.mark.timeout(600)),
+]
 
 # scenario -> (model calls, tool calls, tool results, final text)
 EXPECTED = {
@@ -53,5 +61,5 @@ def test_adapter_counts_equal_the_model_log(
     assert ledger.session_id, why
     assert ledger.final_status == "success", why
     assert ledger.last_assistant_text == final_text, why
-    if harness == "codex":
+    if harness in ("codex", "vibe"):
         assert run.session_file is not None and ledger.iteration_source == "session_file", why

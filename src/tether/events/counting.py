@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import BinaryIO, Protocol
 
-from tether.events.accounting import Ledger, apply, stream_upper_bound
+from tether.events.accounting import Ledger, TokenUsage, apply, stream_upper_bound
 from tether.events.lines import iter_lines
 from tether.events.model import AnyEvent
 
@@ -70,10 +70,25 @@ def count_stream(
         return ledger
 
     session = fold_lines(Ledger(), harness.parse_session_line, session_stream)
+    return merge_session(ledger, session)
+
+
+def merge_session(ledger: Ledger, session: Ledger) -> Ledger:
+    """Take what only the session file knows into the stream's ``ledger``.
+
+    The iterations always; the session id, the run's end and the token usage
+    where the stream has none (Vibe's stream names neither its end nor its usage).
+    """
     ledger.iterations = session.iterations
     ledger.iteration_source = "session_file"
     if ledger.session_id is None:
         ledger.session_id = session.session_id
+    if ledger.final_status is None and session.final_status is not None:
+        ledger.final_status = session.final_status
+        ledger.stop_reason = session.stop_reason
+        ledger.final_message = session.final_message
+    if ledger.usage == TokenUsage() and session.usage != TokenUsage():
+        ledger.usage = session.usage
     return ledger
 
 

@@ -31,6 +31,10 @@ class RunSpec:
     session_id: str | None = None
     # The harness's own turn cap, as a second belt behind tether's own stop.
     max_turns: int | None = None
+    # The harness's own token, cost and wall-clock belts, where it has them (Vibe).
+    max_tokens: int | None = None
+    max_cost_usd: float | None = None
+    time_limit_seconds: float | None = None
     # A per-run settings/hooks file the harness should load (Claude Code --settings).
     settings_path: Path | None = None
     cwd: Path | None = None

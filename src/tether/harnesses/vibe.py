@@ -1,94 +1,203 @@
 """Mistral Vibe: ``vibe -p … --output streaming``.
 
-Built from Vibe's published source (mistralai/mistral-vibe 2.18,
-``vibe/core/output_formatters.py``), not from a recording: Vibe needs Python
-3.12 or newer. In streaming mode Vibe prints every message added to the
-conversation as one JSON object, ``LLMMessage.model_dump(mode="json")``:
+Built on recordings of Vibe 2.26.1 (tests/transcripts/vibe/, the shared ones
+and tether's own), whose default runtime is the Unified Harness. The streaming
+output is small, one JSON object per line, every line with ``sessionId``:
 
-- ``role: "assistant"``: one model response (Vibe appends exactly one per model
-  call, streamed or not), with ``message_id`` and ``tool_calls[]``
-  (``id``, ``function.name``, ``function.arguments`` as a JSON string);
-- ``role: "tool"``: one tool result, ``tool_call_id``, text ``content``;
-  failures are wrapped in ``<tool_error>…</tool_error>`` and skipped or
-  interrupted calls in ``<user_cancellation>…</user_cancellation>``;
-- ``role: "system"`` / ``"user"``: the prompt side, not counted.
+- ``type: "message"``: the user's prompt (``role: "user"``) and the final
+  assistant text (``role: "assistant"``, ``content[].text``);
+- ``type: "effect"``: one line per **finished** tool call: ``id``
+  (``effect-<action id>``), ``detail.toolName`` (``file_system.bash``),
+  ``detail.input``, ``state.status`` (``completed``, ``failed``, or
+  ``skipped`` when a ``pre_tool`` hook denied it, with ``state.reason``); a
+  command that exits non-zero is ``completed`` with ``state.display.success``
+  false;
+- ``type: "notice"``: hook runs and other notes (``level``, ``message``).
 
-The lines have no ``type`` field, no session id and no closing line: the run's
-outcome is Vibe's exit code (0 done, 1 for a limit, an error or a refusal).
+There is no line per model call and none when a tool call starts, so the
+number of model steps is not in the stream. It is in the session journal
+(``$VIBE_HOME/logs/session/unified/<session>/journal/*.jsonl``): one
+``action_result`` of a ``completion`` action per model call (``completion_
+succeeded`` with the call's ``usage``, or ``completion_failed`` for one cut
+off), read by :meth:`VibeHarness.parse_session_line` as Codex's rollout is.
+The journal also closes the turn: ``latestTurn`` with ``status: "completed"``
+and ``stopReason`` null for a finished turn, ``"limit"`` when Vibe itself
+stopped it on a limit (with the last completion's ``request.iteration`` at its
+``max_iterations`` that limit was ``--max-turns``).
 """
 
 from __future__ import annotations
 
-import glob
-import json
+import math
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 import msgspec
 
-from tether.errors import ConfigError
 from tether.events.model import (
     AnyEvent,
     AssistantText,
-    StepEnded,
+    HarnessWarning,
+    PermissionDenied,
+    RunEnded,
+    SessionStarted,
     StepStarted,
     ToolCallStarted,
     ToolResult,
+    Usage,
     unknown,
 )
 from tether.harnesses.base import IterationSource, RunSpec, decode_line, home_dir
 
+MODEL_ENV = "VIBE_ACTIVE_MODEL"
+HOME_ENV = "VIBE_HOME"
+EFFECT_PREFIX = "effect-"
+# Vibe's own wall-clock belt fires this long after tether's own timeout.
+TIME_LIMIT_SLACK_SECONDS = 5.0
 
-class _Function(msgspec.Struct):
-    name: str | None = None
-    arguments: str | None = None
+
+class _Text(msgspec.Struct):
+    type: str | None = None
+    text: str | None = None
 
 
-class _ToolCall(msgspec.Struct):
-    id: str | None = None
-    function: _Function | None = None
+class _Detail(msgspec.Struct):
+    toolName: str | None = None  # noqa: N815 - Vibe's field name
+    input: Any = None
+
+
+class _Display(msgspec.Struct):
+    success: bool | None = None
+
+
+class _State(msgspec.Struct):
+    status: str | None = None
+    display: _Display | None = None
+    reason: str | None = None
+    outputText: str | None = None  # noqa: N815
+    output: msgspec.Raw = msgspec.Raw(b"")
 
 
 class _Line(msgspec.Struct):
+    type: str | None = None
+    id: str | None = None
+    sessionId: str | None = None  # noqa: N815
     role: str | None = None
-    content: str | None = None
-    tool_calls: list[_ToolCall] | None = None
-    tool_call_id: str | None = None
-    name: str | None = None
-    message_id: str | None = None
+    content: list[_Text] | None = None
+    detail: _Detail | None = None
+    state: _State | None = None
+    level: str | None = None
+    message: str | None = None
+
+
+class _Request(msgspec.Struct):
+    iteration: int | None = None
+    max_iterations: int | None = None
+
+
+class _Usage(msgspec.Struct):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+
+
+class _CompletionBody(msgspec.Struct):
+    usage: _Usage | None = None
+
+
+class _Result(msgspec.Struct):
+    type: str | None = None
+    result: msgspec.Raw = msgspec.Raw(b"")
+
+
+class _Turn(msgspec.Struct):
+    status: str | None = None
+    stopReason: str | None = None  # noqa: N815
+
+
+class _Envelope(msgspec.Struct):
+    latestTurn: _Turn | None = None  # noqa: N815
+
+
+class _Op(msgspec.Struct):
+    op: str | None = None
+    state: _Envelope | None = None
+
+
+class _Params(msgspec.Struct):
+    sessionId: str | None = None  # noqa: N815
+
+
+class _Payload(msgspec.Struct):
+    kind: str | None = None
+    action_id: str | None = None
+    request: _Request | None = None
+    result: _Result | None = None
+    delta: list[_Op] | None = None
+    params: _Params | None = None
+
+
+class _Record(msgspec.Struct):
+    type: str | None = None
+    sequence: int | None = None
+    payload: msgspec.Raw = msgspec.Raw(b"")
 
 
 _decoder = msgspec.json.Decoder(_Line)
-_ERROR_PREFIXES = ("<tool_error>", "<user_cancellation>")
-MODEL_ENV = "VIBE_ACTIVE_MODEL"
+_record_decoder = msgspec.json.Decoder(_Record)
+_payload_decoder = msgspec.json.Decoder(_Payload)
+_body_decoder = msgspec.json.Decoder(_CompletionBody)
+
+# Journal records that say nothing tether counts.
+_QUIET_RECORDS = frozenset({"core_input", "receipt_succeeded", "receipt_failed"})
+_JOURNAL_RECORDS = frozenset(
+    {"command_reserved", "action_intent", "action_result", "projection_delta", *_QUIET_RECORDS}
+)
+_FAILED_STATUSES = frozenset({"failed", "skipped", "cancelled", "error"})
 
 
 class VibeHarness:
     name: ClassVar[str] = "vibe"
     executable: ClassVar[str] = "vibe"
-    iteration_source: ClassVar[IterationSource] = "stream"
-    # Vibe makes its own session id and prints it nowhere in streaming mode.
+    iteration_source: ClassVar[IterationSource] = "session_file"
+    # Vibe makes its own session id; ``--resume`` is the only way to name one.
     accepts_session_id: ClassVar[bool] = False
     has_turn_cap: ClassVar[bool] = True
+    # ``--max-turns N`` lets exactly N model calls happen, then Vibe stops by itself
+    # (measured against 2.26.1): the supervisor passes the budget itself, not N+1.
+    turn_cap_is_exact: ClassVar[bool] = True
+    # The stream shows a tool call only once it has finished (start and result at once).
+    announces_calls: ClassVar[bool] = False
+
+    def __init__(self) -> None:
+        # From the journal's last completion request: whether a "limit" stop was the turn cap.
+        self._iteration: int | None = None
+        self._max_iterations: int | None = None
 
     def build_command(self, spec: RunSpec) -> list[str]:
-        argv: list[str] = []
+        assignments: list[str] = []
         if spec.model:
             # Vibe has no model flag; any config field can be set as VIBE_<FIELD>.
-            # ``env`` sets it for the one process and then execs vibe in place.
-            argv += ["env", f"{MODEL_ENV}={spec.model}"]
+            assignments.append(f"{MODEL_ENV}={spec.model}")
         if spec.settings_path is not None:
-            raise ConfigError(
-                "vibe takes no per-run settings file; it reads hooks from "
-                ".vibe/hooks.toml in the project or $VIBE_HOME/hooks.toml: set "
-                "VIBE_HOME in the run's env instead.",
-                path=str(spec.settings_path),
-            )
+            # A per-run VIBE_HOME whose hooks.toml holds the run's hooks
+            # (tether.runs.vibe_home lays it over the user's own).
+            assignments.append(f"{HOME_ENV}={spec.settings_path.parent}")
+        # ``env`` sets them for the one process and then execs vibe in place.
+        argv: list[str] = ["env", *assignments] if assignments else []
         prompt = " " + spec.prompt if spec.prompt.startswith("-") else spec.prompt
         argv += [self.executable, "-p", prompt, "--output", "streaming"]
         if spec.max_turns is not None:
             argv += ["--max-turns", str(spec.max_turns)]
+        if spec.max_tokens is not None:
+            argv += ["--max-tokens", str(spec.max_tokens)]
+        if spec.max_cost_usd is not None:
+            argv += ["--max-price", repr(float(spec.max_cost_usd))]
+        if spec.time_limit_seconds is not None:
+            limit = math.ceil(spec.time_limit_seconds + TIME_LIMIT_SLACK_SECONDS)
+            argv += ["--time-limit", str(limit)]
         argv += list(spec.extra_args)
         return argv
 
@@ -96,74 +205,142 @@ class VibeHarness:
         obj = decode_line(_decoder, line)
         if isinstance(obj, list):
             return obj
-        role = obj.role
-        if role == "assistant":
-            return _assistant(obj)
-        if role == "tool":
-            if not obj.tool_call_id:
-                return [unknown(line, "tool message without tool_call_id")]
-            content = obj.content or ""
-            return [
-                ToolResult(
-                    call_id=obj.tool_call_id,
-                    is_error=content.startswith(_ERROR_PREFIXES),
-                    output_size=len(content.encode("utf-8", "replace")),
-                )
-            ]
-        if role == "system" or role == "user":
-            return []
-        return [unknown(line, f"role {role}" if role is not None else None)]
+        kind = obj.type
+        events: list[AnyEvent] = [SessionStarted(session_id=obj.sessionId)] if obj.sessionId else []
+        if kind == "effect":
+            return events + _effect(obj, line)
+        if kind == "message":
+            if obj.role == "assistant":
+                text = "".join(part.text or "" for part in obj.content or () if part.type == "text")
+                if text:
+                    events.append(AssistantText(text=text, message_id=obj.id))
+                return events
+            if obj.role == "user" or obj.role == "system":
+                return events
+            return [*events, unknown(line, f"message role {obj.role}")]
+        if kind == "notice":
+            if obj.level in ("warning", "error"):
+                events.append(HarnessWarning(message=obj.message or ""))
+            return events
+        return [*events, unknown(line, kind)]
 
     def parse_session_line(self, line: bytes) -> list[AnyEvent]:
+        """Journal records: one completion ``action_result`` per model call."""
+        obj = decode_line(_record_decoder, line)
+        if isinstance(obj, list):
+            return obj
+        kind = obj.type
+        if kind in _QUIET_RECORDS:
+            return []
+        if kind not in _JOURNAL_RECORDS:
+            return [unknown(line, f"journal record {kind}")]
+        try:
+            payload = _payload_decoder.decode(obj.payload) if obj.payload else _Payload()
+        except (ValueError, RecursionError) as exc:
+            return [unknown(line, f"{kind}: unexpected payload: {exc}")]
+        if kind == "action_intent":
+            if payload.kind == "completion" and payload.request is not None:
+                self._iteration = payload.request.iteration
+                self._max_iterations = payload.request.max_iterations
+            return []
+        if kind == "action_result":
+            return _completion_result(payload, obj.sequence)
+        if kind == "projection_delta":
+            return self._turn_end(payload)
+        # command_reserved: the turn/start command names the session
+        sid = payload.params.sessionId if payload.params else None
+        return [SessionStarted(session_id=sid)] if sid else []
+
+    def _turn_end(self, payload: _Payload) -> list[AnyEvent]:
+        for op in payload.delta or ():
+            turn = op.state.latestTurn if op.state is not None else None
+            if turn is None or turn.status != "completed":
+                continue
+            reason = turn.stopReason
+            if not reason:
+                return [RunEnded(status="success", stop_reason="completed")]
+            if reason == "limit" and self._at_turn_cap():
+                reason = "max_turns"
+            return [RunEnded(status="failure", stop_reason=reason)]
         return []
 
+    def _at_turn_cap(self) -> bool:
+        it, cap = self._iteration, self._max_iterations
+        return it is not None and cap is not None and it + 1 >= cap
+
     def session_file(self, session_id: str, env: Mapping[str, str]) -> Path | None:
-        """``$VIBE_HOME/logs/session/session_<time>_<id[:8]>/messages.jsonl``."""
-        if len(session_id) < 8 or "/" in session_id:
+        """The first segment of session ``session_id``'s journal.
+
+        ``$VIBE_HOME/logs/session/unified/<session_id>/journal/<sequence>.jsonl``;
+        a ``vibe -p`` run writes all its records to the first segment and opens
+        the next (empty) one as it exits.
+        """
+        if not session_id or "/" in session_id or os.sep in session_id or session_id[0] == ".":
             return None
-        vibe_home = env.get("VIBE_HOME")
+        vibe_home = env.get(HOME_ENV)
         root = Path(vibe_home) if vibe_home else home_dir(env) / ".vibe"
-        pattern = f"session_*_{glob.escape(session_id[:8])}"
-        for folder in sorted((root / "logs" / "session").glob(pattern), reverse=True):
-            if _meta_session_id(folder / "meta.json") == session_id:
-                return folder / "messages.jsonl"
-        return None
+        journal = root / "logs" / "session" / "unified" / session_id / "journal"
+        try:
+            segments = sorted(p for p in journal.iterdir() if p.suffix == ".jsonl")
+        except OSError:
+            return None
+        return segments[0] if segments else None
 
 
-def _meta_session_id(path: Path) -> str | None:
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    sid = meta.get("session_id") if isinstance(meta, dict) else None
-    return sid if isinstance(sid, str) else None
-
-
-def _assistant(obj: _Line) -> list[AnyEvent]:
-    step_id = obj.message_id
-    events: list[AnyEvent] = [StepStarted(message_id=step_id)]
-    for call in obj.tool_calls or ():
-        if not call.id:
-            continue
-        fn = call.function or _Function()
-        events.append(
-            ToolCallStarted(
-                call_id=call.id,
-                name=fn.name or "",
-                input=_arguments(fn.arguments),
-                message_id=step_id,
-            )
-        )
-    if obj.content:
-        events.append(AssistantText(text=obj.content, message_id=step_id))
-    events.append(StepEnded(message_id=step_id))
+def _effect(obj: _Line, line: bytes) -> list[AnyEvent]:
+    """A finished tool call: its start and its result at once."""
+    raw_id = obj.id or ""
+    call_id = raw_id.removeprefix(EFFECT_PREFIX)
+    if not call_id:
+        return [unknown(line, "effect without id")]
+    detail = obj.detail or _Detail()
+    state = obj.state or _State()
+    name = detail.toolName or ""
+    status = state.status or ""
+    if obj.state is None or not status:
+        # Still running (an interactive session's stream): only the start.
+        return [ToolCallStarted(call_id=call_id, name=name, input=detail.input)]
+    size = len(state.outputText.encode("utf-8", "replace")) if state.outputText else 0
+    if not size and bytes(state.output) not in (b"", b"null"):
+        size = len(state.output)
+    events: list[AnyEvent] = [
+        ToolCallStarted(call_id=call_id, name=name, input=detail.input),
+        ToolResult(call_id=call_id, is_error=_failed(status, state), output_size=size),
+    ]
+    if status == "skipped":
+        events.append(PermissionDenied(tool_name=name, call_id=call_id, reason=state.reason))
     return events
 
 
-def _arguments(raw: str | None) -> Any:
-    if not raw:
-        return None
-    try:
-        return msgspec.json.decode(raw)
-    except (ValueError, RecursionError):
-        return raw  # kept as the model wrote it
+def _failed(status: str, state: _State) -> bool:
+    # A command that exits non-zero stays "completed", with display.success false.
+    return status in _FAILED_STATUSES or (
+        state.display is not None and state.display.success is False
+    )
+
+
+def _completion_result(payload: _Payload, sequence: int | None) -> list[AnyEvent]:
+    result = payload.result
+    rtype = (result.type if result is not None else None) or ""
+    if not rtype.startswith("completion_"):
+        return []  # tool and hook results: the stream's effect lines count those
+    key = payload.action_id or (f"sequence:{sequence}" if sequence is not None else None)
+    events: list[AnyEvent] = [StepStarted(message_id=key)]
+    if rtype == "completion_succeeded" and result is not None and result.result:
+        try:
+            body = _body_decoder.decode(result.result)
+        except (ValueError, RecursionError):
+            body = _CompletionBody()
+        if body.usage is not None:
+            u = body.usage
+            events.append(
+                Usage(
+                    input_tokens=u.input_tokens,
+                    output_tokens=u.output_tokens,
+                    cache_read_tokens=u.cached_input_tokens,
+                    cumulative=False,
+                )
+            )
+    elif rtype != "completion_succeeded":
+        events.append(HarnessWarning(message=f"model call ended as {rtype}"))
+    return events

@@ -19,6 +19,11 @@ copilot    ``COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:<port>/v1``,
            ``COPILOT_PROVIDER_TYPE=openai``, ``COPILOT_PROVIDER_API_KEY``,
            ``COPILOT_MODEL``, ``COPILOT_OFFLINE=true``, ``COPILOT_HOME``;
            ``--allow-all-tools --no-ask-user``
+vibe       ``$VIBE_HOME/config.toml``: provider ``mock`` (``api_style =
+           "openai"``, ``api_base = http://127.0.0.1:<port>/v1``, key from
+           ``MOCK_API_KEY``), model ``mock-model`` with alias ``mock`` (priced
+           at 1 and 2 USD per million input and output tokens) as
+           ``active_model``; ``--auto-approve --trust``
 ========== ===================================================================
 """
 
@@ -31,7 +36,11 @@ from pathlib import Path
 
 MODEL = "mock-model"
 API_KEY = "sk-test"
-HARNESSES = ("codex", "claude-code", "pi", "copilot")
+HARNESSES = ("codex", "claude-code", "pi", "copilot", "vibe")
+# Vibe names models by alias; its prices make --max-price and the cost count testable.
+VIBE_ALIAS = "mock"
+VIBE_INPUT_PRICE = 1.0
+VIBE_OUTPUT_PRICE = 2.0
 
 
 @dataclass(frozen=True)
@@ -137,9 +146,36 @@ def _copilot(home: Path, port: int) -> ClientSetup:
     return ClientSetup("copilot", home, env, ("--allow-all-tools", "--no-ask-user"), model=None)
 
 
+def _vibe(home: Path, port: int) -> ClientSetup:
+    vibe_home = home / ".vibe"
+    config = _write(
+        vibe_home / "config.toml",
+        f'active_model = "{VIBE_ALIAS}"\n'
+        "\n"
+        "[[providers]]\n"
+        'name = "mock"\n'
+        f'api_base = "http://127.0.0.1:{port}/v1"\n'
+        'api_key_env_var = "MOCK_API_KEY"\n'
+        'api_style = "openai"\n'
+        'backend = "generic"\n'
+        "\n"
+        "[[models]]\n"
+        f'name = "{MODEL}"\n'
+        'provider = "mock"\n'
+        f'alias = "{VIBE_ALIAS}"\n'
+        f"input_price = {VIBE_INPUT_PRICE}\n"
+        f"output_price = {VIBE_OUTPUT_PRICE}\n",
+    )
+    env = {"HOME": str(home), "VIBE_HOME": str(vibe_home), "MOCK_API_KEY": API_KEY}
+    return ClientSetup(
+        "vibe", home, env, ("--auto-approve", "--trust"), model=None, config_files=(config,)
+    )
+
+
 _SETUPS: dict[str, Callable[[Path, int], ClientSetup]] = {
     "codex": _codex,
     "claude-code": _claude_code,
     "pi": _pi,
     "copilot": _copilot,
+    "vibe": _vibe,
 }

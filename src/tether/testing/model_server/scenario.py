@@ -14,6 +14,12 @@ Built-in scenarios:
 - ``steps:N``: steps 1 … N-1 one shell call each (``echo step K``), step N the
   final text ``All N steps done.``
 - ``forever``: one shell call (``echo tick K``) per step, without end.
+- ``touch-forever``: one shell call per step that leaves a file behind
+  (``touch tick-K.done`` in the agent's working directory), without end: the
+  files prove which calls were executed, not only which were asked for.
+- ``failing-tool``: step 1 a shell call that fails (``ls`` of a path that does
+  not exist, exit 2), step 2 ``echo after the failure``, step 3 the final text
+  ``Done after a failing step.``
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ from dataclasses import dataclass
 
 _CALL_ID = re.compile(r"(?:call|toolu)_mock_s(\d+)_c(\d+)_[0-9a-f]+")
 
-SCENARIO_NAMES = ("five-steps", "steps:N", "forever")
+SCENARIO_NAMES = ("five-steps", "steps:N", "forever", "touch-forever", "failing-tool")
+FAILING_COMMAND = "ls /nonexistent-tether-scenario-path"
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,18 @@ def _forever(step: int) -> Action:
     return ShellCalls((f"echo tick {step}",))
 
 
+def _touch_forever(step: int) -> Action:
+    return ShellCalls((f"touch tick-{step}.done",))
+
+
+def _failing_tool(step: int) -> Action:
+    if step == 1:
+        return ShellCalls((FAILING_COMMAND,))
+    if step == 2:
+        return ShellCalls(("echo after the failure",))
+    return FinalText("Done after a failing step.")
+
+
 def parse_scenario(spec: str) -> Scenario:
     """A scenario by its name: ``five-steps``, ``forever`` or ``steps:N`` (N ≥ 1)."""
     text = spec.strip()
@@ -94,6 +113,10 @@ def parse_scenario(spec: str) -> Scenario:
         return Scenario("five-steps", _five_steps, last_step=5)
     if text == "forever":
         return Scenario("forever", _forever, last_step=None)
+    if text == "touch-forever":
+        return Scenario("touch-forever", _touch_forever, last_step=None)
+    if text == "failing-tool":
+        return Scenario("failing-tool", _failing_tool, last_step=3)
     if text.startswith("steps:"):
         raw = text.removeprefix("steps:")
         if raw.isdigit() and int(raw) >= 1:

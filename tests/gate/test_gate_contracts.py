@@ -1,7 +1,8 @@
 """Real hook payloads in, each harness's documented answer out (golden files).
 
 The payloads under golden/<harness>/ were recorded from Claude Code 2.1.332,
-Codex 0.171.0, Copilot CLI 1.0.102 and Pi 0.73.1 (tests/gate/record_golden.py).
+Codex 0.171.0, Copilot CLI 1.0.102 and Pi 0.73.1 (tests/gate/record_golden.py),
+and from Vibe 2.26.1 by a hook in its hooks.toml that saved its stdin.
 Each goes through the installed ``tether-gate`` console script. Answers are
 compared with golden/<harness>/<event>.<state>.json; set UPDATE_GOLDEN=1 to
 rewrite them.
@@ -30,6 +31,7 @@ TOOL_EVENTS = [
     ("codex", "PreToolUse", None),
     ("copilot", "preToolUse", "preToolUse"),
     ("pi", "tool_call", None),
+    ("vibe", "pre_tool", None),
 ]
 RECORDED_ONLY = [
     ("claude-code", "PostToolUse", None),
@@ -43,6 +45,7 @@ RECORDED_ONLY = [
     ("copilot", "agentStop", "agentStop"),
     ("pi", "turn_end", None),
     ("pi", "session_start", None),
+    ("vibe", "post_agent", None),
 ]
 
 

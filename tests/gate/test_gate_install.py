@@ -156,6 +156,65 @@ def test_pi_extension_file(tmp_path: Path) -> None:
         _plan("pi", tmp_path)
 
 
+VIBE_USER_HOOKS = """\
+# my own guard
+[[hooks]]
+name = "deny-rm-rf"
+type = "pre_tool"
+match = "bash"
+command = "/usr/local/bin/guard"
+"""
+
+
+def test_vibe_hooks_toml_merges_keeps_the_user_hooks_and_is_idempotent(tmp_path: Path) -> None:
+    import tomllib
+
+    hooks = tmp_path / ".vibe" / "hooks.toml"
+    hooks.parent.mkdir()
+    hooks.write_text(VIBE_USER_HOOKS)
+    change = _plan("vibe", tmp_path)
+    assert change.path == str(hooks)
+    install.apply(change)
+    text = hooks.read_text()
+    assert text.startswith(VIBE_USER_HOOKS)  # the user's text, comments and all, first
+    entries = tomllib.loads(text)["hooks"]
+    assert [(h["name"], h["type"]) for h in entries] == [
+        ("deny-rm-rf", "pre_tool"),
+        ("tether-gate-pre-tool", "pre_tool"),
+        ("tether-gate-post-tool", "post_tool"),
+        ("tether-gate-post-agent", "post_agent"),
+    ]
+    assert {h["command"] for h in entries[1:]} == {"/opt/venv/bin/tether-gate hook --harness vibe"}
+    assert not _plan("vibe", tmp_path).changed  # idempotent
+    install.apply(_plan("vibe", tmp_path, install_=False))
+    assert hooks.read_text() == VIBE_USER_HOOKS
+    hooks.unlink()
+    install.apply(_plan("vibe", tmp_path))
+    install.apply(_plan("vibe", tmp_path, install_=False))
+    assert not hooks.exists()  # only tether's entries were there: the file goes
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('[[hooks]]\nname = "x"\ntype = "pre_tool\n', "is not valid TOML"),
+        ('hooks = [{ name = "x", type = "pre_tool", command = "c" }]\n', "is not valid TOML"),
+        ('hooks = "none"\n', "is not a list of"),
+    ],
+)
+def test_a_vibe_hooks_file_that_cannot_take_the_gate_is_refused_untouched(
+    tmp_path: Path, text: str, why: str
+) -> None:
+    hooks = tmp_path / ".vibe" / "hooks.toml"
+    hooks.parent.mkdir()
+    hooks.write_text(text)
+    with pytest.raises(install.InstallError, match=why):
+        _plan("vibe", tmp_path)
+    done = _cli(["install", "--harness", "vibe", "--project-dir", str(tmp_path)], tmp_path)
+    assert done.returncode == 3
+    assert hooks.read_text() == text
+
+
 def test_user_scope_follows_each_harness_variables(tmp_path: Path) -> None:
     env = {
         "HOME": str(tmp_path / "home"),
@@ -163,6 +222,7 @@ def test_user_scope_follows_each_harness_variables(tmp_path: Path) -> None:
         "CODEX_HOME": str(tmp_path / "codex"),
         "COPILOT_HOME": str(tmp_path / "copilot"),
         "PI_CODING_AGENT_DIR": str(tmp_path / "pi"),
+        "VIBE_HOME": str(tmp_path / "vibe"),
     }
     where = {h: hook_install.config_path(h, "user", "/unused", env) for h in hook_install.HARNESSES}
     assert where == {
@@ -170,6 +230,7 @@ def test_user_scope_follows_each_harness_variables(tmp_path: Path) -> None:
         "codex": str(tmp_path / "codex" / "hooks.json"),
         "copilot": str(tmp_path / "copilot" / "hooks" / "tether-gate.json"),
         "pi": str(tmp_path / "pi" / "extensions" / "tether-gate.ts"),
+        "vibe": str(tmp_path / "vibe" / "hooks.toml"),
     }
     bare = {"HOME": str(tmp_path / "home")}
     assert hook_install.config_path("claude-code", "user", "/p", bare) == str(

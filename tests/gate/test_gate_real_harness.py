@@ -1,6 +1,6 @@
 """The gate, installed by ``tether hooks install``, inside the real agent CLIs.
 
-Each CLI runs the five-steps script of the scripted model (tool calls 1, 2a,
+Each CLI (Vibe too) runs the five-steps script of the scripted model (tool calls 1, 2a,
 2b, 3, 4) in a project with the gate installed and a budget of 3: calls 4 and
 5 are refused by the CLI itself, in its own hook contract. Claude Code and Pi
 also stop before their third model call when the run's iteration budget is 2.
@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from gate_support import query
@@ -26,14 +27,20 @@ pytestmark = pytest.mark.real_harness
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("TETHER_AGENT_BIN_DIR") or REPO / ".ci/agents/node_modules/.bin")
+VIBE_BIN = Path(os.environ.get("TETHER_AGENT_BIN_DIR") or REPO / ".ci/agents/vibe-venv/bin")
 EXECUTABLE = {"claude-code": "claude", "codex": "codex", "copilot": "copilot", "pi": "pi"}
+EXECUTABLE["vibe"] = "vibe"
 PROMPT = "Run the scripted steps."
 TOOL_EVENT = {"claude-code": "PreToolUse", "codex": "PreToolUse", "copilot": "preToolUse"}
 TOOL_EVENT["pi"] = "tool_call"
+TOOL_EVENT["vibe"] = "pre_tool"
+NODE_CLIS: list[Any] = ["claude-code", "codex", "copilot", "pi"]
+# Vibe starts slowly (a minute on a loaded machine): beyond the default 120 s.
+VIBE = pytest.param("vibe", marks=pytest.mark.timeout(600))
 
 
 def _cli(harness: str) -> Path:
-    path = BIN / EXECUTABLE[harness]
+    path = (VIBE_BIN if harness == "vibe" else BIN) / EXECUTABLE[harness]
     if not path.exists():
         pytest.skip(f"{harness} CLI not installed at {path}")
     return path
@@ -47,6 +54,8 @@ def _argv(harness: str, exe: Path, extra: tuple[str, ...]) -> list[str]:
         return [str(exe), "exec", "--json", *extra, "--dangerously-bypass-hook-trust", PROMPT]
     if harness == "copilot":
         return [str(exe), "-p", PROMPT, "--output-format", "json", *extra]
+    if harness == "vibe":  # --trust (in extra): project hooks load in a trusted folder only
+        return [str(exe), "-p", PROMPT, "--output", "streaming", *extra]
     return [str(exe), *extra, "--model", "mock-model", "--mode", "json", PROMPT]
 
 
@@ -80,13 +89,13 @@ def _run(
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
-            timeout=180,
+            timeout=300,
             check=False,
         )
         return done, server
 
 
-@pytest.mark.parametrize("harness", ["claude-code", "codex", "copilot", "pi"])
+@pytest.mark.parametrize("harness", [*NODE_CLIS, VIBE])
 def test_the_cli_itself_refuses_calls_past_the_budget(
     harness: str, tmp_path: Path, tether_home: Path
 ) -> None:
@@ -124,7 +133,7 @@ def test_the_cli_stops_before_the_model_call_past_the_iteration_budget(
     assert session_status(tether_home, "run-session")["batches"] == 2
 
 
-@pytest.mark.parametrize("harness", ["claude-code", "codex", "copilot", "pi"])
+@pytest.mark.parametrize("harness", [*NODE_CLIS, VIBE])
 def test_a_run_budget_holds_for_the_cli_own_session_id(
     harness: str, tmp_path: Path, tether_home: Path
 ) -> None:

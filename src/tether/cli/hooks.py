@@ -6,7 +6,7 @@ import click
 
 from tether.errors import ConfigError
 
-HARNESS_CHOICE = click.Choice(["claude-code", "codex", "copilot", "pi"])
+HARNESS_CHOICE = click.Choice(["claude-code", "codex", "copilot", "pi", "vibe"])
 SCOPE_CHOICE = click.Choice(["project", "user"])
 
 
@@ -75,7 +75,7 @@ _loop = click.option(
 
 
 def _loop_harness(harness: str, with_loop: bool) -> None:
-    if with_loop and harness == "pi":
+    if with_loop and harness in ("pi", "vibe"):
         raise ConfigError("--loop: the loop's Stop hook is for claude-code, codex and copilot")
 
 

@@ -16,7 +16,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-HARNESSES = ("claude-code", "codex", "copilot", "pi")
+HARNESSES = ("claude-code", "codex", "copilot", "pi", "vibe")
 
 # Events that are tool calls (counted and decided) and events that close one
 # model step with tools (counted as an iteration).
@@ -25,12 +25,14 @@ TOOL_EVENTS: dict[str, frozenset[str]] = {
     "codex": frozenset({"PreToolUse"}),
     "copilot": frozenset({"preToolUse", "PreToolUse"}),
     "pi": frozenset({"tool_call"}),
+    "vibe": frozenset({"pre_tool"}),
 }
 BATCH_EVENTS: dict[str, frozenset[str]] = {
     "claude-code": frozenset({"PostToolBatch"}),
     "codex": frozenset(),
     "copilot": frozenset(),
     "pi": frozenset(),
+    "vibe": frozenset(),
 }
 
 # Events fired before each model request: the requests before it were iterations
@@ -40,6 +42,7 @@ MODEL_CALL_EVENTS: dict[str, frozenset[str]] = {
     "codex": frozenset(),
     "copilot": frozenset(),
     "pi": frozenset({"model_request"}),
+    "vibe": frozenset(),
 }
 
 KIND_TOOL = "tool"
@@ -196,6 +199,9 @@ def deny(harness: str, message: str) -> str:
         )
     if harness == "copilot":
         return _dump({"permissionDecision": "deny", "permissionDecisionReason": message})
+    if harness == "vibe":
+        # Vibe's pre_tool answer; the reason becomes the tool error the model reads.
+        return _dump({"decision": "deny", "reason": message})
     return _dump({"block": True, "reason": message})
 
 
@@ -214,4 +220,6 @@ def warning(harness: str, message: str) -> str | None:
         return _dump({"systemMessage": f"tether-gate: {message}"})
     if harness == "pi":
         return _dump({"warning": f"tether-gate: {message}"})
+    if harness == "vibe":
+        return _dump({"system_message": f"tether-gate: {message}"})
     return None

@@ -1,6 +1,6 @@
 """``tether-gate``: the command every tool call of an agent passes.
 
-    tether-gate hook --harness claude-code|codex|copilot|pi [--event NAME]
+    tether-gate hook --harness claude-code|codex|copilot|pi|vibe [--event NAME]
     tether-gate tick [--session ID] [--tool NAME] [--harness NAME]
     tether-gate status [--session ID] [--json]
 
@@ -44,7 +44,7 @@ _SALVAGE_BYTES = 64 * 1024
 _SALVAGE_PATTERN = rb'"(?:session_id|sessionId)"\s*:\s*"([^"\\]{1,200})"'
 
 USAGE = """\
-usage: tether-gate hook --harness {claude-code,codex,copilot,pi} [--event NAME]
+usage: tether-gate hook --harness {claude-code,codex,copilot,pi,vibe} [--event NAME]
        tether-gate tick [--session ID] [--tool NAME] [--harness NAME]
        tether-gate status [--session ID] [--json]
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from tether.gate import pi_gate_extension
 
-HARNESSES = ("claude-code", "codex", "copilot", "pi")
+HARNESSES = ("claude-code", "codex", "copilot", "pi", "vibe")
 SCOPES = ("project", "user")
 HOOK_TIMEOUT_S = 30
 
@@ -65,6 +65,13 @@ COPILOT_EVENTS = (
 )
 COPILOT_FILE = "tether-gate.json"
 PI_FILE = "tether-gate.ts"
+VIBE_FILE = "hooks.toml"
+# Vibe: pre_tool decides; post_tool and post_agent are recorded for the watchdog.
+VIBE_EVENTS = ("pre_tool", "post_tool", "post_agent")
+VIBE_BEGIN = (
+    "# >>> tether-gate: written by `tether hooks install`; `tether hooks uninstall` removes it"
+)
+VIBE_END = "# <<< tether-gate"
 
 
 class InstallError(Exception):
@@ -293,6 +300,81 @@ def _pi_change(path: str, gate: list[str] | None) -> Change:
     return Change(path, before, None if gate is None else pi_gate_extension.render(gate))
 
 
+def vibe_block(gate: list[str], events: Iterable[str] = VIBE_EVENTS) -> str:
+    """tether's ``[[hooks]]`` entries for Vibe's hooks.toml, between marker comments."""
+    lines = [VIBE_BEGIN]
+    for event in events:
+        command = shlex.join(_hook_argv(gate, "vibe"))
+        lines += [
+            "[[hooks]]",
+            f"name = {json.dumps('tether-gate-' + event.replace('_', '-'))}",
+            f'type = "{event}"',
+            f"command = {json.dumps(command)}",
+            f"timeout = {float(HOOK_TIMEOUT_S)}",
+        ]
+    lines.append(VIBE_END)
+    return "\n".join(lines) + "\n"
+
+
+def _strip_ours_vibe(text: str) -> str:
+    """The file without tether's marked block(s)."""
+    kept: list[str] = []
+    inside = False
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped == VIBE_BEGIN:
+            inside = True
+        elif inside and stripped == VIBE_END:
+            inside = False
+        elif not inside:
+            kept.append(line)
+    return "".join(kept)
+
+
+def _check_vibe_toml(path: str, text: str, what: str) -> None:
+    import tomllib
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InstallError(
+            f"{path}: {what} is not valid TOML ({exc}); fix or move it, then install again. "
+            f"Nothing was written."
+        ) from None
+    hooks = data.get("hooks", [])
+    if not isinstance(hooks, list) or not all(isinstance(h, dict) for h in hooks):
+        raise InstallError(
+            f'{path}: "hooks" is not a list of [[hooks]] tables; fix it by hand, then install '
+            f"again. Nothing was written."
+        )
+
+
+def merge_vibe_hooks(path: str, before: str | None, block: str | None) -> str | None:
+    """Vibe's hooks.toml with tether's block replaced (``None`` block: removed).
+
+    The user's text is kept byte for byte (comments included). A file that is
+    not valid TOML, or whose ``hooks`` is not an array of tables (an inline
+    ``hooks = [...]`` cannot be appended to), is refused untouched.
+    """
+    if before is not None:
+        _check_vibe_toml(path, before, "the file")
+    # The blank line tether puts before its block goes with it.
+    rest = _strip_ours_vibe(before or "").rstrip("\n")
+    if not rest.strip():
+        rest = ""
+    if block is None:
+        return rest + "\n" if rest else None
+    after = (rest + "\n\n" if rest else "") + block
+    _check_vibe_toml(path, after, "the file with the gate added")
+    return after
+
+
+def _vibe_change(path: str, gate: list[str] | None) -> Change:
+    before = _read(path)
+    block = vibe_block(gate) if gate is not None else None
+    return Change(path, before, merge_vibe_hooks(path, before, block))
+
+
 # --- where each harness keeps its configuration -------------------------------
 
 
@@ -320,6 +402,11 @@ def config_path(
             return os.path.join(project_dir, ".github", "hooks", COPILOT_FILE)
         base = env.get("COPILOT_HOME") or os.path.join(home, ".copilot")
         return os.path.join(base, "hooks", COPILOT_FILE)
+    if harness == "vibe":
+        if scope == "project":
+            return os.path.join(project_dir, ".vibe", VIBE_FILE)
+        base = env.get("VIBE_HOME") or os.path.join(home, ".vibe")
+        return os.path.join(base, VIBE_FILE)
     if scope == "project":
         return os.path.join(project_dir, ".pi", "extensions", PI_FILE)
     base = env.get("PI_CODING_AGENT_DIR") or os.path.join(home, ".pi", "agent")
@@ -346,6 +433,8 @@ def plan(
         return _merge_claude_like(path, hooks)
     if harness == "copilot":
         return _merge_copilot(path, argv)
+    if harness == "vibe":
+        return _vibe_change(path, argv)
     return _pi_change(path, argv)
 
 
@@ -398,6 +487,15 @@ def notes(harness: str, scope: str, path: str) -> list[str]:
         return ["Pi loads the extension at its next start (or run /reload in a running Pi)."]
     if harness == "claude-code":
         return ["Claude Code reads the hooks at session start; running sessions keep the old ones."]
+    if harness == "vibe":
+        return [
+            "Vibe reads hooks.toml at session start; running sessions keep the old hooks.",
+            *(
+                ["Project hooks (.vibe/hooks.toml) load only in a trusted folder (or --trust)."]
+                if scope == "project"
+                else []
+            ),
+        ]
     return []
 
 

@@ -20,12 +20,13 @@ if TYPE_CHECKING:
 
 # The harnesses' own session variables. Claude Code 2.1 exports
 # CLAUDE_CODE_SESSION_ID to hooks and tools; Codex 0.171 knows CODEX_THREAD_ID;
-# Copilot CLI 1.0 and Pi 0.73 export none (their payloads carry the id).
+# Copilot CLI 1.0, Pi 0.73 and Vibe 2.26 export none (their payloads carry the id).
 HARNESS_VARS: dict[str, tuple[str, ...]] = {
     "claude-code": ("CLAUDE_CODE_SESSION_ID",),
     "codex": ("CODEX_THREAD_ID", "CODEX_SESSION_ID"),
     "copilot": (),
     "pi": (),
+    "vibe": (),
 }
 ALL_HARNESS_VARS: tuple[str, ...] = tuple(name for names in HARNESS_VARS.values() for name in names)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from tether.config import Config, Profile
@@ -28,6 +29,9 @@ from tether.runs.record import RunPaths
 SETTINGS_HOOKS = frozenset({"claude-code"})
 # Harnesses that load a per-run extension module (pi --extension).
 EXTENSION_HOOKS = frozenset({"pi"})
+# Harnesses that read hooks only from their home folder: the run gets its own
+# home laid over the user's (Vibe: a pre_tool hook in $VIBE_HOME/hooks.toml).
+HOME_HOOKS = frozenset({"vibe"})
 
 
 def gate_command() -> list[str]:
@@ -54,6 +58,7 @@ def write_run_hooks(
     run_id: str,
     profile: Profile,
     adapter: Harness,
+    env: Mapping[str, str] | None = None,
 ) -> Path | None:
     """Per-run hooks that make the harness itself honour the budget, where it can.
 
@@ -61,10 +66,18 @@ def write_run_hooks(
     whose PreToolUse/PostToolBatch hooks call the gate; the real pi gets an
     extension that refuses calls and aborts before model request N+1. Whatever
     the harness, the gate gets the run's budget under the session id tether
-    chose, which installed hooks and tool wrappers count against. Returns the
-    file written, or None when this harness gets no per-run file.
+    chose, which installed hooks and tool wrappers count against. Vibe gets a
+    run's own ``VIBE_HOME`` whose hooks.toml adds the gate's ``pre_tool`` hook
+    (``env``: the agent's environment, where the user's ``VIBE_HOME`` is read).
+    Returns the file written, or None when this harness gets no per-run file.
     """
     _register_budget(config, session_id, budget, run_id)
+    if profile.harness in HOME_HOOKS and stream_format(adapter) in HOME_HOOKS:
+        from tether.gate.install import byte_compile
+        from tether.runs.vibe_home import write_run_vibe_home
+
+        byte_compile()
+        return write_run_vibe_home(paths.root, {**(env or {}), **profile.env}, gate_command())
     kind = (
         "settings"
         if stream_format(adapter) in SETTINGS_HOOKS

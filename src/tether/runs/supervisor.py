@@ -171,13 +171,20 @@ def _execute(
     paths.root.mkdir(parents=True, exist_ok=True)
     atomic_write_text(paths.prompt, prompt)
     adapter = bind(harness, RunSpec(prompt=prompt, extra_args=tuple(profile.args)))
-    settings = write_run_hooks(config, paths, session_id, budget, run_id, profile, adapter)
+    settings = write_run_hooks(
+        config, paths, session_id, budget, run_id, profile, adapter, env=base_env
+    )
+    # The harness's own turn cap is a second belt: one past the budget, so that
+    # tether's stop comes first, unless the cap is exact (it then stops the agent
+    # right after model call N by itself, before call N+1 is sent).
+    exact_cap = bool(getattr(harness, "turn_cap_is_exact", False))
     spec = RunSpec(
         prompt=prompt,
         model=profile.model,
         extra_args=tuple(profile.args),
         session_id=session_id if harness.accepts_session_id else None,
-        max_turns=budget.iterations + 1 if harness.has_turn_cap else None,
+        max_turns=(budget.iterations + (0 if exact_cap else 1)) if harness.has_turn_cap else None,
+        time_limit_seconds=budget.timeout_seconds,
         settings_path=settings,
         cwd=cwd,
     )
@@ -353,6 +360,10 @@ def _watch(
         remaining = max(0.0, t0 + budget.timeout_seconds - time.monotonic())
         if wait_until(lambda: agent.popen.poll() is not None, remaining):
             how = "exited"
+            if tail is not None:
+                # The session file may close the run (Vibe's journal says which of
+                # its own limits ended the turn): read all of it before judging.
+                count(tail.drain(ledger.session_id), ledger)
             stop = _natural_end(ledger, agent.popen.returncode)
             if hooked_session is not None:
                 # The per-run hook may have ended the agent itself, exactly at the limit.

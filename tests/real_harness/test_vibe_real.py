@@ -1,0 +1,170 @@
+"""Real Vibe 2.26.1 against the scripted model: counts, limits, the gate.
+
+Vibe prints a tool call only once it has finished and no line per model call;
+the iterations come from its session journal (as Codex's from its rollout).
+Under ``tether run`` its own ``--max-turns`` is set to the iteration budget
+(measured exact: it stops after model call N, before N+1 is sent) and a
+per-run ``VIBE_HOME`` adds the gate's ``pre_tool`` hook, which refuses the
+call past the tool-call budget before it runs. The ``touch-forever`` script
+leaves one file per executed call, so the files prove which calls ran.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether.events.counting import count_stream
+from tether.harnesses.base import Harness, RunSpec
+from tether.testing.model_server import ModelServer, client_setup
+
+# Vibe takes seconds to start (a minute on a loaded machine): more than the
+# suite's default 120 s per test.
+pytestmark = [pytest.mark.real_harness, pytest.mark.timeout(600)]
+
+TETHER = str(Path(sys.executable).parent / "tether")
+PROMPT = "Run the scripted steps."
+
+
+def test_vibe_failing_tool_counts_equal_the_model_log(run_agent: Callable[..., Any]) -> None:
+    run = run_agent("vibe", "failing-tool")
+    why = run.explain()
+    assert run.returncode == 0, why
+    assert (run.summary.model_calls, run.summary.tool_calls_served) == (3, 2), why
+    ledger = run.ledger
+    assert ledger.iterations == run.summary.model_calls == 3, why
+    assert ledger.tool_calls == ledger.tool_results == run.summary.tool_results_returned == 2
+    assert ledger.tool_errors == 1, why  # the ls of a missing path
+    assert ledger.iteration_source == "session_file" and run.session_file is not None, why
+    assert ledger.last_assistant_text == "Done after a failing step.", why
+    assert ledger.final_status == "success", why
+    assert ledger.malformed_lines == ledger.unknown_lines == 0, why
+
+
+def test_vibe_forever_stopped_by_sigterm_counts_equal_the_model_log(
+    agent_cli: Callable[[str], tuple[Harness, Path]],
+    model_server: Callable[..., ModelServer],
+    tmp_path: Path,
+) -> None:
+    adapter, exe = agent_cli("vibe")
+    server = model_server("forever", think=0.25)
+    setup = client_setup("vibe", tmp_path / "home", server.port)
+    work = tmp_path / "work"
+    work.mkdir()
+    argv = adapter.build_command(RunSpec(prompt=PROMPT, extra_args=setup.extra_args))
+    argv[0] = str(exe)
+    env = {"PATH": os.environ["PATH"], **setup.env}
+    agent = subprocess.Popen(
+        argv, cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=False
+    )
+    try:
+        assert server.wait_until(lambda r: sum(x.kind == "agent" for x in r) >= 4, 120.0)
+        agent.send_signal(signal.SIGTERM)
+        stdout, _ = agent.communicate(timeout=60)
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.wait()
+    stream_only = count_stream(adapter, io.BytesIO(stdout))
+    assert stream_only.session_id, stdout[-2000:]
+    session = adapter.session_file(stream_only.session_id, env)
+    assert session is not None and session.is_file(), stream_only.session_id
+    with session.open("rb") as journal:
+        ledger = count_stream(adapter, io.BytesIO(stdout), journal)
+    summary = server.summary()
+    why = f"rc={agent.returncode} summary={summary} ledger={ledger.to_dict()}"
+    # every model call the server got is a completion result in the journal
+    assert ledger.iterations == summary.model_calls >= 4, why
+    # every finished call was sent back, except the last one's when it was cut off
+    assert ledger.tool_calls == ledger.tool_results, why
+    assert summary.tool_results_returned <= ledger.tool_results <= summary.tool_calls_served, why
+    assert ledger.tool_results >= summary.model_calls - 1, why
+
+
+def _tether_run(
+    exe: Path, server: ModelServer, tmp_path: Path, tether_home: Path, *limits: str
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    setup = client_setup("vibe", tmp_path / "home", server.port)
+    work = tmp_path / "work"
+    work.mkdir()
+    env_toml = "{ " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in setup.env.items()) + " }"
+    (work / "tether.toml").write_text(
+        "kill_grace_seconds = 2\n\n"
+        '[profiles.vibe]\nharness = "vibe"\n'
+        f"args = {json.dumps(list(setup.extra_args))}\n"
+        f"env = {env_toml}\ndefault = true\n"
+    )
+    env = {
+        "PATH": f"{exe.parent}{os.pathsep}{os.environ['PATH']}",
+        "TETHER_HOME": str(tether_home),
+        "TETHER_USER_CONFIG": str(tmp_path / "none.toml"),
+        "HOME": str(tmp_path / "home"),
+    }
+    done = subprocess.run(
+        [TETHER, "run", "--json", "--prompt", PROMPT, *limits, "--timeout", "240"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    return done, work
+
+
+def _ticks(work: Path) -> list[str]:
+    return sorted(p.name for p in work.glob("tick-*.done"))
+
+
+def test_tether_run_stops_vibe_exactly_at_the_iteration_limit(
+    agent_cli: Callable[[str], tuple[Harness, Path]],
+    model_server: Callable[..., ModelServer],
+    tmp_path: Path,
+    tether_home: Path,
+) -> None:
+    _adapter, exe = agent_cli("vibe")
+    server = model_server("touch-forever", think=0.05)
+    done, work = _tether_run(exe, server, tmp_path, tether_home, "--iterations", "3")
+    why = f"stderr: {done.stderr[-2000:]}\nrequests: {[r.step for r in server.requests]}"
+    assert done.returncode == 20, why
+    record = json.loads(done.stdout)
+    assert record["status"] == "iteration_limit", why
+    # Vibe's own --max-turns 3: model call 4 was never sent, no fourth call ran
+    assert server.model_calls == 3, why
+    assert _ticks(work) == ["tick-1.done", "tick-2.done", "tick-3.done"], why
+    assert (record["iterations"], record["tool_calls"], record["tool_results"]) == (3, 3, 3)
+    assert "--max-turns" in record["argv"] and "3" in record["argv"], record["argv"]
+    assert record["harness_session_id"], why
+    assert record["report"]["stop_reason"] == "iteration_limit"
+    assert Path(record["run_dir"], "report.md").exists()
+
+
+def test_tether_run_refuses_the_vibe_call_past_the_tool_call_limit(
+    agent_cli: Callable[[str], tuple[Harness, Path]],
+    model_server: Callable[..., ModelServer],
+    tmp_path: Path,
+    tether_home: Path,
+) -> None:
+    _adapter, exe = agent_cli("vibe")
+    server = model_server("touch-forever", think=0.05)
+    done, work = _tether_run(exe, server, tmp_path, tether_home, "--tool-calls", "2")
+    why = f"stderr: {done.stderr[-2000:]}\nrequests: {[r.step for r in server.requests]}"
+    assert done.returncode == 21, why
+    record = json.loads(done.stdout)
+    assert record["status"] == "tool_call_limit", why
+    # the run's pre_tool hook refused call 3 before it ran: two files, never a third
+    assert _ticks(work) == ["tick-1.done", "tick-2.done"], why
+    assert server.model_calls <= 4, why
+    assert record["report"]["tool_calls"]["limit"] == 2
+    # the user's VIBE_HOME was not touched: the hook lives in the run's own home
+    assert not (tmp_path / "home" / ".vibe" / "hooks.toml").exists()
+    assert (Path(record["run_dir"]) / "vibe-home" / "hooks.toml").is_file()

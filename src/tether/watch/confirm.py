@@ -44,7 +44,7 @@ INPUT_NOTIFICATIONS = frozenset({"idle_prompt", "elicitation_dialog"})
 INFO_NOTIFICATIONS = frozenset(
     {"auth_success", "shell_completed", "shell_detached_completed", "agent_completed", "agent_idle"}
 )
-TOOL_START_EVENTS = frozenset({"PreToolUse", "preToolUse", "tool_call"})
+TOOL_START_EVENTS = frozenset({"PreToolUse", "preToolUse", "tool_call", "pre_tool"})
 TURN_END_EVENTS = frozenset(
     {
         "Stop",
@@ -55,6 +55,7 @@ TURN_END_EVENTS = frozenset(
         "sessionEnd",
         "session_shutdown",
         "SubagentStop",
+        "post_agent",
     }
 )
 

@@ -15,11 +15,14 @@ Each subagent comes with the log to read for an open tool call: a run's
 ``events.jsonl``; for a pane, the file the agent's stdout goes to when it is a
 regular file, else the harness's own session file for the agent's working
 directory (Claude Code: ``~/.claude/projects/<cwd>/``, Pi:
-``~/.pi/agent/sessions/--<cwd>--/``, newest file).
+``~/.pi/agent/sessions/--<cwd>--/``, newest file; Vibe: the journal of the
+newest session under ``$VIBE_HOME/logs/session/unified/`` whose ``meta.json``
+names that directory).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import stat
@@ -123,6 +126,9 @@ class LogFinder:
             )
             safe = "--" + re.sub(r"[/\\:]", "-", re.sub(r"^[/\\]", "", cwd)) + "--"
             return base / "sessions" / safe
+        if agent.name == "vibe":
+            base = Path(env["VIBE_HOME"]) if env.get("VIBE_HOME") else home / ".vibe"
+            return _vibe_journal(base / "logs" / "session" / "unified", cwd)
         return None
 
     def forget(self, live: set[tuple[int, float]]) -> None:
@@ -150,6 +156,28 @@ def _newest_jsonl(folder: Path) -> Path | None:
     except OSError:
         return None
     return max(files)[1] if files else None
+
+
+def _vibe_journal(sessions: Path, cwd: str) -> Path | None:
+    """The journal folder of Vibe's newest session that runs in ``cwd``.
+
+    Vibe keeps sessions by id, not by folder; each ``meta.json`` names the
+    session's working directory.
+    """
+    try:
+        metas = sorted(((p.stat().st_mtime, p) for p in sessions.glob("*/meta.json")), reverse=True)
+    except OSError:
+        return None
+    for _, meta in metas:
+        try:
+            data = json.loads(meta.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        environment = data.get("environment") if isinstance(data, dict) else None
+        where = environment.get("working_directory") if isinstance(environment, dict) else None
+        if where == cwd:
+            return meta.parent / "journal"
+    return None
 
 
 def agent_cwd(agent: AgentProcess | None, fallback: str | None) -> str | None:

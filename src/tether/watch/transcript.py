@@ -13,12 +13,15 @@ Pi (stream)   ``tool_execution_start``, assistant toolCall    ``tool_execution_e
 Pi (session)  ``message`` role assistant, ``toolCall`` block  ``message`` role ``toolResult``
 Codex         ``item.started`` / rollout ``function_call``    ``item.completed`` / ``…_output``
 Copilot       ``tool.execution_start``                        ``tool.execution_complete``
+Vibe (stream) ``effect`` without a settled ``state.status``   ``effect`` ``completed``/``failed``/…
+Vibe journal  ``action_intent`` of kind ``tool``              its ``action_result``
 ============  ==============================================  =====================================
 
 A line that ends the agent's run (Claude Code ``result``, Pi ``agent_end``,
-Codex ``turn.completed``/``task_complete``, Copilot ``result``) closes whatever
-was open. Unknown lines are skipped. The result is cached by the file's size and
-modification time, so an unchanged log costs one ``stat`` per cycle.
+Codex ``turn.completed``/``task_complete``, Copilot ``result``, Vibe's
+``receipt_succeeded``/``receipt_failed``) closes whatever was open. Unknown
+lines are skipped. The result is cached by the file's size and modification
+time, so an unchanged log costs one ``stat`` per cycle.
 """
 
 from __future__ import annotations
@@ -34,8 +37,19 @@ TAIL_BYTES = 256 * 1024
 HEAD_LINES = 6
 HEAD_LINE_BYTES = 1024 * 1024
 _RUN_END_TYPES = frozenset(
-    {"result", "agent_end", "turn.completed", "turn.failed", "task_complete", "session.shutdown"}
+    {
+        "result",
+        "agent_end",
+        "turn.completed",
+        "turn.failed",
+        "task_complete",
+        "session.shutdown",
+        "receipt_succeeded",
+        "receipt_failed",
+    }
 )
+# Vibe effect states that mean the tool call is over.
+_VIBE_SETTLED = frozenset({"completed", "failed", "skipped", "cancelled", "error"})
 # Codex items that are not tool calls (a todo list stays "started" for a whole turn).
 _CODEX_NOT_TOOLS = frozenset({"agent_message", "reasoning", "todo_list", "error"})
 _UUIDISH = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -127,6 +141,31 @@ class _Fold:
             self.opened(data.get("toolCallId"), data.get("toolName"), data.get("arguments"))
         elif kind == "tool.execution_complete" and isinstance(data, dict):
             self.closed(data.get("toolCallId"))
+        elif kind == "effect":  # Vibe stream: one line per tool call, settled or not
+            self._vibe_effect(obj)
+        elif kind in ("action_intent", "action_result") and isinstance(payload, dict):
+            self._vibe_action(kind, payload)  # Vibe session journal
+
+    def _vibe_effect(self, obj: dict[str, Any]) -> None:
+        call_id = str(obj.get("id") or "").removeprefix("effect-")
+        state = obj.get("state")
+        status = state.get("status") if isinstance(state, dict) else None
+        if status in _VIBE_SETTLED:
+            self.closed(call_id)
+            return
+        detail = obj.get("detail")
+        detail = detail if isinstance(detail, dict) else {}
+        self.opened(call_id, detail.get("toolName"), detail.get("input"))
+
+    def _vibe_action(self, kind: str, payload: dict[str, Any]) -> None:
+        action_id = payload.get("action_id")
+        if kind == "action_result":
+            self.closed(action_id)
+            return
+        request = payload.get("request")
+        call = request.get("call") if isinstance(request, dict) else None
+        if payload.get("kind") == "tool" and isinstance(call, dict):
+            self.opened(action_id, call.get("name"), call.get("arguments"))
 
     def _pi_message(self, message: Any) -> None:
         if not isinstance(message, dict):
@@ -169,6 +208,11 @@ def _session_ids(head: list[dict[str, Any]]) -> tuple[str, ...]:
         payload = obj.get("payload")
         if obj.get("type") == "session_meta" and isinstance(payload, dict):
             value = payload.get("id") or payload.get("session_id")
+            if isinstance(value, str):
+                found.append(value)
+        params = payload.get("params") if isinstance(payload, dict) else None
+        if obj.get("type") == "command_reserved" and isinstance(params, dict):
+            value = params.get("sessionId")  # Vibe's session journal
             if isinstance(value, str):
                 found.append(value)
         data = obj.get("data")

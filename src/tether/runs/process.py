@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -104,6 +105,16 @@ def wait_until(predicate: object, timeout: float, interval: float = 0.005) -> bo
         interval = min(interval * 2, 0.05)
 
 
+def _behind_env(argv: Sequence[str]) -> str | None:
+    """The program ``env NAME=VALUE … PROGRAM …`` runs, None when argv is no such call."""
+    if not argv or Path(argv[0]).name != "env":
+        return None
+    for arg in argv[1:]:
+        if "=" not in arg:
+            return None if arg.startswith("-") else arg
+    return None
+
+
 def spawn_agent(
     argv: Sequence[str],
     *,
@@ -114,6 +125,11 @@ def spawn_agent(
     kill_grace: float,
 ) -> AgentProcess:
     """Start the agent in a new session (own process group) with stdout piped."""
+    wrapped = _behind_env(argv)
+    if wrapped is not None and shutil.which(wrapped, path=env.get("PATH")) is None:
+        # ``env VAR=… prog …`` (Vibe's model and home): env itself starts fine, so
+        # a missing program would only show as env's exit 127.
+        raise HarnessNotFoundError(harness, wrapped)
     with stderr_path.open("ab") as stderr:
         try:
             popen = subprocess.Popen(

@@ -26,6 +26,8 @@ FIRST_CALL = {
     ("copilot", "session.jsonl"): ("call_mock_s1_c0_77e351a8", "bash"),
     ("pi", "jsonl"): ("call_mock_s1_c0_f9e37115", "bash"),
     ("pi", "session.jsonl"): ("call_mock_s1_c0_f9e37115", "bash"),
+    # Vibe's stream shows a call only once finished; its journal opens it (action id)
+    ("vibe", "session.jsonl"): ("050205e1-ebc8-5d61-9ded-9f21503b3698", "file_system.bash"),
 }
 
 
@@ -62,13 +64,14 @@ def test_a_recording_cut_after_a_tool_call_has_that_call_open(
     assert "echo step 1" in state.open_call.input
 
 
-@pytest.mark.parametrize("harness", HARNESSES)
+@pytest.mark.parametrize("harness", [*HARNESSES, "vibe"])
 def test_session_ids_are_read_from_the_log(harness: str) -> None:
     expected = {
         "claude-code": "0d9e0eb5-eefd-4768-85af-f044cdcfaec2",
         "codex": "01a22a83-aea5-7dc0-8696-8660b8377ba8",
         "copilot": "85ae654a-4f28-487d-bd8f-348fcad23f6f",
         "pi": "01a22a84-60f1-7324-8105-002884957e78",
+        "vibe": "87f129c6-4397-c222-bf29-f9317a110fe7",
     }[harness]
     state = TranscriptReader().read(TRANSCRIPTS / harness / "five-steps.session.jsonl")
     assert state is not None
@@ -202,3 +205,39 @@ def test_the_wake_message_names_the_longest_waits_and_counts_the_rest() -> None:
         "s91 (pane %91)." in text
     )
     assert text.endswith("keep watching until they finish.")
+
+
+def test_a_vibe_effect_still_running_is_open_and_a_settled_one_closes_it(tmp_path: Path) -> None:
+    lines = (TRANSCRIPTS / "vibe" / "five-steps.jsonl").read_bytes().splitlines()
+    effect = json.loads(lines[1])
+    running = {**effect, "generationStatus": "in_progress"}
+    del running["state"]
+    log = tmp_path / "vibe.jsonl"
+    log.write_bytes(lines[0] + b"\n" + json.dumps(running).encode() + b"\n")
+    state = TranscriptReader().read(log)
+    assert state is not None and state.open_call is not None
+    assert state.open_call.call_id == effect["id"].removeprefix("effect-")
+    assert state.open_call.tool == "file_system.bash"
+    assert "echo step 1" in state.open_call.input
+    log.write_bytes(log.read_bytes() + lines[1] + b"\n")
+    closed = TranscriptReader().read(log)
+    assert closed is not None and closed.open_call is None
+
+
+def test_a_vibe_pane_reads_the_journal_of_the_newest_session_in_its_folder(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    from tether.watch.subagents import _vibe_journal
+
+    sessions = tmp_path / "unified"
+    for n, (sid, cwd) in enumerate([("old", "/w"), ("other", "/elsewhere"), ("new", "/w")]):
+        (sessions / sid / "journal").mkdir(parents=True)
+        meta = sessions / sid / "meta.json"
+        meta.write_text(json.dumps({"session_id": sid, "environment": {"working_directory": cwd}}))
+        os.utime(meta, (1000 + n, 1000 + n))
+    assert _vibe_journal(sessions, "/w") == sessions / "new" / "journal"
+    assert _vibe_journal(sessions, "/elsewhere") == sessions / "other" / "journal"
+    assert _vibe_journal(sessions, "/nowhere") is None
+    assert _vibe_journal(tmp_path / "missing", "/w") is None

@@ -174,7 +174,7 @@ def test_vibe_hooks_toml_merges_keeps_the_user_hooks_and_is_idempotent(tmp_path:
     hooks.write_text(VIBE_USER_HOOKS)
     change = _plan("vibe", tmp_path)
     assert change.path == str(hooks)
-    install.apply(change)
+    hook_install.apply(change)
     text = hooks.read_text()
     assert text.startswith(VIBE_USER_HOOKS)  # the user's text, comments and all, first
     entries = tomllib.loads(text)["hooks"]
@@ -186,11 +186,11 @@ def test_vibe_hooks_toml_merges_keeps_the_user_hooks_and_is_idempotent(tmp_path:
     ]
     assert {h["command"] for h in entries[1:]} == {"/opt/venv/bin/tether-gate hook --harness vibe"}
     assert not _plan("vibe", tmp_path).changed  # idempotent
-    install.apply(_plan("vibe", tmp_path, install_=False))
+    hook_install.apply(_plan("vibe", tmp_path, install_=False))
     assert hooks.read_text() == VIBE_USER_HOOKS
     hooks.unlink()
-    install.apply(_plan("vibe", tmp_path))
-    install.apply(_plan("vibe", tmp_path, install_=False))
+    hook_install.apply(_plan("vibe", tmp_path))
+    hook_install.apply(_plan("vibe", tmp_path, install_=False))
     assert not hooks.exists()  # only tether's entries were there: the file goes
 
 
@@ -208,7 +208,7 @@ def test_a_vibe_hooks_file_that_cannot_take_the_gate_is_refused_untouched(
     hooks = tmp_path / ".vibe" / "hooks.toml"
     hooks.parent.mkdir()
     hooks.write_text(text)
-    with pytest.raises(install.InstallError, match=why):
+    with pytest.raises(hook_install.InstallError, match=why):
         _plan("vibe", tmp_path)
     done = _cli(["install", "--harness", "vibe", "--project-dir", str(tmp_path)], tmp_path)
     assert done.returncode == 3

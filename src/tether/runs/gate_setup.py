@@ -73,7 +73,7 @@ def write_run_hooks(
     """
     _register_budget(config, session_id, budget, run_id)
     if profile.harness in HOME_HOOKS and stream_format(adapter) in HOME_HOOKS:
-        from tether.gate.install import byte_compile
+        from tether.gate.hook_install import byte_compile
         from tether.runs.vibe_home import write_run_vibe_home
 
         byte_compile()

@@ -31,7 +31,7 @@ def user_vibe_home(env: Mapping[str, str]) -> Path:
 
 def write_run_vibe_home(run_root: Path, env: Mapping[str, str], gate: list[str]) -> Path:
     """Lay the run's home over the user's; returns its ``hooks.toml``."""
-    from tether.gate.install import InstallError, merge_vibe_hooks, vibe_block
+    from tether.gate.hook_install import InstallError, merge_vibe_hooks, vibe_block
 
     user_home = user_vibe_home(env)
     home = run_root / "vibe-home"

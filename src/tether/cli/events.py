@@ -29,7 +29,7 @@ def events() -> None:
     "session_path",
     metavar="SESSION_FILE",
     help="The harness's own session/rollout file, for exact iterations where the stream "
-    "alone gives only a bound (Codex).",
+    "alone gives only a bound (Codex, Vibe).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the ledger as JSON.")
 @click.argument("file", metavar="FILE|-")

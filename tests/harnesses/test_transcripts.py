@@ -60,6 +60,7 @@ FIGURES = {
     ("vibe", "forever"): (41, 40, 40, "1bc08bab-9025-4bc7-900c-0fa8a7a5938f"),
     ("vibe", "tether-five-steps"): (5, 5, 5, "04fcdfd3-ff8a-0a97-493c-7af3d920dd88"),
     ("vibe", "failing-tool"): (3, 2, 2, "6f610db8-77ad-b26e-c557-7627a4718e55"),
+    ("vibe", "tether-forever"): (14, 13, 13, "a7d18231-3225-f918-4d21-ac5533897278"),
 }
 
 
@@ -174,7 +175,7 @@ def test_vibe_failing_command_is_a_tool_error() -> None:
 def test_vibe_stream_alone_has_no_model_steps() -> None:
     """The rule: iterations come from the session journal, never from the stream."""
     vibe = get_harness("vibe")
-    for name in ("five-steps", "forever", "tether-five-steps", "failing-tool"):
+    for name in ("five-steps", "forever", "tether-five-steps", "tether-forever", "failing-tool"):
         t = _vibe(name)
         with t.open_stream() as stream:
             ledger = count_stream(vibe, stream)

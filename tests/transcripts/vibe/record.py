@@ -123,7 +123,9 @@ def record(exe: Path, scenario: str, think: float, limit: int) -> None:
         "wrapped_in": f"timeout -k 5 {limit}",
         "env": {"VIBE_HOME": "<home>/.vibe", "MOCK_API_KEY": "sk-test"},
         "exit_code": done.returncode,
-        "timed_out": done.returncode == 124,
+        # 124: the command ended on SIGTERM; -9: it outlived the 5 s grace and
+        # timeout's SIGKILL to its process group took timeout itself too
+        "timed_out": done.returncode in (124, -9),
         "wall_seconds": wall,
         "model_calls": summary.model_calls,
         "side_calls": summary.side_calls,
@@ -169,7 +171,7 @@ def record(exe: Path, scenario: str, think: float, limit: int) -> None:
 
 def main() -> None:
     default = REPO / ".ci" / "agents" / "vibe-venv" / "bin" / "vibe"
-    exe = Path(sys.argv[1]) if len(sys.argv) > 1 else default
+    exe = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else default
     if not exe.exists():
         sys.exit(f"no vibe at {exe}; run .ci/install-agents or name the executable")
     chosen = sys.argv[2:] or list(SCENARIOS)

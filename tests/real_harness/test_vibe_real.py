@@ -95,7 +95,7 @@ def _tether_run(
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
     setup = client_setup("vibe", tmp_path / "home", server.port)
     work = tmp_path / "work"
-    work.mkdir()
+    work.mkdir(exist_ok=True)
     env_toml = "{ " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in setup.env.items()) + " }"
     (work / "tether.toml").write_text(
         "kill_grace_seconds = 2\n\n"
@@ -145,7 +145,19 @@ def test_tether_run_stops_vibe_exactly_at_the_iteration_limit(
     assert "--max-turns" in record["argv"] and "3" in record["argv"], record["argv"]
     assert record["harness_session_id"], why
     assert record["report"]["stop_reason"] == "iteration_limit"
-    assert Path(record["run_dir"], "report.md").exists()
+    report = Path(record["run_dir"], "report.md")
+    assert report.exists()
+    # a follow-up continues in a fresh Vibe session with the report in its prompt
+    more, _ = _tether_run(
+        exe, server, tmp_path, tether_home, "--follow-up", record["id"], "--iterations", "1"
+    )
+    assert more.returncode == 20, more.stderr[-2000:]
+    follow = json.loads(more.stdout)
+    assert follow["follow_up_of"] == record["id"]
+    assert follow["harness_session_id"] not in (None, record["harness_session_id"])
+    assert report.read_text() in Path(follow["run_dir"], "prompt.md").read_text()
+    # one more model call (a fresh conversation: the script starts over at tick 1)
+    assert server.model_calls == 4
 
 
 def test_tether_run_refuses_the_vibe_call_past_the_tool_call_limit(

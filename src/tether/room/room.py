@@ -40,10 +40,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from tether.fs import atomic_write_json, atomic_write_text, lock_file, unlock_file
+from tether.fs import atomic_write_json, atomic_write_text, lock_file
 from tether.gate.roomrule import CONCLUSION_FILE, ENV_ROOM_DIR, ENV_ROOM_ID, NESTED_HINT
 from tether.room.brief import Brief
 from tether.room.check import MAX_WORDS, ConclusionCheck, check_conclusion
+from tether.room.locks import LOCK_PREFIX
+from tether.room.locks import held_by as _held_by
 from tether.room.state import (
     CHECK_FILE,
     Room,
@@ -52,7 +54,6 @@ from tether.room.state import (
 )
 from tether.wiki.layout import Wiki
 
-LOCK_PREFIX = ".lock-"
 SESSION_PREFIX = ".session-"
 STATUS_OK = "ok"
 STATUS_B01 = "b01"
@@ -137,27 +138,6 @@ def session_lock_path(home: Path, env: Mapping[str, str]) -> Path:
     from tether.gate.session_id import resolve
 
     return rooms_dir(home) / f"{SESSION_PREFIX}{_key(resolve(None, None, env).key)}"
-
-
-def _held_by(path: Path) -> str | None:
-    """The holder line of a lock some process holds now, else None."""
-    try:
-        handle = path.open("r", encoding="utf-8")
-    except OSError:
-        return None
-    with handle:
-        if not lock_file(handle, shared=True, wait=False):  # a room holds it: it is open now
-            return handle.read().strip()
-        unlock_file(handle)
-    return None
-
-
-def open_rooms(home: Path) -> list[str]:
-    """The holder line (``room ID, pid N: question``) of every room open now, one per wiki."""
-    folder = rooms_dir(home)
-    if not folder.is_dir():
-        return []
-    return [h for p in sorted(folder.glob(LOCK_PREFIX + "*")) if (h := _held_by(p))]
 
 
 def room_above(home: Path) -> str | None:

@@ -37,10 +37,10 @@ from tether.gate.roomrule import (
     READS_FILE,
     REFUSED_TOOL,
 )
+from tether.room.locks import ROOMS_DIR
 from tether.wiki.layout import clean_page_name, page_path_forms
 from tether.wiki.links import Resolver
 
-ROOMS_DIR = "rooms"
 ROOM_FILE = "room.json"
 CHECK_FILE = "check.json"
 

@@ -167,11 +167,10 @@ def ended_panel(conn: sqlite3.Connection | None, limit: int) -> list[dict[str, A
     if conn is None or limit <= 0:
         return []
     from tether.runs.record import RunPaths
-    from tether.store.runs import RUN_STATUSES, list_runs
+    from tether.store.runs import ended_runs
 
-    ended = [s for s in RUN_STATUSES if s != "running"]
     out: list[dict[str, Any]] = []
-    for row in list_runs(conn, limit=limit, status=ended):
+    for row in ended_runs(conn, limit):
         report = RunPaths(Path(row.run_dir)).report_md
         out.append(
             {
@@ -222,7 +221,14 @@ def loops_panel(conn: sqlite3.Connection | None, moment: float) -> list[dict[str
                     "meaning": last.line.partition(" — ")[2] or None,
                     "dry_run": last.dry_run,
                 },
-                "guard": None if state is None else state.as_dict(),
+                "guard": None
+                if state is None
+                else {
+                    "result": state.result,
+                    "at": to_iso(state.at),
+                    "unavailable": list(state.unavailable),
+                    "person_items": list(state.person_items),
+                },
                 "user_bundle": {"count": len(waiting), "first": waiting[:BUNDLE_SHOWN]},
             }
         )
@@ -363,7 +369,7 @@ def ingest_panel(config: Config) -> dict[str, Any]:
 
 
 def room_panel(home: Path) -> dict[str, Any]:
-    from tether.room.room import open_rooms
+    from tether.room.locks import open_rooms
 
     rooms = []
     for holder in open_rooms(home):

@@ -198,6 +198,15 @@ def search_runs(
     return [_decode(row) for row in rows], int(total)
 
 
+def ended_runs(conn: sqlite3.Connection, limit: int) -> list[RunRow]:
+    """The newest ``limit`` runs that are no longer running (walks the start-time index)."""
+    rows = conn.execute(
+        f"{_SELECT} WHERE status != 'running' ORDER BY started_at DESC, rowid DESC LIMIT ?",
+        (limit,),
+    )
+    return [_decode(row) for row in rows]
+
+
 def follow_ups_of(conn: sqlite3.Connection, run_id: str) -> list[str]:
     """Ids of the runs that follow up ``run_id``, oldest first."""
     rows = conn.execute(

@@ -1,0 +1,245 @@
+"""``tether status`` and ``tether dashboard`` with 10,000 runs in the store.
+
+Builds a tether home with ``--runs`` runs (default 10,000: all statuses, three
+still running, reports on the limit stops), then measures, in this one run:
+
+- ``tether --help`` as a new process (the baseline), and ``tether status`` and
+  ``tether status --json`` as new processes: best and median of ``--repeats``
+  wall-clock times. Targets: status <= 150 ms and <= 2x ``tether --help``.
+- the dashboard's runs page: the server's work for one page (``runs_page``:
+  the query, the count, the rows) in-process, first page, a deep page and a
+  filtered page, best and median; and the same pages over HTTP against a real
+  ``tether dashboard`` process (loopback round-trip included). Target <= 100 ms.
+- the dashboard's idle cost: CPU time of the server process over ``--idle``
+  seconds with one page open (an SSE stream) and nothing changing, as a
+  percentage of one core. Target <= 1 %.
+
+Prints figures and ratios; asserts nothing (the machine may be shared).
+
+    .venv/bin/python bench/status.py [--runs 10000] [--repeats 9] [--idle 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import psutil
+
+from tether.runs.record import RunPaths
+from tether.store import connect, transaction
+from tether.store.runs import RunRow, insert_run
+
+STATUSES = ("completed", "iteration_limit", "tool_call_limit", "timeout", "failed", "cancelled")
+HARNESSES = ("claude-code", "codex", "copilot", "pi", "scripted")
+
+
+def make_home(home: Path, runs: int) -> None:
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    conn = connect(home)
+    try:
+        with transaction(conn):
+            for n in range(runs):
+                running = n >= runs - 3
+                status = "running" if running else STATUSES[n % len(STATUSES)]
+                run_id = f"r-bench-{n:06d}"
+                folder = RunPaths.for_run(home, run_id)
+                started = start + timedelta(minutes=n)
+                insert_run(
+                    conn,
+                    RunRow(
+                        id=run_id,
+                        unit=f"T-{n % 400}",
+                        profile="default",
+                        harness=HARNESSES[n % len(HARNESSES)],
+                        argv=["--steps", "9"],
+                        status=status,  # type: ignore[arg-type]
+                        stop_reason=None if running else status,
+                        exit_code=None if running else 20,
+                        iteration_limit=10,
+                        tool_call_limit=40,
+                        timeout_seconds=900.0,
+                        iterations=n % 11,
+                        tool_calls=n % 41,
+                        usage={"input_tokens": 100 * n, "output_tokens": 7 * n},
+                        started_at=started.isoformat(),
+                        ended_at=None if running else (started + timedelta(seconds=50)).isoformat(),
+                        run_dir=str(folder.root),
+                    ),
+                )
+                if n >= runs - 40:
+                    folder.root.mkdir(parents=True, exist_ok=True)
+                    if status.endswith("limit"):
+                        folder.report_md.write_text("# Progress report\n", encoding="utf-8")
+    finally:
+        conn.close()
+
+
+def timed_process(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+
+def series(measure: Callable[[], float], repeats: int) -> tuple[float, float]:
+    values = [measure() for _ in range(repeats)]
+    return min(values), statistics.median(values)
+
+
+def ms(value: float) -> str:
+    return f"{value * 1000:7.1f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10_000)
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--idle", type=float, default=20.0)
+    args = parser.parse_args()
+
+    tether = str(Path(sys.executable).parent / "tether")
+    with tempfile.TemporaryDirectory(prefix="tether-bench-status-") as tmp:
+        root = Path(tmp)
+        home = root / "home"
+        t0 = time.perf_counter()
+        make_home(home, args.runs)
+        print(f"store: {args.runs} runs made in {time.perf_counter() - t0:.1f} s")
+        env = {**os.environ, "TETHER_HOME": str(home), "TETHER_USER_CONFIG": str(root / "none")}
+        env.pop("COLUMNS", None)
+
+        # warm the file cache and the bytecode once
+        for argv in ([tether, "--help"], [tether, "status"]):
+            timed_process(argv, env, root)
+        # interleaved, so that a busy moment of the shared machine hits all alike
+        runs: dict[str, list[float]] = {"help": [], "status": [], "json": []}
+        for _ in range(args.repeats):
+            runs["help"].append(timed_process([tether, "--help"], env, root))
+            runs["status"].append(timed_process([tether, "status"], env, root))
+            runs["json"].append(timed_process([tether, "status", "--json"], env, root))
+        help_best, help_median = min(runs["help"]), statistics.median(runs["help"])
+        print(f"\nnew process, {args.repeats} runs each   best        median")
+        print(f"  tether --help (baseline)   {ms(help_best)}  {ms(help_median)}")
+        for name, label in (("status", "tether status"), ("json", "tether status --json")):
+            best, median = min(runs[name]), statistics.median(runs[name])
+            print(
+                f"  {label:<26} {ms(best)}  {ms(median)}   "
+                f"ratio to --help: best {best / help_best:.2f}x, median {median / help_median:.2f}x"
+                f"   (targets <= 150 ms, <= 2x)"
+            )
+
+        # the runs page: the server's work, in-process
+        from tether.dashboard.data import runs_page
+        from tether.store.db import connect_reader
+
+        conn = connect_reader(home)
+        assert conn is not None
+        pages = {
+            "first page": {},
+            "page 150 (deep)": {"page": "150"},
+            "harness+status filter": {"harness": "codex", "status": "timeout", "page": "3"},
+            "stop-reason+date filter": {"stop": "iteration", "since": "2026-01-03"},
+        }
+        print("\ndashboard runs page, server work in-process (runs_page)   best        median")
+        for label, query in pages.items():
+            best, median = series(lambda q=query: _timed(lambda: runs_page(conn, q)), args.repeats)
+            print(f"  {label:<46} {ms(best)}  {ms(median)}   (target <= 100 ms)")
+        conn.close()
+
+        # the same over HTTP against a real server process
+        proc = subprocess.Popen(
+            [tether, "dashboard", "--port", "0"],
+            env=env,
+            cwd=root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        try:
+            assert proc.stdout is not None
+            url = proc.stdout.readline().strip().split(" ", 2)[2]
+            hostport, token = url.removeprefix("http://").split("/?token=")
+            host, port = hostport.split(":")
+
+            def get(path: str) -> float:
+                sep = "&" if "?" in path else "?"
+                client = http.client.HTTPConnection(host, int(port), timeout=30)
+                start = time.perf_counter()
+                client.request("GET", f"{path}{sep}token={token}")
+                answer = client.getresponse()
+                answer.read()
+                took = time.perf_counter() - start
+                client.close()
+                assert answer.status == 200, answer.status
+                return took
+
+            get("/api/runs")  # first request: imports
+            print(
+                "\nover HTTP to `tether dashboard` (loopback included)          best        median"
+            )
+            base = series(lambda: get("/static/vendor/uPlot.LICENSE"), args.repeats)
+            print(f"  a 1 KB static file (baseline)                  {ms(base[0])}  {ms(base[1])}")
+            for label, path in (
+                ("/api/runs (first page)", "/api/runs"),
+                ("/api/runs?page=150", "/api/runs?page=150"),
+                (
+                    "/api/runs?harness=codex&status=timeout",
+                    "/api/runs?harness=codex&status=timeout",
+                ),
+            ):
+                best, median = series(lambda p=path: get(p), args.repeats)
+                print(f"  {label:<46} {ms(best)}  {ms(median)}   (target <= 100 ms)")
+
+            # idle: one page open (an SSE stream), nothing changes
+            server = psutil.Process(proc.pid)
+            stream = http.client.HTTPConnection(host, int(port), timeout=args.idle + 30)
+            stream.request("GET", f"/events?token={token}")
+            answer = stream.getresponse()
+            answer.fp.readline()  # the first status event has started
+            time.sleep(3)
+            for label, window in (("one page open (SSE)", args.idle),):
+                before = server.cpu_times()
+                start = time.perf_counter()
+                time.sleep(window)
+                after = server.cpu_times()
+                cpu = (after.user - before.user) + (after.system - before.system)
+                share = cpu / (time.perf_counter() - start) * 100
+                print(
+                    f"\ndashboard idle, {label}: {cpu * 1000:.0f} ms CPU in {window:.0f} s = "
+                    f"{share:.2f} % of a core (target <= 1 %)"
+                )
+            stream.close()
+            before = server.cpu_times()
+            time.sleep(args.idle / 2)
+            after = server.cpu_times()
+            cpu = (after.user - before.user) + (after.system - before.system)
+            print(
+                f"dashboard idle, no page open: {cpu * 1000:.0f} ms CPU in {args.idle / 2:.0f} s "
+                f"= {cpu / (args.idle / 2) * 100:.2f} % of a core"
+            )
+        finally:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _timed(work: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    work()
+    return time.perf_counter() - start
+
+
+if __name__ == "__main__":
+    main()

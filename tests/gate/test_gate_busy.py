@@ -108,7 +108,7 @@ def test_a_locked_session_is_refused_while_another_process_holds_the_database(
     reason = _reason(harness, done.stdout)
     assert f"0 of 0 calls used in session {session}" in reason
     assert b"could not count" not in done.stderr  # no fail-open warning
-    assert session_status(tether_home, session)["calls_used"] == 0
+    assert session_status(tether_home, session).calls_used == 0
 
 
 @pytest.mark.parametrize(("harness", "event", "flag"), TOOL_EVENTS)
@@ -156,7 +156,7 @@ def test_calls_refused_while_held_are_not_counted_and_counting_goes_on_after(
         for _ in range(3):
             assert run_gate(gate_exe, ["tick", "--session", "later"], env).returncode == 30
     assert run_gate(gate_exe, ["tick", "--session", "later"], env).returncode == 0
-    assert session_status(tether_home, "later")["calls_used"] == 3
+    assert session_status(tether_home, "later").calls_used == 3
     assert query(tether_home, "SELECT calls_used FROM events WHERE session_id = 'later'") == [
         (1,),
         (2,),

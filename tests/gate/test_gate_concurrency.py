@@ -79,8 +79,8 @@ def test_concurrent_ticks_are_counted_exactly(
     assert totals[30] == total - budget
     assert set(totals) == {0, 30}
     status = session_status(tether_home, "crowd")
-    assert status["calls_used"] == total
-    assert status["locked"] is True
+    assert status.calls_used == total
+    assert status.locked is True
     # Every counted call left exactly one event, with its own position in line.
     assert query(tether_home, "SELECT COUNT(*), COUNT(DISTINCT calls_used) FROM events") == [
         (total, total)
@@ -99,7 +99,7 @@ def test_concurrent_console_script_calls_are_exact(
     with ThreadPoolExecutor(max_workers=8) as pool:
         codes = Counter(pool.map(one, range(40)))
     assert codes == Counter({0: 25, 30: 15})
-    assert session_status(tether_home, "procs")["calls_used"] == 40
+    assert session_status(tether_home, "procs").calls_used == 40
 
 
 def _wait_for(path: Path, deadline_s: float = 30.0) -> None:
@@ -130,7 +130,7 @@ def test_kill_9_inside_the_transaction_loses_only_that_call(
     # The lock died with it; the next calls go straight through, numbered on from 3.
     for _ in range(5):
         assert run_gate(gate_exe, ["tick", "--session", "crash"], env).returncode == 0
-    assert session_status(tether_home, "crash")["calls_used"] == 8
+    assert session_status(tether_home, "crash").calls_used == 8
     assert query(tether_home, "SELECT calls_used FROM events ORDER BY id") == [
         (n,) for n in range(1, 9)
     ]
@@ -167,13 +167,13 @@ def test_kill_9_at_random_moments_under_load_keeps_counter_and_log_equal(
             else:
                 assert code == 0
                 finished += 1
-    used = session_status(tether_home, "chaos")["calls_used"]
+    used = session_status(tether_home, "chaos").calls_used
     # Each finished call is counted; a killed one is counted at most once.
     assert finished <= used <= finished + killed
     assert query(tether_home, "SELECT COUNT(*), MAX(calls_used) FROM events") == [(used, used)]
     assert query(tether_home, "PRAGMA integrity_check") == [("ok",)]
     assert run_gate(gate_exe, ["tick", "--session", "chaos"], env).returncode == 0
-    assert session_status(tether_home, "chaos")["calls_used"] == used + 1
+    assert session_status(tether_home, "chaos").calls_used == used + 1
 
 
 FIRST_CALLS = r"""

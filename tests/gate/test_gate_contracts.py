@@ -81,7 +81,7 @@ def test_an_allowed_call_gets_no_answer_and_is_counted(
     assert done.returncode == 0
     assert done.stdout == b""  # no decision: the harness's own permissions still apply
     status = session_status(tether_home, _session_of(payload))
-    assert (status["calls_used"], status["locked"]) == (1, False)
+    assert (status.calls_used, status.locked) == (1, False)
     assert query(tether_home, "SELECT event, tool_name, decision, id_source FROM events") == [
         (event, payload.get("tool_name") or payload.get("toolName"), "allow", "payload")
     ]
@@ -110,7 +110,7 @@ def test_a_call_over_budget_gets_the_documented_deny(
     assert f"2 of 2 calls used in session {session}" in text
     assert "tether session new" in text
     assert b"call refused" in done.stderr
-    assert session_status(tether_home, session)["calls_used"] == 3
+    assert session_status(tether_home, session).calls_used == 3
 
 
 def test_claude_code_deny_shape_is_pinned(
@@ -134,7 +134,7 @@ def test_a_repeated_delivery_of_one_tool_call_is_counted_once(
     for _ in range(3):
         assert run_gate(gate_exe, _args("claude-code", None), env_for(), payload).stdout == b""
     session = load_payload("claude-code", "PreToolUse")["session_id"]
-    assert session_status(tether_home, session)["calls_used"] == 1
+    assert session_status(tether_home, session).calls_used == 1
 
 
 def test_post_tool_batch_counts_iterations_and_stops_at_the_budget(
@@ -151,11 +151,11 @@ def test_post_tool_batch_counts_iterations_and_stops_at_the_budget(
     _check_golden(GOLDEN / "claude-code" / "PostToolBatch.stop.json", answer)
     assert answer["continue"] is False
     assert answer["stopReason"].startswith("tether: iteration limit 2 reached")
-    assert session_status(tether_home, session)["batches"] == 2
+    assert session_status(tether_home, session).batches == 2
     # The same batch delivered again is not a new iteration.
     again = run_gate(gate_exe, _args("claude-code", None), env_for(), json.dumps(payload))
     assert json.loads(again.stdout)["continue"] is False
-    assert session_status(tether_home, session)["batches"] == 2
+    assert session_status(tether_home, session).batches == 2
 
 
 def test_post_tool_batch_without_an_iteration_budget_never_stops(
@@ -166,7 +166,7 @@ def test_post_tool_batch_without_an_iteration_budget_never_stops(
         payload["tool_calls"][0]["tool_use_id"] = f"toolu_{n}"
         done = run_gate(gate_exe, _args("claude-code", None), env_for(), json.dumps(payload))
         assert done.stdout == b""
-    assert session_status(tether_home, payload["session_id"])["batches"] == 3
+    assert session_status(tether_home, payload["session_id"]).batches == 3
 
 
 def test_pi_stops_before_the_model_request_past_its_iteration_budget(
@@ -183,7 +183,7 @@ def test_pi_stops_before_the_model_request_past_its_iteration_budget(
     stop = json.loads(answers[2])  # call 3 would begin iteration 3
     _check_golden(GOLDEN / "pi" / "model_request.stop.json", stop)
     assert stop["stop"] is True
-    assert session_status(tether_home, session)["batches"] == 2
+    assert session_status(tether_home, session).batches == 2
 
 
 @pytest.mark.parametrize(("harness", "event", "flag"), RECORDED_ONLY)
@@ -198,7 +198,7 @@ def test_other_events_are_recorded_with_their_time_and_answered_with_nothing(
     rows = query(tether_home, "SELECT session_id, harness, event, decision, at FROM events")
     assert [r[:4] for r in rows] == [(session, harness, event, "record")]
     assert rows[0][4] > 0
-    assert session_status(tether_home, session)["calls_used"] == 0
+    assert session_status(tether_home, session).calls_used == 0
 
 
 def test_under_tether_run_the_harness_id_counts_under_the_run_session(
@@ -216,7 +216,7 @@ def test_under_tether_run_the_harness_id_counts_under_the_run_session(
     assert (
         "run-session" in json.loads(second.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
     )
-    assert session_status(tether_home, "run-session")["calls_used"] == 2
+    assert session_status(tether_home, "run-session").calls_used == 2
 
 
 def test_the_event_log_reads_back_in_order(tether_home: Path, env_for: Gate, gate_exe: str) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tether.gate import contracts, hook, hook_install, messages, newsession
+from tether.gate.counter import SessionStatus
 from tether.gate.plan import parse_plan
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -50,8 +51,8 @@ def test_the_python_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     namespace: dict[str, object] = {}
     exec(compile(block, "tether-gate.md", "exec"), namespace)  # noqa: S102 - our own doc
     status = namespace["status"]
-    assert isinstance(status, dict)
-    assert (status["call_budget"], status["iteration_budget"], status["locked"]) == (40, 15, False)
+    assert isinstance(status, SessionStatus)
+    assert (status.call_budget, status.iteration_budget, status.locked) == (40, 15, False)
 
 
 def test_the_plan_example_records_what_the_page_says() -> None:

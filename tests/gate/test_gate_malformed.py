@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from gate_support import load_payload, query, run_gate
@@ -76,7 +75,7 @@ def test_a_bad_payload_fails_open_with_a_warning_and_is_not_counted(
     assert "not counted" in stderr
     answer = json.loads(done.stdout)
     assert set(answer) == {"systemMessage"}  # allowed, with a warning the user sees
-    assert session_status(tether_home, SESSION)["calls_used"] == 0
+    assert session_status(tether_home, SESSION).calls_used == 0
     assert _events(tether_home) == before
 
 
@@ -93,7 +92,7 @@ def test_a_bad_payload_for_a_locked_session_fails_closed(
     assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert "0 of 0 calls used" in answer["hookSpecificOutput"]["permissionDecisionReason"]
     assert says in done.stderr.decode()
-    assert session_status(tether_home, SESSION)["calls_used"] == 0
+    assert session_status(tether_home, SESSION).calls_used == 0
     assert _events(tether_home) == 0
 
 
@@ -107,13 +106,13 @@ def test_a_50_mb_payload_is_drained_refused_when_locked_and_never_counted(
     assert done.returncode == 0
     assert f"larger than {MAX_PAYLOAD_BYTES} bytes" in done.stderr.decode()
     assert "systemMessage" in json.loads(done.stdout)
-    assert session_status(tether_home, SESSION)["calls_used"] == 0
+    assert session_status(tether_home, SESSION).calls_used == 0
     # Locked: the session id is read from the head of the payload, and the call refused.
     set_session_budget(tether_home, SESSION, calls=0)
     done = run_gate(gate_exe, ["hook", "--harness", "codex"], env_for(), raw)
     answer = json.loads(done.stdout)
     assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
-    assert session_status(tether_home, SESSION)["calls_used"] == 0
+    assert session_status(tether_home, SESSION).calls_used == 0
     assert _events(tether_home) == 0
 
 
@@ -195,8 +194,8 @@ def test_a_bad_budget_setting_warns_and_falls_back(
     )
     assert done.returncode == 0
     assert b"TETHER_GATE_BUDGET must be a whole number" in done.stderr
-    status: dict[str, Any] = session_status(tether_home, "b")
-    assert (status["call_budget"], status["budget_source"]) == (
+    status = session_status(tether_home, "b")
+    assert (status.call_budget, status.budget_source) == (
         4,
         f"config:{project / 'tether.toml'}",
     )
@@ -213,7 +212,7 @@ def test_a_bad_budget_setting_in_the_hook_warns_and_still_decides(
     assert done.stdout == b""  # allowed: no answer
     assert b"TETHER_GATE_BUDGET must be a whole number" in done.stderr
     status = session_status(tether_home, payload["session_id"])
-    assert (status["calls_used"], status["call_budget"], status["budget_source"]) == (
+    assert (status.calls_used, status.call_budget, status.budget_source) == (
         1,
         60,
         "default",

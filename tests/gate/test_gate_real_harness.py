@@ -116,7 +116,7 @@ def test_the_cli_itself_refuses_calls_past_the_budget(
     assert all('"command": "echo step' in kept and cwd for kept, cwd in details), details
     (session,) = query(tether_home, "SELECT session_id FROM sessions")
     status = session_status(tether_home, session[0])
-    assert (status["calls_used"], status["locked"]) == (5, True)
+    assert (status.calls_used, status.locked) == (5, True)
     # The agent went on to its final answer with the refusals as tool results.
     assert server.model_calls == 5
     assert "call budget of this session is spent" in done.stdout + done.stderr
@@ -130,7 +130,7 @@ def test_the_cli_stops_before_the_model_call_past_the_iteration_budget(
     env = {"TETHER_SESSION_ID": "run-session", "TETHER_RUN_ID": "run-1"}
     _done, server = _run(harness, tmp_path, tether_home, env)
     assert server.model_calls == 2
-    assert session_status(tether_home, "run-session")["batches"] == 2
+    assert session_status(tether_home, "run-session").batches == 2
 
 
 @pytest.mark.parametrize("harness", [*NODE_CLIS, VIBE])
@@ -153,4 +153,4 @@ def test_a_run_budget_holds_for_the_cli_own_session_id(
     assert query(tether_home, "SELECT DISTINCT session_id FROM events") == [("run-session",)]
     ((own_id,),) = query(tether_home, "SELECT context_key FROM contexts")
     assert own_id != "run-session"
-    assert session_status(tether_home, "run-session")["calls_used"] == 5
+    assert session_status(tether_home, "run-session").calls_used == 5

@@ -85,9 +85,9 @@ def test_the_run_tool_call_budget_is_the_gate_budget(
     code, record = _run(root, "--tool-calls", "5")
     assert code == 0, record
     status = session_status(tether_home, record["session_id"])
-    assert (status["call_budget"], status["budget_source"]) == (5, "run")
-    assert status["run_id"] == record["id"]
-    assert status["calls_used"] == 3  # every gate call counted under the run's session
+    assert (status.call_budget, status.budget_source) == (5, "run")
+    assert status.run_id == record["id"]
+    assert status.calls_used == 3  # every gate call counted under the run's session
     assert query(tether_home, "SELECT DISTINCT session_id FROM events") == [(record["session_id"],)]
 
 
@@ -106,7 +106,7 @@ def test_the_gate_refuses_the_call_past_the_run_budget_in_codex_format(
     assert decisions[:3] == [(1, "allow"), (2, "allow"), (3, "deny")]
     assert all(decision == "deny" for _, decision in decisions[3:]), decisions
     assert len((root / "exec.log").read_text().splitlines()) == 2  # only allowed calls ran
-    assert session_status(tether_home, record["session_id"])["call_budget"] == 2
+    assert session_status(tether_home, record["session_id"]).call_budget == 2
 
 
 def test_a_run_whose_budget_the_gate_cannot_hold_stops_with_one_clear_line(

@@ -96,8 +96,8 @@ def test_from_a_plain_terminal_shell_a_user_request_is_allowed_and_logged(
     assert "/dev/pts/" in record["who"]
     # The context now counts under the new id, with a fresh budget.
     _seen(gate_exe, env, "ctx-1")
-    assert session_status(tether_home, record["session_id"])["calls_used"] == 1
-    assert session_status(tether_home, "ctx-1")["calls_used"] == 3  # the old session, as it was
+    assert session_status(tether_home, record["session_id"]).calls_used == 1
+    assert session_status(tether_home, "ctx-1").calls_used == 3  # the old session, as it was
     shown = run_gate(gate_exe, ["status", "--session", "ctx-1", "--json"], env).stdout
     assert json.loads(shown)["session_id"] == record["session_id"]  # what the context counts on
     log = json.loads(_tether(["session", "log", "--json"], env).stdout)
@@ -197,7 +197,7 @@ def test_a_locked_session_is_reset_only_by_a_human(
     env = env_for()
     set_session_budget(tether_home, "ctx-4", calls=2)
     _seen(gate_exe, env, "ctx-4", calls=3)
-    assert session_status(tether_home, "ctx-4")["locked"] is True
+    assert session_status(tether_home, "ctx-4").locked is True
     boundary = ["--reason", "unit-boundary", "--plan", str(plan_file), "--unit", "source-c"]
     unit = _tether(["session", "new", *boundary, "--session", "ctx-4"], env)
     assert unit.returncode == 30

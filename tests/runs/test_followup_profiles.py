@@ -123,13 +123,6 @@ def test_runs_list_show_and_report(project: Project) -> None:
         assert "Invalid value" in refused.stderr
 
 
-def test_the_status_filter_knows_every_run_status() -> None:
-    from tether.cli.runs import STATUSES
-    from tether.store.runs import RUN_STATUSES
-
-    assert set(STATUSES) == set(RUN_STATUSES)
-
-
 def test_missing_harness_executable_is_exit_4_and_the_run_is_recorded_failed(
     project: Project,
 ) -> None:

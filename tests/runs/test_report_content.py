@@ -7,7 +7,8 @@ from pathlib import Path
 
 from tether.events.accounting import count
 from tether.harnesses import get_harness
-from tether.runs.budget import Budget, StopReason
+from tether.run_status import RunStatus
+from tether.runs.budget import Budget
 from tether.runs.report import ReportInput, build, render_markdown
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "transcripts"
@@ -25,7 +26,7 @@ def test_the_agents_last_words_and_open_calls_reach_the_report() -> None:
             unit="T-1",
             profile="cheap",
             harness="claude-code",
-            stop=StopReason.ITERATION_LIMIT,
+            stop=RunStatus.ITERATION_LIMIT,
             budget=Budget(iterations=5, tool_calls=None, timeout_seconds=60.0),
             ledger=ledger,
             seconds=1.5,

@@ -138,7 +138,8 @@ def test_codex_format_counts_from_its_rollout_and_stops_at_the_limit(
 def test_limit_check_falls_back_to_the_stream_bound() -> None:
     from tether.events.accounting import Ledger, apply
     from tether.events.model import AssistantText, ToolCallStarted
-    from tether.runs.budget import Budget, LimitCheck, StopReason
+    from tether.run_status import RunStatus
+    from tether.runs.budget import Budget, LimitCheck
 
     check = LimitCheck(Budget(iterations=2, tool_calls=None, timeout_seconds=60), "codex")
     ledger = Ledger()
@@ -150,7 +151,7 @@ def test_limit_check_falls_back_to_the_stream_bound() -> None:
     verdicts = [check.after(e, apply(ledger, e)) for e in events]
     assert verdicts == [None, None, None], "exact count (0 from the session file) governs"
     check.switch_to_stream_bound()
-    assert check.after(events[-1], ledger) is StopReason.ITERATION_LIMIT
+    assert check.after(events[-1], ledger) is RunStatus.ITERATION_LIMIT
 
 
 def test_sigterm_ignoring_agent_at_the_iteration_limit_is_killed(project: Project) -> None:

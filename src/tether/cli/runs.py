@@ -9,6 +9,7 @@ import click
 
 from tether.cli.render import print_json, print_table
 from tether.errors import UsageError
+from tether.run_status import RunStatus
 
 
 def _open() -> tuple[object, Path]:
@@ -27,20 +28,6 @@ def runs() -> None:
     """Inspect supervised runs."""
 
 
-# Kept in step with tether.store.runs.RUN_STATUSES by a test; listed here so that
-# parsing the flags does not load the store.
-STATUSES = (
-    "running",
-    "completed",
-    "iteration_limit",
-    "tool_call_limit",
-    "timeout",
-    "failed",
-    "cancelled",
-    "abandoned",
-)
-
-
 @runs.command("list")
 @click.option(
     "--limit",
@@ -49,7 +36,11 @@ STATUSES = (
     type=click.IntRange(min=1),
     help="How many runs, newest first.",
 )
-@click.option("--status", type=click.Choice(STATUSES), help="Only runs with this status.")
+@click.option(
+    "--status",
+    type=click.Choice([status.value for status in RunStatus]),
+    help="Only runs with this status.",
+)
 @click.option("--json", "as_json", is_flag=True)
 def list_(limit: int, status: str | None, as_json: bool) -> None:
     """List runs, newest first (runs whose supervisor died show as abandoned)."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 import click
 
@@ -159,7 +158,7 @@ def status(session_id: str | None, as_json: bool) -> None:
             target = session_id or latest_context(conn)
             if target is None:
                 raise UsageError("no session has passed the gate yet; name one with --session ID.")
-            data: dict[str, Any] = status_row(conn, target, follow_context=session_id is None)
+            data = status_row(conn, target, follow_context=session_id is None).as_dict()
         finally:
             conn.close()
     if as_json:

@@ -20,6 +20,7 @@ from tether.gate.home import default_call_budget
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Callable
     from pathlib import Path
     from typing import Any
 
@@ -91,19 +92,45 @@ def _ensure_session(
     return 0, budget, None
 
 
+class Seen:
+    """One hook event as the gate records it."""
+
+    __slots__ = (
+        "context_key",
+        "detail",
+        "event",
+        "harness",
+        "id_source",
+        "tool_name",
+        "tool_use_id",
+    )
+
+    def __init__(
+        self,
+        context_key: str,
+        id_source: str,
+        harness: str,
+        event: str,
+        tool_name: str | None,
+        tool_use_id: str | None,
+        detail: tuple[str | None, ...],
+    ) -> None:
+        self.context_key = context_key
+        self.id_source = id_source
+        self.harness = harness
+        self.event = event
+        self.tool_name = tool_name
+        self.tool_use_id = tool_use_id
+        self.detail = detail
+
+
 def _insert_event(
     conn: sqlite3.Connection,
     now: float,
     session_id: str,
-    context_key: str,
-    id_source: str,
-    harness: str,
-    event: str,
-    tool_name: str | None,
-    tool_use_id: str | None,
+    seen: Seen,
     decision: str,
     calls_used: int | None,
-    detail: tuple[str | None, ...] = NO_DETAIL,
 ) -> None:
     conn.execute(
         "INSERT INTO events (at, session_id, context_key, id_source, harness, event, "
@@ -113,28 +140,27 @@ def _insert_event(
         (
             now,
             session_id,
-            context_key,
-            id_source,
-            harness,
-            event,
-            tool_name,
-            tool_use_id,
+            seen.context_key,
+            seen.id_source,
+            seen.harness,
+            seen.event,
+            seen.tool_name,
+            seen.tool_use_id,
             decision,
             calls_used,
-            *detail,
+            *seen.detail,
         ),
     )
 
 
-def _earlier(
-    conn: sqlite3.Connection, tool_use_id: str | None, event: str, context_key: str
-) -> tuple[str, str, int | None] | None:
-    if not tool_use_id:
+def _earlier(conn: sqlite3.Connection, seen: Seen) -> tuple[str, str, int | None] | None:
+    """The first answer to this hook delivery, when its tool-use id was seen before."""
+    if not seen.tool_use_id:
         return None
     row = conn.execute(
         "SELECT decision, session_id, calls_used FROM events "
         "WHERE tool_use_id = ? AND event = ? AND context_key = ? ORDER BY id LIMIT 1",
-        (tool_use_id, event, context_key),
+        (seen.tool_use_id, seen.event, seen.context_key),
     ).fetchone()
     return None if row is None else (str(row[0]), str(row[1]), row[2])
 
@@ -151,10 +177,11 @@ def count_call(
     detail: tuple[str | None, ...] = NO_DETAIL,
 ) -> CallOutcome:
     """Count one tool call and decide it, in one write transaction."""
+    seen = Seen(context_key, id_source, harness, event, tool_name, tool_use_id, detail)
     now = time.time()
     with db.Immediate(conn):
         session_id = _session_for(conn, context_key)
-        earlier = _earlier(conn, tool_use_id, event, context_key)
+        earlier = _earlier(conn, seen)
         if earlier is not None:
             decision, earlier_session, earlier_used = earlier
             row = conn.execute(
@@ -170,33 +197,30 @@ def count_call(
             "UPDATE sessions SET calls_used = ?, locked = ?, updated_at = ? WHERE session_id = ?",
             (used, 1 if used >= budget else 0, now, session_id),
         )
-        _insert_event(
-            conn,
-            now,
-            session_id,
-            context_key,
-            id_source,
-            harness,
-            event,
-            tool_name,
-            tool_use_id,
-            "allow" if allowed else "deny",
-            used,
-            detail,
-        )
+        _insert_event(conn, now, session_id, seen, "allow" if allowed else "deny", used)
         if FAULT_ENV in os.environ:
             _fault_hold(conn)
     return CallOutcome(allowed, session_id, used, budget, False)
 
 
-def _iteration_verdict(conn: sqlite3.Connection, session_id: str) -> tuple[int, int | None, bool]:
-    """(iterations done, iteration budget, whether the budget is spent) of a session."""
-    row = conn.execute(
-        "SELECT batches, iteration_budget FROM sessions WHERE session_id = ?", (session_id,)
-    ).fetchone()
-    batches = int(row[0]) if row is not None else 0
-    limit = None if row is None or row[1] is None else int(row[1])
-    return batches, limit, limit is not None and batches >= limit
+def _count_iteration(
+    conn: sqlite3.Connection, seen: Seen, advance: Callable[[str, float], bool]
+) -> BatchOutcome:
+    """Advance a session's iteration count (``advance`` says whether the event is new),
+    decide against its iteration budget and record the event, in one transaction."""
+    now = time.time()
+    with db.Immediate(conn):
+        session_id = _session_for(conn, seen.context_key)
+        new = advance(session_id, now)
+        row = conn.execute(
+            "SELECT batches, iteration_budget FROM sessions WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        batches = int(row[0]) if row is not None else 0
+        limit = None if row is None or row[1] is None else int(row[1])
+        stop = limit is not None and batches >= limit
+        if new:
+            _insert_event(conn, now, session_id, seen, "stop" if stop else "continue", None)
+    return BatchOutcome(stop, session_id, batches, limit)
 
 
 def count_batch(
@@ -209,34 +233,23 @@ def count_batch(
     batch_key: str | None,
     detail: tuple[str | None, ...] = NO_DETAIL,
 ) -> BatchOutcome:
-    """Count one completed iteration with tools; stop when the iteration budget is used."""
-    now = time.time()
-    with db.Immediate(conn):
-        session_id = _session_for(conn, context_key)
-        earlier = _earlier(conn, batch_key, event, context_key)
-        if earlier is None:
-            _ensure_session(conn, session_id, harness, now)
-            conn.execute(
-                "UPDATE sessions SET batches = batches + 1, updated_at = ? WHERE session_id = ?",
-                (now, session_id),
-            )
-        batches, limit, stop = _iteration_verdict(conn, session_id)
-        if earlier is None:
-            _insert_event(
-                conn,
-                now,
-                session_id,
-                context_key,
-                id_source,
-                harness,
-                event,
-                None,
-                batch_key,
-                "stop" if stop else "continue",
-                None,
-                detail,
-            )
-    return BatchOutcome(stop, session_id, batches, limit)
+    """Count one completed iteration with tools; stop when the iteration budget is used.
+
+    A batch key seen before (a repeated delivery) is not counted again.
+    """
+    seen = Seen(context_key, id_source, harness, event, None, batch_key, detail)
+
+    def advance(session_id: str, now: float) -> bool:
+        if _earlier(conn, seen) is not None:
+            return False
+        _ensure_session(conn, session_id, harness, now)
+        conn.execute(
+            "UPDATE sessions SET batches = batches + 1, updated_at = ? WHERE session_id = ?",
+            (now, session_id),
+        )
+        return True
+
+    return _count_iteration(conn, seen, advance)
 
 
 def count_model_call(
@@ -254,9 +267,9 @@ def count_model_call(
     the end of each tool batch. Stops when the completed iterations reach the
     iteration budget, i.e. before iteration budget+1 begins.
     """
-    now = time.time()
-    with db.Immediate(conn):
-        session_id = _session_for(conn, context_key)
+    seen = Seen(context_key, id_source, harness, event, None, None, detail)
+
+    def advance(session_id: str, now: float) -> bool:
         _ensure_session(conn, session_id, harness, now)
         (earlier,) = conn.execute(
             "SELECT COUNT(*) FROM events WHERE session_id = ? AND event = ?", (session_id, event)
@@ -265,22 +278,9 @@ def count_model_call(
             "UPDATE sessions SET batches = MAX(batches, ?), updated_at = ? WHERE session_id = ?",
             (int(earlier), now, session_id),
         )
-        batches, limit, stop = _iteration_verdict(conn, session_id)
-        _insert_event(
-            conn,
-            now,
-            session_id,
-            context_key,
-            id_source,
-            harness,
-            event,
-            None,
-            None,
-            "stop" if stop else "continue",
-            None,
-            detail,
-        )
-    return BatchOutcome(stop, session_id, batches, limit)
+        return True
+
+    return _count_iteration(conn, seen, advance)
 
 
 def record_event(
@@ -295,21 +295,9 @@ def record_event(
     detail: tuple[str | None, ...] = NO_DETAIL,
 ) -> str:
     """Record an event that is not counted (the watchdog reads these). One statement."""
+    seen = Seen(context_key, id_source, harness, event, tool_name, tool_use_id, detail)
     session_id = _session_for(conn, context_key)
-    _insert_event(
-        conn,
-        time.time(),
-        session_id,
-        context_key,
-        id_source,
-        harness,
-        event,
-        tool_name,
-        tool_use_id,
-        "record",
-        None,
-        detail,
-    )
+    _insert_event(conn, time.time(), session_id, seen, "record", None)
     return session_id
 
 
@@ -384,9 +372,59 @@ _STATUS_SQL = (
 )
 
 
+class SessionStatus:
+    """What the gate knows of one session (``known`` is False for a session never counted)."""
+
+    __slots__ = FIELDS = (
+        "session_id",
+        "known",
+        "calls_used",
+        "call_budget",
+        "budget_source",
+        "batches",
+        "iteration_budget",
+        "locked",
+        "run_id",
+        "harness",
+        "created_at",
+        "updated_at",
+    )
+
+    def __init__(
+        self,
+        session_id: str,
+        known: bool,
+        calls_used: int,
+        call_budget: int,
+        budget_source: str,
+        batches: int,
+        iteration_budget: int | None,
+        locked: bool,
+        run_id: str | None,
+        harness: str | None,
+        created_at: float | None,
+        updated_at: float | None,
+    ) -> None:
+        self.session_id = session_id
+        self.known = known
+        self.calls_used = calls_used
+        self.call_budget = call_budget
+        self.budget_source = budget_source
+        self.batches = batches
+        self.iteration_budget = iteration_budget
+        self.locked = locked
+        self.run_id = run_id
+        self.harness = harness
+        self.created_at = created_at
+        self.updated_at = updated_at
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.FIELDS}
+
+
 def status_row(
     conn: sqlite3.Connection, session_id: str, *, follow_context: bool = False
-) -> dict[str, Any]:
+) -> SessionStatus:
     """The status of a session id, or (``follow_context``) of the session a context counts under.
 
     Without ``follow_context`` a context key that has no session row of its own
@@ -399,38 +437,16 @@ def status_row(
         row = conn.execute(_STATUS_SQL, (second,)).fetchone()
     if row is None:
         budget, source = default_call_budget()
-        return {
-            "session_id": session_id,
-            "known": False,
-            "calls_used": 0,
-            "call_budget": budget,
-            "budget_source": source,
-            "batches": 0,
-            "iteration_budget": None,
-            "locked": False,
-            "run_id": None,
-            "harness": None,
-            "created_at": None,
-            "updated_at": None,
-        }
-    return {
-        "session_id": row[0],
-        "known": True,
-        "calls_used": row[1],
-        "call_budget": row[2],
-        "budget_source": row[3],
-        "batches": row[4],
-        "iteration_budget": row[5],
-        "locked": bool(row[6]),
-        "run_id": row[7],
-        "harness": row[8],
-        "created_at": row[9],
-        "updated_at": row[10],
-    }
+        return SessionStatus(
+            session_id, False, 0, budget, source, 0, None, False, None, None, None, None
+        )
+    return SessionStatus(
+        row[0], True, row[1], row[2], row[3], row[4], row[5], bool(row[6]), *row[7:11]
+    )
 
 
-def session_status(home: Path, session_id: str) -> dict[str, Any]:
-    """calls_used, call_budget, batches, iteration_budget, locked, run_id (and more)."""
+def session_status(home: Path, session_id: str) -> SessionStatus:
+    """The gate's view of one session (see :func:`status_row`)."""
     conn = db.connect(os.fspath(home))
     try:
         return status_row(conn, session_id)

@@ -374,7 +374,7 @@ def run_status(args: list[str]) -> int:
     try:
         conn = db.connect(resolve_home())
         try:
-            status = counter.status_row(conn, resolved.key, follow_context=True)
+            status = counter.status_row(conn, resolved.key, follow_context=True).as_dict()
         finally:
             conn.close()
     except (db.GateDatabaseError, db.Error, OSError) as exc:

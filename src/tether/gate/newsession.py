@@ -143,7 +143,7 @@ def new_session(
                     )
                 context = latest
             current = status_row(conn, context, follow_context=True)
-            previous = str(current["session_id"])
+            previous = str(current.session_id)
             if abs_plan is not None:
                 used = conn.execute(
                     "SELECT session_id, at FROM session_ids WHERE plan = ? AND unit = ?",
@@ -154,10 +154,10 @@ def new_session(
                         f"refused: unit {unit!r} of {abs_plan} already started session "
                         f"{used[0]}; each recorded boundary starts one session"
                     )
-            if current["locked"] and reason not in HUMAN_REASONS:
+            if current.locked and reason not in HUMAN_REASONS:
                 raise NewSessionRefusedError(
-                    f"refused: session {previous} is locked ({current['calls_used']} of "
-                    f"{current['call_budget']} calls used). A unit boundary does not reset a "
+                    f"refused: session {previous} is locked ({current.calls_used} of "
+                    f"{current.call_budget} calls used). A unit boundary does not reset a "
                     f"spent budget; a human can start a new session with "
                     f"`tether session new --reason user-request` in a terminal."
                 )

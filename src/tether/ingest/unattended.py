@@ -89,7 +89,7 @@ def run_unattended(
     limit: int | None = None,
     report: Report | None = None,
 ) -> list[dict[str, Any]]:
-    from tether.runs.budget import StopReason
+    from tether.run_status import RunStatus
     from tether.runs.supervisor import RunRequest, supervise
 
     queue = Queue(wiki)
@@ -133,12 +133,12 @@ def run_unattended(
                     "exit_code": int(outcome.exit_code),
                 }
                 stage_exit = _stages_exit(outcome)
-                if outcome.stop is StopReason.COMPLETED and stage_exit == NEEDS_HUMAN_EXIT:
+                if outcome.stop is RunStatus.COMPLETED and stage_exit == NEEDS_HUMAN_EXIT:
                     back = queue.requeue(claimed.id)
                     back = queue.update_manifest(back, sync_exit=NEEDS_HUMAN_EXIT)
                     hold = _hold(queue, board_root, back, dialog_reasons(back.manifest, queue.raw))
                     result.update(status="user", reasons=hold["reasons"], ticket=hold["ticket"])
-                elif outcome.stop is StopReason.COMPLETED:
+                elif outcome.stop is RunStatus.COMPLETED:
                     queue.end(owner, claimed.id)
                     result["status"] = "done"
                 else:

@@ -25,7 +25,7 @@ from tether.loop import blockers, prompts, routines, todo, unfinished
 from tether.loop.context import LoopError
 from tether.loop.level1 import Work
 from tether.loop.policy import GateFile
-from tether.runs.budget import StopReason
+from tether.run_status import RunStatus
 from tether.runs.report import REASON_TEXT
 
 if TYPE_CHECKING:
@@ -310,7 +310,7 @@ def _refused(
         follow_up_of=follow_up,
         report=report,
         moved=moved,
-        cancelled=outcome.stop is StopReason.CANCELLED,
+        cancelled=outcome.stop is RunStatus.CANCELLED,
     )
 
 
@@ -343,7 +343,7 @@ def _demonstrated(outcome: RunOutcome, where: str, moved: list[str]) -> Dispatch
         stop=outcome.stop.value,
         report=_report_path(outcome),
         moved=moved,
-        cancelled=outcome.stop is StopReason.CANCELLED,
+        cancelled=outcome.stop is RunStatus.CANCELLED,
         demonstration=True,
     )
 
@@ -417,9 +417,9 @@ def _record_ticket(
         stop=outcome.stop.value,
         follow_up_of=follow_up,
         moved=moved,
-        cancelled=outcome.stop is StopReason.CANCELLED,
+        cancelled=outcome.stop is RunStatus.CANCELLED,
     )
-    failed = outcome.failed_stage if outcome.stop is StopReason.COMPLETED else None
+    failed = outcome.failed_stage if outcome.stop is RunStatus.COMPLETED else None
     if failed is not None:
         check = " ".join(failed["command"])
         where = f"{outcome.paths.stages}" if outcome.paths is not None else "stages.json"
@@ -433,7 +433,7 @@ def _record_ticket(
         if streak >= loop.settings.max_attempts:
             base.summary += f"; {_give_up(loop, updated, streak, moved).summary}"
         return base
-    if outcome.stop is StopReason.COMPLETED:
+    if outcome.stop is RunStatus.COMPLETED:
         loop.board.move(
             ticket.id,
             State.DONE,
@@ -452,7 +452,7 @@ def _record_ticket(
         f"{kind} on {ticket.id} stopped: {REASON_TEXT[outcome.stop]} ({_counts(outcome)}){linked}"
     )
     streak = unfinished.ticket_streak(loop.conn, updated)
-    if outcome.stop is not StopReason.CANCELLED and streak >= loop.settings.max_attempts:
+    if outcome.stop is not RunStatus.CANCELLED and streak >= loop.settings.max_attempts:
         given = _give_up(loop, updated, streak, moved)
         base.summary += f"; {given.summary}"
     return base
@@ -516,17 +516,17 @@ def _todo(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
         stop=outcome.stop.value,
         follow_up_of=previous.id if previous else None,
         report=_report_path(outcome),
-        cancelled=outcome.stop is StopReason.CANCELLED,
+        cancelled=outcome.stop is RunStatus.CANCELLED,
         decision="follow-up" if previous else "run",
         unit=item.key,
     )
-    failed = outcome.failed_stage if outcome.stop is StopReason.COMPLETED else None
+    failed = outcome.failed_stage if outcome.stop is RunStatus.COMPLETED else None
     if failed is not None:
         result.summary = (
             f"run {outcome.run_id} on {where} completed, but its post-run stage "
             f"`{' '.join(failed['command'])}` failed (exit {failed['exit_code']}); box left open"
         )
-    elif outcome.stop is StopReason.COMPLETED:
+    elif outcome.stop is RunStatus.COMPLETED:
         ticked = todo.mark_done(loop.project_root, item, f"done in tether run {outcome.run_id}")
         result.summary = f"run {outcome.run_id} on {where} completed ({_counts(outcome)})" + (
             "; box ticked" if ticked else "; the item changed meanwhile, box left as is"
@@ -571,7 +571,7 @@ def _manual_follow_up(loop: Loop, found: unfinished.ManualFollowUp, dry_run: boo
         stop=outcome.stop.value,
         follow_up_of=run.id,
         report=_report_path(outcome),
-        cancelled=outcome.stop is StopReason.CANCELLED,
+        cancelled=outcome.stop is RunStatus.CANCELLED,
         demonstration=loop.demonstration,
         decision="follow-up",
         unit=run.unit,

@@ -27,15 +27,16 @@ from typing import TYPE_CHECKING
 
 from tether.board import Ticket
 from tether.errors import RunNotFoundError
+from tether.run_status import LIMITS, RunStatus
 from tether.runs.record import RunPaths
 from tether.store.runs import RunRow, get_run
 
 if TYPE_CHECKING:
     from tether.loop.context import Loop
 
-LIMIT_STATUSES = ("iteration_limit", "tool_call_limit", "timeout")
+LIMIT_STATUSES = tuple(sorted(LIMITS))
 # a run whose supervisor died (a fleet worker killed mid-run) is followed up like a limit stop
-RESUMABLE = (*LIMIT_STATUSES, "cancelled", "abandoned")
+RESUMABLE = (*LIMIT_STATUSES, RunStatus.CANCELLED, RunStatus.ABANDONED)
 LOOP_UNIT_PREFIXES = ("ticket:", "todo:", "routine:")
 
 

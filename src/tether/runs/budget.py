@@ -1,7 +1,7 @@
 """Budgets of one run and the rule that decides when a limit stops it.
 
 Budgets come only from flags, configuration and profiles, never from prompt
-or ticket text. A limit reached is an outcome (a :class:`StopReason`), not an
+or ticket text. A limit reached is an outcome (a :class:`RunStatus`), not an
 exception.
 """
 
@@ -10,43 +10,11 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass
-from enum import StrEnum
 
 from tether.errors import BudgetError
 from tether.events.accounting import Ledger, stream_upper_bound
 from tether.events.model import Event, ToolResult
-from tether.exit_codes import ExitCode
-
-
-class StopReason(StrEnum):
-    COMPLETED = "completed"
-    ITERATION_LIMIT = "iteration_limit"
-    TOOL_CALL_LIMIT = "tool_call_limit"
-    TIMEOUT = "timeout"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-    # the supervisor died (killed, its machine lost); found and ended by recovery
-    ABANDONED = "abandoned"
-
-    @property
-    def is_limit(self) -> bool:
-        return self in _LIMITS
-
-    @property
-    def exit_code(self) -> ExitCode:
-        return _EXIT[self]
-
-
-_LIMITS = {StopReason.ITERATION_LIMIT, StopReason.TOOL_CALL_LIMIT, StopReason.TIMEOUT}
-_EXIT = {
-    StopReason.COMPLETED: ExitCode.OK,
-    StopReason.ITERATION_LIMIT: ExitCode.RUN_ITERATION_LIMIT,
-    StopReason.TOOL_CALL_LIMIT: ExitCode.RUN_TOOL_CALL_LIMIT,
-    StopReason.TIMEOUT: ExitCode.RUN_TIMEOUT,
-    StopReason.FAILED: ExitCode.RUN_HARNESS_FAILED,
-    StopReason.CANCELLED: ExitCode.RUN_CANCELLED,
-    StopReason.ABANDONED: ExitCode.RUN_CANCELLED,
-}
+from tether.run_status import RunStatus
 
 # Harnesses that announce every tool call of a step before the first of its
 # results arrives. For them "the last open call of step N closed" is the exact
@@ -101,13 +69,13 @@ class LimitCheck:
         """Decide by the stream's upper bound from now on (it can grow without steps)."""
         self.use_stream_bound = True
 
-    def after(self, event: Event, ledger: Ledger) -> StopReason | None:
+    def after(self, event: Event, ledger: Ledger) -> RunStatus | None:
         if ledger.iterations > self._iterations:
-            return StopReason.ITERATION_LIMIT
+            return RunStatus.ITERATION_LIMIT
         if self.use_stream_bound and stream_upper_bound(ledger) > self._iterations:
-            return StopReason.ITERATION_LIMIT
+            return RunStatus.ITERATION_LIMIT
         if ledger.tool_calls > self._calls:
-            return StopReason.TOOL_CALL_LIMIT
+            return RunStatus.TOOL_CALL_LIMIT
         if (
             self._closes_on_results
             and event.__class__ is ToolResult
@@ -117,5 +85,5 @@ class LimitCheck:
             # Step N (the last allowed) has all its results; the harness's next move
             # is model call N+1. Stop before it starts.
             self.at_step_boundary = True
-            return StopReason.ITERATION_LIMIT
+            return RunStatus.ITERATION_LIMIT
         return None

@@ -21,7 +21,8 @@ from tether.config import Config, Profile
 from tether.errors import ConfigError
 from tether.fs import atomic_write_json, atomic_write_text
 from tether.harnesses.base import Harness
-from tether.runs.budget import Budget, StopReason
+from tether.run_status import RunStatus
+from tether.runs.budget import Budget
 from tether.runs.record import RunPaths
 
 # Stream formats whose harness loads a per-run settings file with hooks (Claude
@@ -128,19 +129,17 @@ def lock_session(home: str, session_id: str) -> None:
     set_session_budget(
         Path(home),
         session_id,
-        calls=int(status.get("calls_used", 0)),
-        iterations=int(status.get("batches", 0)),
+        calls=status.calls_used,
+        iterations=status.batches,
     )
 
 
-def gate_verdict(home: str, session_id: str) -> StopReason | None:
+def gate_verdict(home: str, session_id: str) -> RunStatus | None:
     from tether.gate.counter import session_status
 
     status = session_status(Path(home), session_id)
-    iteration_budget = status.get("iteration_budget")
-    if iteration_budget and status.get("batches", 0) >= iteration_budget:
-        return StopReason.ITERATION_LIMIT
-    call_budget = status.get("call_budget")
-    if call_budget is not None and status.get("calls_used", 0) > call_budget:
-        return StopReason.TOOL_CALL_LIMIT
+    if status.iteration_budget and status.batches >= status.iteration_budget:
+        return RunStatus.ITERATION_LIMIT
+    if status.calls_used > status.call_budget:
+        return RunStatus.TOOL_CALL_LIMIT
     return None

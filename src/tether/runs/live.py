@@ -13,7 +13,8 @@ from typing import BinaryIO
 from tether.events.accounting import Ledger, apply
 from tether.events.model import AnyEvent
 from tether.harnesses.base import Harness
-from tether.runs.budget import LimitCheck, StopReason
+from tether.run_status import RunStatus
+from tether.runs.budget import LimitCheck
 from tether.runs.process import AgentProcess
 from tether.runs.stream import LineBuffer, SessionTail
 
@@ -30,7 +31,7 @@ SESSION_FILE_GRACE = 2.0
 
 @dataclass
 class LiveResult:
-    limit: StopReason | None  # a limit (or cancel) that made tether stop the agent
+    limit: RunStatus | None  # a limit (or cancel) that made tether stop the agent
     limit_at: float | None  # monotonic time the deciding event was seen
     stream_ended: bool
 
@@ -59,8 +60,8 @@ class LiveRun:
         self.on_progress = on_progress
         self._last_progress = 0.0
 
-    def _take(self, events: list[AnyEvent]) -> StopReason | None:
-        verdict: StopReason | None = None
+    def _take(self, events: list[AnyEvent]) -> RunStatus | None:
+        verdict: RunStatus | None = None
         for event in events:
             apply(self.ledger, event)
             if verdict is None:
@@ -82,14 +83,14 @@ class LiveRun:
             while True:
                 now = time.monotonic()
                 if self.cancelled():
-                    return LiveResult(StopReason.CANCELLED, now, False)
+                    return LiveResult(RunStatus.CANCELLED, now, False)
                 if now >= self.deadline:
-                    return LiveResult(StopReason.TIMEOUT, now, False)
+                    return LiveResult(RunStatus.TIMEOUT, now, False)
                 chunk: bytes | None = None
                 if sel.select(min(self.deadline - now, poll)):
                     with contextlib.suppress(BlockingIOError):
                         chunk = os.read(fd, READ_SIZE)
-                verdict: StopReason | None = None
+                verdict: RunStatus | None = None
                 if chunk:
                     # events.jsonl keeps the stream byte for byte, as it arrived;
                     # one unbuffered write, so a crash loses nothing already read
@@ -115,8 +116,8 @@ class LiveRun:
         finally:
             sel.close()
 
-    def _take_lines(self, batch: list[bytes]) -> StopReason | None:
-        verdict: StopReason | None = None
+    def _take_lines(self, batch: list[bytes]) -> RunStatus | None:
+        verdict: RunStatus | None = None
         for line in batch:
             for event in self.harness.parse_line(line):
                 apply(self.ledger, event)

@@ -12,9 +12,10 @@ from tether.config import Config, Profile
 from tether.events.accounting import Ledger
 from tether.exit_codes import ExitCode
 from tether.fs import atomic_write_json, atomic_write_text
+from tether.run_status import RunStatus
 from tether.runs import report as reports
 from tether.runs import worktree
-from tether.runs.budget import Budget, StopReason
+from tether.runs.budget import Budget
 from tether.runs.record import RunPaths
 from tether.runs.stages import run_post_stages
 from tether.store import db
@@ -24,7 +25,7 @@ from tether.store.runs import RunRow, get_run, update_run
 @dataclass
 class RunOutcome:
     run_id: str
-    stop: StopReason
+    stop: RunStatus
     ledger: Ledger
     record: dict[str, Any]
     report: dict[str, Any] | None = None
@@ -45,7 +46,7 @@ class RunOutcome:
 
     @property
     def exit_code(self) -> ExitCode:
-        if self.stop is StopReason.COMPLETED and not self.stages_passed:
+        if self.stop is RunStatus.COMPLETED and not self.stages_passed:
             return ExitCode.CHECK_FAILED
         return self.stop.exit_code
 
@@ -61,7 +62,7 @@ class Ending:
     run_id: str
     paths: RunPaths
     ledger: Ledger
-    stop: StopReason
+    stop: RunStatus
     how: str  # "exited", "sigterm", "sigkill"
     agent_status: int | None
     seconds: float
@@ -75,12 +76,12 @@ def finish_run(conn: Any, end: Ending) -> RunOutcome:
     """Write the report (limit stop, cancel) or run the post-run stages, then the record."""
     ended = datetime.now(UTC)
     report = (
-        _write_report(end, ended) if end.stop.is_limit or end.stop is StopReason.CANCELLED else None
+        _write_report(end, ended) if end.stop.is_limit or end.stop is RunStatus.CANCELLED else None
     )
     stages: list[dict[str, Any]] | None = None
     exit_code = end.stop.exit_code
     stop_reason = f"{end.stop.value} ({end.how})" if end.how != "exited" else end.stop.value
-    if end.stop is StopReason.COMPLETED and end.profile.post_run:
+    if end.stop is RunStatus.COMPLETED and end.profile.post_run:
         results = run_post_stages(end.profile.post_run, end.cwd)
         atomic_write_json(end.paths.stages, results)
         stages = [{k: r.get(k) for k in ("command", "status", "exit_code")} for r in results]
@@ -169,7 +170,7 @@ def write_recovered_report(row: RunRow, ledger: Ledger) -> dict[str, Any]:
             unit=row.unit,
             profile=row.profile,
             harness=row.harness,
-            stop=StopReason.ABANDONED,
+            stop=RunStatus.ABANDONED,
             budget=Budget(
                 iterations=row.iteration_limit or ledger.iterations or 1,
                 tool_calls=row.tool_call_limit,

@@ -14,16 +14,17 @@ from datetime import datetime
 from typing import Any
 
 from tether.events.accounting import Ledger
-from tether.runs.budget import Budget, StopReason
+from tether.run_status import RunStatus
+from tether.runs.budget import Budget
 
 REASON_TEXT = {
-    StopReason.ITERATION_LIMIT: "iteration limit reached",
-    StopReason.TOOL_CALL_LIMIT: "tool-call limit reached",
-    StopReason.TIMEOUT: "wall-clock timeout reached",
-    StopReason.COMPLETED: "completed",
-    StopReason.FAILED: "the harness reported a failure",
-    StopReason.CANCELLED: "cancelled",
-    StopReason.ABANDONED: "abandoned: its supervisor died; recovered from its events",
+    RunStatus.ITERATION_LIMIT: "iteration limit reached",
+    RunStatus.TOOL_CALL_LIMIT: "tool-call limit reached",
+    RunStatus.TIMEOUT: "wall-clock timeout reached",
+    RunStatus.COMPLETED: "completed",
+    RunStatus.FAILED: "the harness reported a failure",
+    RunStatus.CANCELLED: "cancelled",
+    RunStatus.ABANDONED: "abandoned: its supervisor died; recovered from its events",
 }
 
 _INPUT_KEYS = ("command", "cmd", "file_path", "path", "pattern", "url", "description")
@@ -67,7 +68,7 @@ class ReportInput:
     unit: str | None
     profile: str
     harness: str
-    stop: StopReason
+    stop: RunStatus
     budget: Budget
     ledger: Ledger
     seconds: float

@@ -24,9 +24,10 @@ from tether.events.accounting import Ledger, count, stream_upper_bound
 from tether.fs import atomic_write_text
 from tether.harnesses import get_harness
 from tether.harnesses.base import Harness, RunSpec, bind
+from tether.run_status import RunStatus
 from tether.runs import report as reports
 from tether.runs import worktree
-from tether.runs.budget import Budget, LimitCheck, StopReason
+from tether.runs.budget import Budget, LimitCheck
 from tether.runs.followup_prompt import compose_prompt
 from tether.runs.gate_setup import gate_verdict, lock_session, stream_format, write_run_hooks
 from tether.runs.live import LiveRun
@@ -314,7 +315,7 @@ def _watch(
     hooked_session: str | None,
     timing: dict[str, float],
     self_stopping: bool = False,
-) -> tuple[StopReason, str]:
+) -> tuple[RunStatus, str]:
     tail = SessionTail(adapter, env) if adapter.iteration_source == "session_file" else None
 
     def progress(led: Ledger) -> None:
@@ -370,7 +371,7 @@ def _watch(
                 stop = gate_verdict(env["TETHER_HOME"], hooked_session) or stop
         else:
             how = agent.stop(grace)
-            stop = StopReason.TIMEOUT
+            stop = RunStatus.TIMEOUT
     if tail is not None:
         count(tail.drain(ledger.session_id), ledger)
         if ledger.iteration_source == "bound":
@@ -378,13 +379,13 @@ def _watch(
     return stop, how
 
 
-def _natural_end(ledger: Ledger, returncode: int | None) -> StopReason:
+def _natural_end(ledger: Ledger, returncode: int | None) -> RunStatus:
     reason = (ledger.stop_reason or "").lower()
     if "max_turns" in reason or "max-turns" in reason:
-        return StopReason.ITERATION_LIMIT  # the harness's own turn cap (second belt) fired
+        return RunStatus.ITERATION_LIMIT  # the harness's own turn cap (second belt) fired
     if ledger.final_status == "failure" or (returncode not in (0, None)):
-        return StopReason.FAILED
-    return StopReason.COMPLETED
+        return RunStatus.FAILED
+    return RunStatus.COMPLETED
 
 
 def _own_start_time() -> float | None:

@@ -6,23 +6,14 @@ import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final
 
 from tether.clock import Clock, SystemClock, to_iso
 from tether.errors import RunNotFoundError, StoreError, UsageError
+from tether.run_status import RunStatus
 from tether.store.db import transaction
 
-RunStatus = Literal[
-    "running",
-    "completed",
-    "iteration_limit",
-    "tool_call_limit",
-    "timeout",
-    "failed",
-    "cancelled",
-    "abandoned",
-]
-RUN_STATUSES: Final[tuple[str, ...]] = get_args(RunStatus)
+RUN_STATUSES: Final[tuple[str, ...]] = tuple(RunStatus)
 _JSON_COLUMNS = frozenset({"argv", "usage", "stages"})
 
 
@@ -39,7 +30,7 @@ class RunRow:
     cwd: str | None = None
     session_id: str | None = None  # the id tether chose and passed on
     harness_session_id: str | None = None  # the id the harness reported
-    status: RunStatus = "running"
+    status: str = RunStatus.RUNNING
     stop_reason: str | None = None
     exit_code: int | None = None
     agent_exit_status: int | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import signal
 import time
 from datetime import datetime
@@ -113,3 +114,37 @@ def test_a_worker_killed_mid_run_is_recovered_and_its_run_followed_up(
         assert recovered_line in fleet.log("second")
     finally:
         fleet.stop_all()
+
+
+def test_a_worker_waits_for_an_unreachable_database_and_loses_nothing(tmp_path: Path) -> None:
+    import random
+    import tempfile
+
+    from tether.testing.postgres import start_postgres
+
+    # not under tmp_path: the server's user must be able to reach its socket folder
+    folder = Path(tempfile.mkdtemp(prefix="tether-pg-late-"))
+    port = random.randint(40001, 50000)
+    url = f"postgresql://postgres@/fleet_late?host={folder}&port={port}"
+    project = make_project(tmp_path / "repos", "late", units=1)
+    fleet = Fleet(tmp_path / "machine", url)
+    server = None
+    try:
+        fleet.start_worker("patient")
+        deadline = time.monotonic() + 30
+        while "unreachable" not in fleet.log("patient"):
+            assert time.monotonic() < deadline, fleet.log("patient")
+            time.sleep(0.2)
+        time.sleep(2)  # it goes on waiting, and says so once
+        assert fleet.log("patient").count("unreachable") == 1
+        assert fleet.workers["patient"].poll() is None
+        server = start_postgres(port, folder)
+        fleet.tether("fleet", "add", project.name, "--repo", project.url)
+        status = fleet.wait_until("the project stopped", all_stopped([project.name]))
+        assert status["projects"][0]["units_done"] == 1
+        assert "ready" in fleet.log("patient")
+    finally:
+        fleet.stop_all()
+        if server is not None:
+            server.stop()
+        shutil.rmtree(folder, ignore_errors=True)

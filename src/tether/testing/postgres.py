@@ -47,8 +47,10 @@ class Postgres:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def start_postgres(port: int) -> Postgres:
-    folder = Path(tempfile.mkdtemp(prefix="tether-pg-"))
+def start_postgres(port: int, folder: Path | None = None) -> Postgres:
+    """A new cluster in ``folder`` (default: a new temp folder), listening on its socket only."""
+    folder = folder or Path(tempfile.mkdtemp(prefix="tether-pg-"))
+    folder.mkdir(parents=True, exist_ok=True)
     if os.geteuid() == 0:
         shutil.chown(folder, "postgres", "postgres")
     folder.chmod(0o755)

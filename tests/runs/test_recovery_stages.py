@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.runs.conftest import TETHER, Project, pid_alive, poll
 
-from tether.runs.process import group_running
+from tether.runs.guardian import group_running
 
 
 def _group_alive(pgid: int) -> bool:

@@ -164,14 +164,3 @@ class ProcessTable:
             if found is not None:
                 return found
         return None
-
-
-def group_alive(pgid: int) -> bool:
-    """Whether any process of group ``pgid`` is still there."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

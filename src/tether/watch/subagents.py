@@ -34,8 +34,9 @@ from typing import Literal
 
 import psutil
 
+from tether.runs.guardian import group_running
 from tether.store.runs import running_runs
-from tether.watch.proctree import AgentProcess, ProcessTable, group_alive
+from tether.watch.proctree import AgentProcess, ProcessTable
 from tether.watch.tmux import Pane
 
 SubagentKind = Literal["pane", "run", "process"]
@@ -284,7 +285,7 @@ def run_subagents(
     for row in running_runs(conn):
         if row.id in skip_runs:
             continue
-        alive = row.agent_pgid is not None and group_alive(row.agent_pgid)
+        alive = row.agent_pgid is not None and group_running(row.agent_pgid)
         agent = None
         if alive and row.agent_pgid is not None:
             agent = table.agent(row.agent_pgid) or table.agent_in_group(row.agent_pgid)

@@ -116,6 +116,8 @@ def main() -> None:
         print(f"store: {args.runs} runs made in {time.perf_counter() - t0:.1f} s")
         env = {**os.environ, "TETHER_HOME": str(home), "TETHER_USER_CONFIG": str(root / "none")}
         env.pop("COLUMNS", None)
+        # as installed: bytecode cached (the warm-up run writes it where it may)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
 
         # warm the file cache and the bytecode once
         for argv in ([tether, "--help"], [tether, "status"]):

@@ -25,22 +25,11 @@ from tether.events.lines import iter_lines
 from tether.events.model import AnyEvent
 from tether.harnesses import get_harness
 from tether.harnesses.base import Harness, RunSpec, bind
+from tether.runs.liveness import supervisor_alive
 from tether.runs.process import wait_until
 from tether.runs.record import RunPaths
 from tether.store import db
 from tether.store.runs import RunRow, get_run, running_runs, update_run
-
-
-def supervisor_alive(row: RunRow) -> bool:
-    if row.supervisor_pid is None:
-        return False
-    try:
-        proc = psutil.Process(row.supervisor_pid)
-        if row.supervisor_start_time is not None:
-            return abs(proc.create_time() - row.supervisor_start_time) < 1.0
-        return proc.is_running()
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
-        return False
 
 
 def leftover_processes(row: RunRow) -> list[psutil.Process]:

@@ -137,8 +137,8 @@ def run_budget(record: dict[str, Any], moment: float) -> dict[str, Any]:
 def running_panel(conn: sqlite3.Connection | None, moment: float) -> list[dict[str, Any]]:
     if conn is None:
         return []
+    from tether.runs.liveness import supervisor_alive
     from tether.runs.record import RunPaths
-    from tether.runs.recovery import supervisor_alive
     from tether.store.runs import running_runs
 
     out: list[dict[str, Any]] = []

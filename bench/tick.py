@@ -54,6 +54,9 @@ from tether.clock import FakeClock
 from tether.loop import Loop, open_loop, records, tick, todo
 
 CONFIG = """\
+[profiles.bench]
+harness = "scripted"
+default = true
 [loop]
 board = "tickets"
 todo_files = ["TODO.md"]

@@ -182,6 +182,8 @@ def test_the_gate_refuses_git_push_to_main_until_a_person_approves(
     back = project.board.get(ticket.id)
     assert back.location == "ACTIONABLE"
     record = back.front["approved"]
+    last = back.path.read_text(encoding="utf-8").rstrip("\n").splitlines()[-1]
+    assert last.strip().startswith("session: unknown | tether-board@"), last
     assert record["note"] == "push is fine" and "@" in record["by"] and record["at"]
 
     second = _tether(project, "loop", "tick")

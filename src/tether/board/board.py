@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -57,6 +57,8 @@ class Board:
         self._cache = cache_for(self.root)
         self._folder_map: dict[tuple[State, str | None], Path] | None = None
         self._escapes: list[tuple[Path, str]] = []
+        # the session stamp (SPEC C9) that ends every note written through this board
+        self.stamp: Callable[[], str] | None = None
 
     # ------------------------------------------------------------ reading
 
@@ -314,6 +316,8 @@ class Board:
         new_front = _set(new_front)
         body = ticket.body if body is None else body
         if note:
+            if self.stamp is not None:
+                note = f"{note.rstrip()}\n{self.stamp()}"
             body = _with_note(body, note, self.clock.now())
         target_folder = self.folder(state, reason)
         same_folder = target_folder == ticket.path.parent

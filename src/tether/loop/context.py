@@ -78,14 +78,14 @@ class Loop:
         self.check_interval = parse_duration(self.settings.check_interval)
         self.profile = self.profile or self.settings.profile
         self.policy = Policy.from_config(self.config)
+        self.board.stamp = self.session_line  # every note the loop writes ends with it
 
     def session_line(self) -> str:
         """The closing line of notes the loop writes (SPEC C9): never a guessed value."""
-        from tether.runs.report import hostname, session_line
+        from tether.runs.report import hostname, session_line, stamp_session
 
-        session = self.env.get("TETHER_SESSION_ID") or None
         day = self.clock.now().date().isoformat()
-        return session_line(session, "tether-loop", hostname(), day)
+        return session_line(stamp_session(self.env), "tether-loop", hostname(), day)
 
     def require_profile(self) -> None:
         """Refuse to tick with no agent configured (``ConfigError``, exit 3).

@@ -171,15 +171,16 @@ def approve(
     note: str | None,
     clock: Clock,
     env: Mapping[str, str] | None = None,
-    session_line: str | None = None,
 ) -> Ticket:
     """Record a person's approval on the ticket; a ticket waiting in USER/approval goes back.
 
     Refused (``ApprovalRefusedError``, exit 30) inside an agent's process tree.
     """
     from tether.gate.newsession import agent_ancestry
+    from tether.runs.report import hostname, session_line, stamp_session
 
-    inside = agent_ancestry(environ=os.environ if env is None else env)
+    environ = os.environ if env is None else env
+    inside = agent_ancestry(environ=environ)
     if inside is not None:
         raise ApprovalRefusedError(
             f"approval refused: this runs inside an agent's process tree ({inside}); "
@@ -190,8 +191,10 @@ def approve(
     if note:
         record["note"] = note
     text = f"approved by {record['by']}" + (f": {note}" if note else "")
-    if session_line:
-        text += f"\n{session_line}"
+    if board.stamp is None:
+        day = clock.now().date().isoformat()
+        line = session_line(stamp_session(environ), "tether-board", hostname(), day)
+        board.stamp = lambda: line
     if ticket.state is State.USER and ticket.reason in ("approval", None):
         return board.move(ticket.id, State.ACTIONABLE, note=text, front={APPROVED: record})
     return board.update(ticket.id, note=text, front={APPROVED: record})

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -33,6 +33,22 @@ _INPUT_KEYS = ("command", "cmd", "file_path", "path", "pattern", "url", "descrip
 def session_line(session_id: str | None, agent: str | None, host: str | None, day: str) -> str:
     """The closing line of every report (never guessed: ``unknown`` when not known)."""
     return f"session: {session_id or 'unknown'} | {agent or 'unknown'}@{host or 'unknown'} | {day}"
+
+
+def stamp_session(env: Mapping[str, str], explicit: str | None = None) -> str | None:
+    """The session a stamp names (SPEC C9): the explicit value, then ``TETHER_SESSION_ID``,
+    then the harness's own session variable (``CLAUDE_CODE_SESSION_ID``, ``CODEX_THREAD_ID``,
+    …), else None (written ``unknown``). A subagent inherits its parent's variables, so it
+    stamps with its parent's session."""
+    from tether.gate.session_id import ALL_HARNESS_VARS
+
+    if explicit:
+        return explicit
+    for name in ("TETHER_SESSION_ID", *ALL_HARNESS_VARS):
+        value = env.get(name)
+        if value:
+            return value
+    return None
 
 
 def hostname() -> str | None:

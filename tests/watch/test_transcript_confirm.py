@@ -241,3 +241,21 @@ def test_a_vibe_pane_reads_the_journal_of_the_newest_session_in_its_folder(
     assert _vibe_journal(sessions, "/elsewhere") == sessions / "other" / "journal"
     assert _vibe_journal(sessions, "/nowhere") is None
     assert _vibe_journal(tmp_path / "missing", "/w") is None
+
+
+def test_a_vibe_run_is_watched_through_its_session_journal(tmp_path: Path) -> None:
+    from tether.watch.subagents import run_log
+
+    run_dir = tmp_path / "runs" / "r1"
+    user_logs = tmp_path / "vibe" / "logs"
+    journal = user_logs / "session" / "unified" / "s-1" / "journal"
+    journal.mkdir(parents=True)
+    (journal / "0000000000000001.jsonl").write_text("")
+    (run_dir / "vibe-home").mkdir(parents=True)
+    (run_dir / "vibe-home" / "logs").symlink_to(user_logs)
+    found = run_log("vibe", run_dir, "s-1")
+    assert found.resolve() == (journal / "0000000000000001.jsonl").resolve()
+    # before the stream named the session, and for the other harnesses: the stream
+    assert run_log("vibe", run_dir, None) == run_dir / "events.jsonl"
+    assert run_log("vibe", run_dir, "s-2") == run_dir / "events.jsonl"
+    assert run_log("codex", run_dir, "s-1") == run_dir / "events.jsonl"

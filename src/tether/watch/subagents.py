@@ -276,6 +276,24 @@ def process_subagents(
     return found
 
 
+def run_log(harness: str, run_dir: Path, harness_session_id: str | None) -> Path:
+    """The log of a ``tether run`` run that shows a tool call still open.
+
+    The run's ``events.jsonl`` (the harness's stream), except for Vibe, whose
+    stream prints a tool call only once it has finished: there the session
+    journal, found through the run's own ``VIBE_HOME`` (``vibe-home`` in the run
+    folder, whose ``logs`` is the user's), once the stream has named the session.
+    """
+    events = run_dir / "events.jsonl"
+    if harness != "vibe" or not harness_session_id:
+        return events
+    from tether.harnesses import get_harness
+
+    home = {"VIBE_HOME": str(run_dir / "vibe-home")}
+    journal = get_harness("vibe").session_file(harness_session_id, home)
+    return journal if journal is not None else events
+
+
 def run_subagents(
     conn: sqlite3.Connection,
     table: ProcessTable,
@@ -300,7 +318,7 @@ def run_subagents(
                 agent=agent,
                 cwd=row.cwd,
                 run_id=row.id,
-                log=Path(row.run_dir) / "events.jsonl",
+                log=run_log(row.harness, Path(row.run_dir), row.harness_session_id),
                 sessions=sessions,
             )
         )

@@ -233,3 +233,41 @@ def test_unknown_format_is_refused(board: Board) -> None:
 
     with pytest.raises(BoardError, match="unknown format"):
         import_from(board, "jira", BEADS)
+
+
+@pytest.mark.parametrize("fmt", ["beads", "backlog"])
+def test_exporting_again_leaves_every_unchanged_item_byte_for_byte(
+    board: Board, tmp_path: Path, fmt: str
+) -> None:
+    """Tickets made on the board (not imported): a second export writes nothing, even
+    after their files were touched or copied, and a changed ticket changes only its item."""
+    import os
+
+    source = tmp_path / "source.jsonl" if fmt == "beads" else tmp_path / "backlog"
+    if fmt == "backlog":
+        import_from(board, "backlog", BACKLOG)
+        shutil.copytree(BACKLOG, source)
+    one = board.add("Write the changelog", priority="P1", state=State.ACTIONABLE, body="Text.\n")
+    two = board.add("Sort the imports", state=State.ACTIONABLE)
+    first = export_to(board, fmt, source)
+    assert first.written
+
+    def exported() -> dict[str, bytes]:
+        if source.is_dir():
+            return snapshot(source)
+        return {f"line {n}": line for n, line in enumerate(source.read_bytes().splitlines())}
+
+    before = exported()
+    for ticket in (one, two):  # a copy or a touch moves the file times, not a word
+        path = board.get(ticket.id).path
+        later = path.stat().st_mtime + 3600
+        os.utime(path, (later, later))
+    second = export_to(board, fmt, source)
+    assert second.written == []
+    assert exported() == before
+    board.update(two.id, front={"title": "Sort the imports, then the names"})
+    third = export_to(board, fmt, source)
+    assert [ticket_id for ticket_id, _ in third.written] == [two.id]
+    after = exported()
+    changed = {name for name in after.keys() | before.keys() if after.get(name) != before.get(name)}
+    assert len(changed) == (1 if fmt == "beads" else 2)  # backlog: the renamed file, old and new

@@ -32,7 +32,7 @@ from tether.board.interop.common import (
     origin_of,
     parse_time,
 )
-from tether.board.states import State
+from tether.board.states import State, is_ticket_id
 from tether.board.ticket import Ticket
 from tether.fs import atomic_write_text
 
@@ -196,6 +196,7 @@ def export_folder(board: Board, path: Path) -> ExportResult:
     """Write every ticket as a task file; task files of other tasks are left alone."""
     path = Path(path)
     existing: dict[str, Path] = {}
+    exported: dict[str, str] = {}  # tether id -> the task an earlier export made of it
     numbers: list[int] = []
     prefixes: list[str] = []
     if path.exists():
@@ -205,10 +206,15 @@ def export_folder(board: Board, path: Path) -> ExportResult:
             if (match := _TASK_NUMBER.fullmatch(task_id)) is not None:
                 prefixes.append(match[1])
                 numbers.append(int(match[2]))
+            tether_id = _tether_id(file)
+            if tether_id is not None:
+                exported[tether_id] = task_id
     prefix = max(set(prefixes), key=prefixes.count) if prefixes else "task"
     counter = iter(range(max(numbers, default=0) + 1, 1 << 62))
     view = board.load()
-    ids = foreign_ids(view.tickets, FMT, lambda _t: f"{prefix}-{next(counter)}")
+    ids = foreign_ids(
+        view.tickets, FMT, lambda t: exported.get(t.id) or f"{prefix}-{next(counter)}"
+    )
     result = ExportResult(target=str(path))
     for ticket in view.tickets:
         front = to_front(ticket, ids, file_changed(ticket.path))
@@ -224,6 +230,17 @@ def export_folder(board: Board, path: Path) -> ExportResult:
             old.unlink(missing_ok=True)
         result.written.append((ticket.id, front["id"]))
     return result
+
+
+def _tether_id(path: Path) -> str | None:
+    """The ``tether_id`` an earlier export wrote into a task file, if any."""
+    try:
+        parts = frontmatter.split(path.read_text(encoding="utf-8"))
+        front = frontmatter.parse(parts[0]) if parts is not None else None
+    except (OSError, UnicodeDecodeError, frontmatter.FrontMatterError):
+        return None
+    value = front.get("tether_id") if isinstance(front, dict) else None
+    return value if is_ticket_id(value) else None
 
 
 def _same(path: Path, front: Mapping[str, Any], body: str) -> bool:

@@ -208,6 +208,16 @@ def to_raw(ticket: Ticket, ids: Mapping[str, str], stamp: datetime | None = None
     return raw
 
 
+def _same_issue(before: Any, raw: Mapping[str, Any]) -> bool:
+    """The issue says what the file's line says; ``updated_at`` alone is no change (it comes
+    from the ticket file's time, which a copy or a touch moves without changing a word)."""
+    if not isinstance(before, dict):
+        return False
+    return {k: v for k, v in before.items() if k != "updated_at"} == {
+        k: v for k, v in raw.items() if k != "updated_at"
+    }
+
+
 def _fits(status: str, ticket: Ticket) -> bool:
     places = _FITS.get(status)
     if places is None:
@@ -246,7 +256,7 @@ def export_file(board: Board, path: Path) -> ExportResult:
             lines.append(line)
             continue
         ticket, raw = entry
-        if json.loads(line) == raw:
+        if _same_issue(json.loads(line), raw):
             lines.append(line)
             result.unchanged.append((ticket.id, issue_id or ""))
         else:

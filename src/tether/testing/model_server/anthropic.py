@@ -33,9 +33,11 @@ def parse(body: bytes) -> ParsedRequest:
             tools.append(ToolSpec(tool["name"], schema_properties(tool.get("input_schema"))))
     echoed: list[str] = []
     results = 0
+    turns = 0
     for msg in as_list(data.get("messages")):
         if not isinstance(msg, dict):
             continue
+        turns += msg.get("role") == "assistant"
         for block in as_list(msg.get("content")):
             if not isinstance(block, dict):
                 continue
@@ -49,6 +51,7 @@ def parse(body: bytes) -> ParsedRequest:
         tools=tuple(tools),
         echoed_call_ids=tuple(echoed),
         tool_results=results,
+        assistant_turns=turns,
     )
 
 

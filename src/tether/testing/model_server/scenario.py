@@ -60,6 +60,10 @@ class Scenario:
     action: Callable[[int], Action]
     # the step whose answer is the final text, None when the scenario never ends
     last_step: int | None
+    # count steps by the model's answers in the history instead of by the tool calls:
+    # a final text that a Stop hook sends back for more work is a step too
+    # (Anthropic protocol only)
+    by_turns: bool = False
 
     @property
     def tool_calls(self) -> int | None:

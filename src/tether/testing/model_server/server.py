@@ -271,7 +271,11 @@ class ModelServer:
             kind, action, text = "side", "text", "OK"
         else:
             kind = "agent"
-            step = next_step(req.echoed_call_ids)
+            step = (
+                req.assistant_turns + 1
+                if self.scenario.by_turns
+                else next_step(req.echoed_call_ids)
+            )
             scripted = self.scenario.action(step)
             tool = choose_shell_tool(req.tools) if isinstance(scripted, ShellCalls) else None
             if isinstance(scripted, ShellCalls) and tool is not None:

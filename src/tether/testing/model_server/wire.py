@@ -38,6 +38,8 @@ class ParsedRequest:
     # tool results the client sent back to the model (all of them, in the history)
     tool_results: int
     parallel_tool_calls: bool | None = None
+    # answers of the model already in the history (Anthropic protocol: assistant messages)
+    assistant_turns: int = 0
 
     @property
     def tool_names(self) -> list[str]:

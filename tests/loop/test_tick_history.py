@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.loop.conftest import Project
@@ -42,3 +44,12 @@ def test_only_the_newest_ticks_are_kept(tether_home: Path) -> None:
     assert kept[-1].evidence == {"n": TICKS_KEPT + 2}
     assert kept[0].evidence == {"n": 3}
     conn.close()
+
+
+def test_the_package_names_the_tick_function_whatever_was_imported_first() -> None:
+    probe = (
+        "import tether.loop.runner\n"
+        "from tether.loop import run_loop, tick\n"
+        "assert callable(tick) and tick.__module__ == 'tether.loop.tick', tick\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True)

@@ -12,39 +12,10 @@ them again when nothing changed. Every tick ends with one signal line.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from tether.loop.context import Loop, LoopBusyError, LoopError, open_loop
-    from tether.loop.runner import RunResult, run_loop
-    from tether.loop.signal import Signal, render
-    from tether.loop.tick import TickResult, tick
-
-# Loaded on first use, so that reading one of the loop's records (``tether status``)
-# does not import the whole loop.
-_HOMES = {
-    "Loop": "context",
-    "LoopBusyError": "context",
-    "LoopError": "context",
-    "open_loop": "context",
-    "RunResult": "runner",
-    "run_loop": "runner",
-    "Signal": "signal",
-    "render": "signal",
-    "TickResult": "tick",
-    "tick": "tick",
-}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'tether.loop' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"tether.loop.{home}"), name)
-    globals()[name] = value
-    return value
-
+from tether.loop.context import Loop, LoopBusyError, LoopError, open_loop
+from tether.loop.runner import RunResult, run_loop
+from tether.loop.signal import Signal, render
+from tether.loop.tick import TickResult, tick
 
 __all__ = [
     "Loop",

@@ -22,6 +22,12 @@ class UsageError(TetherError):
     exit_code = ExitCode.USAGE
 
 
+class CheckFailedError(TetherError):
+    """A check (wiki check, a room's conclusion) found violations."""
+
+    exit_code = ExitCode.CHECK_FAILED
+
+
 class ConfigError(TetherError):
     """A configuration file, key, profile or budget is not acceptable."""
 

@@ -19,15 +19,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _board(path: Path | None) -> Board:
-    from tether.board import Board
-    from tether.config import load_config
+    from tether.loop.project_board import project_board
 
-    config = load_config()
-    if path is None:
-        loop = config.sections.get("loop")
-        configured = getattr(loop, "board", None) if loop is not None else None
-        path = config.project_root / (configured or "tickets")
-    return Board(Path(path).absolute(), config.project_root)
+    return project_board(path)
 
 
 def board_option(func: F) -> F:
@@ -170,25 +164,12 @@ def show(ticket_id: str, board_path: Path | None, as_json: bool) -> None:
 @json_option
 def list_(state_text: str | None, board_path: Path | None, as_json: bool) -> None:
     """List tickets, untriaged INBOX notes, and malformed files (with what is wrong)."""
-    from tether.board import parse_state
+    from tether.loop.project_board import listed, listing
 
     target = _board(board_path)
-    view = target.load()
-    if state_text:
-        state, reason = _filter(state_text, parse_state)
-        tickets = view.in_state(state, reason)
-    else:
-        tickets = list(view.tickets)
+    view, tickets = listed(target, state_text)
     if as_json:
-        print_json(
-            {
-                "board": str(target.root),
-                "counts": view.counts(),
-                "tickets": [t.to_json(body=False) for t in tickets],
-                "informal": [str(p) for p in view.informal],
-                "malformed": [{"path": str(p), "error": m} for p, m in view.malformed],
-            }
-        )
+        print_json(listing(target, view, tickets))
         return
     if not target.root.is_dir():
         click.echo(f"no board at {target.root} yet; `tether board add` or `init` creates it.")
@@ -201,20 +182,6 @@ def list_(state_text: str | None, board_path: Path | None, as_json: bool) -> Non
         click.echo(f"untriaged note: {path}")
     for path, message in view.malformed:
         click.echo(f"malformed: {path}: {message}", err=True)
-
-
-def _filter(text: str, parse: Callable[[str], tuple[Any, Any]]) -> tuple[Any, Any]:
-    """STATE alone lists every reason of a state with reasons."""
-    from tether.board import REASONS, State
-
-    if "/" not in text.strip("/"):
-        try:
-            state = State(text.strip("/").upper())
-        except ValueError:
-            return parse(text)
-        if state in REASONS:
-            return state, None
-    return parse(text)
 
 
 @board.command("move")

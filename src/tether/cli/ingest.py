@@ -20,12 +20,6 @@ def _queue(root: str | None) -> Any:
     return ctx, Queue(ctx.wiki)
 
 
-def _owner() -> str:
-    from tether.gate.session_id import resolve
-
-    return resolve(None, None).key
-
-
 def _print(data: Any) -> None:
     from tether.cli.render import print_json
 
@@ -119,24 +113,22 @@ def status_cmd(root: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def next_cmd(root: str | None, as_json: bool) -> None:
     """Claim exactly one entry (oldest first) and print it with the ingest instructions."""
-    from tether.ingest.instructions import entry_summary, ingest_instructions
+    from tether.ingest.steps import claim_next
 
-    ctx, queue = _queue(root)
-    found = queue.next(_owner())
-    if found is None:
+    ctx, _ = _queue(root)
+    claim = claim_next(ctx.wiki)
+    if claim is None:
         if as_json:
             _print(None)
         else:
             click.echo("nothing waits in incoming/")
         return
-    entry, resumed = found
-    text = ingest_instructions(entry, ctx.wiki)
     if as_json:
-        _print({**entry_summary(entry, ctx.wiki), "resumed": resumed, "instructions": text})
+        _print(claim.to_dict())
         return
-    if resumed:
-        click.echo(f"(this session's open claim, taken up again: {entry.id})")
-    click.echo(text, nl=False)
+    if claim.resumed:
+        click.echo(f"(this session's open claim, taken up again: {claim.entry_id})")
+    click.echo(claim.instructions, nl=False)
 
 
 @ingest.command("end")
@@ -147,17 +139,10 @@ def next_cmd(root: str | None, as_json: bool) -> None:
 def end_cmd(root: str | None, entry_id: str | None) -> None:
     """Mark the claimed entry done; prints the fixed line for what still waits (sources,
     bundles), nothing when nothing waits."""
-    from tether.ingest.lines import BUNDLES, ENTRIES, end_lines, templates
-    from tether.ingest.manifest import BUNDLE
+    from tether.ingest.steps import end_claim
 
-    ctx, queue = _queue(root)
-    settings = ctx.settings
-    # a bad line setting stops here, before the entry is moved
-    chosen = templates(settings.language, settings.entries_line, settings.bundles_line)
-    queue.end(_owner(), entry_id)
-    waiting = queue.waiting()
-    bundles = sum(1 for e in waiting if e.kind == BUNDLE)
-    for line in end_lines({ENTRIES: len(waiting) - bundles, BUNDLES: bundles}, chosen):
+    ctx, _ = _queue(root)
+    for line in end_claim(ctx.wiki, ctx.settings, entry_id):
         click.echo(line)
 
 

@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "subagents": "tether.cli.subagents:subagents",
     "skills": "tether.cli.skills:skills",
     "fleet": "tether.cli.fleet:fleet",
+    "mcp": "tether.cli.mcp:mcp",
 }
 
 # The first paragraph of each command's help, so that ``tether --help`` lists the
@@ -52,6 +53,8 @@ SUMMARIES: dict[str, str] = {
     "hooks": "Install or remove the tether-gate hook in an agent CLI.",
     "ingest": "The ingest queue: quarantine → incoming → one entry per run.",
     "loop": "Work through the board one unit per fresh session; stop only with evidence.",
+    "mcp": "tether's agent-facing operations as MCP tools; without a sub-command, serve over "
+    "stdio.",
     "report": "Print the progress report of a limit-stopped run.",
     "room": "A bounded room: one depth-1 run that reads at most B wiki pages and returns a "
     "short, cited conclusion.",

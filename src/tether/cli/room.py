@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from tether.cli.wiki import CheckFailedError, root_option
-from tether.errors import UsageError
+from tether.cli.wiki import root_option
+from tether.errors import CheckFailedError, UsageError
 
 
 @click.group()
@@ -93,27 +93,21 @@ def open_cmd(
 ) -> None:
     """Open exactly one room for QUESTION and return its checked conclusion."""
     from tether.cli.wiki_context import load_context
+    from tether.room.ask import open_for, result_error
     from tether.room.brief import make_brief
-    from tether.room.room import (
-        STATUS_B01,
-        STATUS_CHECK_FAILED,
-        STATUS_OK,
-        STATUS_READ_DIRECTLY,
-        open_room,
-        refuse_nesting,
-    )
+    from tether.room.room import STATUS_READ_DIRECTLY, refuse_nesting
 
     refuse_nesting(os.environ)
     ctx = load_context(root)
     index, _ = ctx.fresh_index()
     with index:
         brief = make_brief(index, question, _budget(ctx.settings.room_budget, budget))
-    result = open_room(
+    result = open_for(
         ctx.wiki,
         ctx.home,
         brief,
+        os.environ,
         profile=profile or ctx.settings.room_profile,
-        env=os.environ,
         timeout=timeout,
     )
     if as_json:
@@ -124,14 +118,9 @@ def open_cmd(
         _print_brief(brief.to_dict())
     else:
         _print_result(result.to_dict())
-    if result.status in (STATUS_OK, STATUS_B01, STATUS_READ_DIRECTLY):
-        return
-    if result.status == STATUS_CHECK_FAILED:
-        raise CheckFailedError(f"the room's conclusion failed the check (room {result.room_id})")
-    raise UsageError(
-        f"the room ended without a conclusion (run {result.run.get('run_id')}, "
-        f"{result.run.get('stop')}); see {result.folder}"
-    )
+    error = result_error(result)
+    if error is not None:
+        raise error
 
 
 def _print_result(data: dict[str, Any]) -> None:

@@ -8,19 +8,13 @@ from pathlib import Path
 import click
 
 from tether.cli.render import print_json, print_table
-from tether.errors import UsageError
 from tether.run_status import RunStatus
 
 
 def _open() -> tuple[object, Path]:
-    from tether.config import load_config
-    from tether.runs.recovery import recover_abandoned
-    from tether.store import db
+    from tether.runs.inspect import open_runs
 
-    config = load_config()
-    conn = db.connect(config.home)
-    recover_abandoned(conn, config.home)
-    return conn, config.home
+    return open_runs()
 
 
 @click.group()
@@ -76,13 +70,9 @@ def list_(limit: int, status: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def show(run_id: str, as_json: bool) -> None:
     """Show one run's record."""
-    from tether.runs.outcome import row_to_record
-    from tether.store.runs import follow_ups_of, get_run
+    from tether.runs.inspect import run_status
 
-    conn, _ = _open()
-    record = row_to_record(get_run(conn, run_id))  # type: ignore[arg-type]
-    # the other direction of follow_up_of: which runs continued this one
-    record["followed_up_by"] = follow_ups_of(conn, record["id"])  # type: ignore[arg-type]
+    record = run_status(run_id)
     if as_json:
         print_json(record)
         return
@@ -99,16 +89,6 @@ def show(run_id: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print report.json instead of Markdown.")
 def report(run_id: str, as_json: bool) -> None:
     """Print the progress report of a limit-stopped run."""
-    from tether.runs.record import RunPaths
-    from tether.store.runs import get_run
+    from tether.runs.inspect import report_text
 
-    conn, _ = _open()
-    row = get_run(conn, run_id)  # type: ignore[arg-type]
-    paths = RunPaths(Path(row.run_dir))
-    target = paths.report_json if as_json else paths.report_md
-    if not target.exists():
-        raise UsageError(
-            f"run {row.id} has no progress report (status {row.status}); reports are written "
-            f"when a limit stops a run."
-        )
-    click.echo(target.read_text("utf-8"), nl=False)
+    click.echo(report_text(run_id, as_json=as_json), nl=False)

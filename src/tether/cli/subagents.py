@@ -59,7 +59,6 @@ def list_(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def wait(timeout: float, as_json: bool) -> None:
     """Block until a subagent starts, waits for confirmation or ends; print all states."""
-    from tether.watch.daemon import subagent_dict
     from tether.watch.polling import wait_for_change
     from tether.watch.survey import Surveyor
 
@@ -69,16 +68,7 @@ def wait(timeout: float, as_json: bool) -> None:
     outcome = wait_for_change(Surveyor(settings, home), open_store(home), timeout=timeout)
     survey = outcome.survey
     if as_json:
-        print_json(
-            {
-                "changed": outcome.changed,
-                "timed_out": outcome.timed_out,
-                "changes": outcome.changes,
-                "running": len(survey.running),
-                "orchestrator": None if outcome.orchestrator is None else outcome.orchestrator.id,
-                "subagents": [subagent_dict(v) for v in survey.subagents],
-            }
-        )
+        print_json(outcome.to_dict())
         return
     what = "; ".join(f"{c['key']}: {c['from'] or 'new'} -> {c['to']}" for c in outcome.changes)
     head = f"changed: {what}" if outcome.changed else f"no change in {timeout:g} s"

@@ -3,24 +3,17 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 import click
 
-from tether.errors import TetherError, UsageError
-from tether.exit_codes import ExitCode
-
-if TYPE_CHECKING:
-    from tether.room.state import Room
+from tether.errors import CheckFailedError, UsageError
 
 ROOT_HELP = "The wiki folder (default: TETHER_WIKI_ROOT, [wiki] root, or the current folder)."
 PROGRESS_MIN_PAGES = 500
-
-
-class CheckFailedError(TetherError):
-    exit_code = ExitCode.CHECK_FAILED
 
 
 def root_option(f: Any) -> Any:
@@ -121,20 +114,12 @@ def index_cmd(root: str | None, as_json: bool) -> None:
 def search_cmd(root: str | None, query: str, limit: int, as_json: bool) -> None:
     """Full-text search (bm25): best pages first."""
     from tether.cli.wiki_context import load_context
+    from tether.wiki.lookup import search_rows
 
     ctx = load_context(root)
     index, _ = ctx.fresh_index()
     with index:
-        hits = index.search(query, limit)
-        rows = [
-            {
-                "id": h.page.id,
-                "path": ctx.wiki.root_relative(h.page.path),
-                "title": h.page.title,
-                "score": round(h.score, 4),
-            }
-            for h in hits
-        ]
+        rows = search_rows(index, ctx.wiki, query, limit)
     if as_json:
         from tether.cli.render import print_json
 
@@ -232,15 +217,20 @@ def check_cmd(root: str | None, skip: tuple[str, ...], as_json: bool) -> None:
         raise CheckFailedError(f"wiki check found {len(result.violations)} violations")
 
 
-def _room_above() -> Room | None:
-    """The room this process runs under although its variables were removed, if any."""
-    from tether.config import load_config
-    from tether.room.room import room_above
-    from tether.room.state import Room
+def page_outside_a_room(root: str | None) -> Callable[[str], tuple[Path | None, str]]:
+    """How a read finds a page when no room runs: in the wiki ``root`` resolves to."""
 
-    home = load_config().home
-    room_id = room_above(home)
-    return None if room_id is None else Room.find(home, room_id)
+    def find(page_id: str) -> tuple[Path | None, str]:
+        from tether.cli.wiki_context import load_context
+
+        ctx = load_context(root)
+        index, _ = ctx.fresh_index()
+        with index:
+            page = index.find(page_id)
+            file = None if page is None else ctx.wiki.page_file(page.path)
+        return file, str(ctx.wiki.root)
+
+    return find
 
 
 @wiki.command("read")
@@ -248,54 +238,10 @@ def _room_above() -> Room | None:
 @click.argument("page_id", metavar="ID")
 def read_cmd(root: str | None, page_id: str) -> None:
     """Print one page. Inside a room it counts against the room's budget B."""
-    from tether.room.state import (
-        MISSING,
-        REFUSED_BUDGET,
-        REFUSED_LIST,
-        REFUSED_NOT_PAGE,
-        Room,
-        RoomRefusedError,
-    )
+    from tether.room.pageread import read_page
 
-    room = Room.from_env() or _room_above()
-    if room is not None:
-        result = room.read_page(page_id)
-        if result.outcome == REFUSED_BUDGET:
-            raise RoomRefusedError(
-                f"refused: budget reached ({result.used} of {result.budget} pages read); "
-                f"{page_id!r} is not read. Write `budget reached, not read: <list>` in the "
-                f"conclusion."
-            )
-        if result.outcome == REFUSED_NOT_PAGE:
-            listed = ", ".join(p["id"] for p in room.pages)
-            raise RoomRefusedError(
-                f"refused: {page_id!r} names no page of this room's brief; read only the "
-                f"listed pages ({listed})."
-            )
-        if result.outcome == REFUSED_LIST:
-            listed = ", ".join(p["id"] for p in room.pages)
-            raise RoomRefusedError(
-                f"refused: {page_id!r} is not on this room's page list ({listed})."
-            )
-        if result.outcome == MISSING:
-            raise UsageError(
-                f"page {page_id!r} is on the list but its file cannot be read; "
-                f"write `missing: {page_id}` in the conclusion."
-            )
-        click.echo(
-            f"room: {result.page_id} ({result.used} of {result.budget} pages read)", err=True
-        )
-        click.echo(result.text or "", nl=False)
-        return
-    from tether.cli.wiki_context import load_context
-
-    ctx = load_context(root)
-    index, _ = ctx.fresh_index()
-    with index:
-        page = index.find(page_id)
-        if page is None:
-            raise UsageError(
-                f"no page {page_id!r} in {ctx.wiki.root}; `tether wiki search` finds pages."
-            )
-        file = ctx.wiki.page_file(page.path)
-    click.echo(file.read_text("utf-8", "replace"), nl=False)
+    read = read_page(page_id, page_outside_a_room(root))
+    note = read.room_note()
+    if note is not None:
+        click.echo(note, err=True)
+    click.echo(read.text, nl=False)

@@ -21,6 +21,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from tether.clock import Clock, SystemClock
 from tether.gate.session_id import HARNESS_VARS
@@ -44,6 +45,19 @@ class WaitOutcome:
     survey: Survey
     orchestrator: Orchestrator | None
     changes: list[dict[str, str | None]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``subagents wait --json`` prints: the change, and every subagent's state."""
+        from tether.watch.daemon import subagent_dict
+
+        return {
+            "changed": self.changed,
+            "timed_out": self.timed_out,
+            "changes": self.changes,
+            "running": len(self.survey.running),
+            "orchestrator": None if self.orchestrator is None else self.orchestrator.id,
+            "subagents": [subagent_dict(v) for v in self.survey.subagents],
+        }
 
 
 def _states(survey: Survey) -> dict[str, str]:

@@ -36,7 +36,13 @@ def parse(body: bytes) -> ParsedRequest:
     data = load_object(body)
     tools: list[ToolSpec] = []
     for tool in as_list(data.get("tools")):
-        if isinstance(tool, dict):
+        if isinstance(tool, dict) and tool.get("type") == "namespace":
+            space = tool.get("name")
+            for inner in as_list(tool.get("tools")):
+                if isinstance(inner, dict) and isinstance(inner.get("name"), str):
+                    props = schema_properties(inner.get("parameters"))
+                    tools.append(ToolSpec(inner["name"], props, namespace=str(space)))
+        elif isinstance(tool, dict):
             name = tool.get("name") or tool.get("type")
             if isinstance(name, str):
                 tools.append(ToolSpec(name, schema_properties(tool.get("parameters"))))
@@ -70,6 +76,7 @@ def _items(reply: Reply) -> list[JsonObject]:
             "call_id": call.call_id,
             "name": call.name,
             "arguments": call.arguments_json,
+            **({"namespace": call.namespace} if call.namespace else {}),
         }
         for call in reply.calls
     ]

@@ -20,10 +20,15 @@ Built-in scenarios:
 - ``failing-tool``: step 1 a shell call that fails (``ls`` of a path that does
   not exist, exit 2), step 2 ``echo after the failure``, step 3 the final text
   ``Done after a failing step.``
+- ``call:NAME`` (or ``call:NAME:{JSON arguments}``): step 1 calls the offered
+  tool named ``NAME`` — or whose name ends in ``__NAME``, ``.NAME``, ``/NAME`` or
+  ``-NAME``, as agent CLIs prefix MCP tools (``mcp__tether__loop_tick``) — with
+  those arguments; step 2 the final text ``Called NAME.``
 """
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 from collections.abc import Callable, Iterable
@@ -31,8 +36,15 @@ from dataclasses import dataclass
 
 _CALL_ID = re.compile(r"(?:call|toolu)_mock_s(\d+)_c(\d+)_[0-9a-f]+")
 
-SCENARIO_NAMES = ("five-steps", "steps:N", "forever", "touch-forever", "failing-tool")
 FAILING_COMMAND = "ls /nonexistent-tether-scenario-path"
+SCENARIO_NAMES = (
+    "five-steps",
+    "steps:N",
+    "forever",
+    "touch-forever",
+    "failing-tool",
+    "call:NAME",
+)
 
 
 @dataclass(frozen=True)
@@ -49,7 +61,15 @@ class FinalText:
     text: str
 
 
-Action = ShellCalls | FinalText
+@dataclass(frozen=True)
+class NamedCall:
+    """Answer with one call of the tool ``name`` (an MCP tool, say) with ``arguments``."""
+
+    name: str
+    arguments: tuple[tuple[str, object], ...] = ()
+
+
+Action = ShellCalls | FinalText | NamedCall
 
 
 @dataclass(frozen=True)
@@ -70,10 +90,9 @@ class Scenario:
         """Tool calls the whole script serves, None when it never ends."""
         if self.last_step is None:
             return None
-        return sum(
-            len(a.commands)
-            for a in (self.action(s) for s in range(1, self.last_step))
-            if isinstance(a, ShellCalls)
+        actions = [self.action(s) for s in range(1, self.last_step)]
+        return sum(len(a.commands) for a in actions if isinstance(a, ShellCalls)) + sum(
+            1 for a in actions if isinstance(a, NamedCall)
         )
 
 
@@ -110,9 +129,38 @@ def _failing_tool(step: int) -> Action:
     return FinalText("Done after a failing step.")
 
 
+def _call(name: str, arguments: dict[str, object]) -> Callable[[int], Action]:
+    call = NamedCall(name, tuple(arguments.items()))
+
+    def action(step: int) -> Action:
+        return call if step == 1 else FinalText(f"Called {name}.")
+
+    return action
+
+
+def _parse_call(spec: str) -> Scenario:
+    name, _, raw = spec.removeprefix("call:").partition(":")
+    if not re.fullmatch(r"[A-Za-z0-9_.\-]+", name):
+        raise ValueError(f"call:NAME needs a tool name, got {spec!r}")
+    try:
+        arguments = json.loads(raw) if raw else {}
+    except ValueError as exc:
+        raise ValueError(f"call:{name}: the arguments are not JSON ({exc})") from None
+    if not isinstance(arguments, dict):
+        raise ValueError(f"call:{name}: the arguments must be a JSON object")
+    return Scenario(f"call:{name}", _call(name, arguments), last_step=2)
+
+
+def matches_tool(offered: str, wanted: str) -> bool:
+    """Whether the offered tool name is ``wanted``, bare or with a client's prefix."""
+    return offered == wanted or any(offered.endswith(sep + wanted) for sep in ("__", ".", "/", "-"))
+
+
 def parse_scenario(spec: str) -> Scenario:
-    """A scenario by its name: ``five-steps``, ``forever`` or ``steps:N`` (N ≥ 1)."""
+    """A scenario by its name: ``five-steps``, ``forever``, ``steps:N`` (N ≥ 1), ``call:NAME``."""
     text = spec.strip()
+    if text.startswith("call:"):
+        return _parse_call(text)
     if text == "five-steps":
         return Scenario("five-steps", _five_steps, last_step=5)
     if text == "forever":

@@ -30,8 +30,10 @@ from tether.testing.model_server.request_log import (
 from tether.testing.model_server.responses import RESPONSES
 from tether.testing.model_server.scenario import (
     FinalText,
+    NamedCall,
     Scenario,
     ShellCalls,
+    matches_tool,
     new_call_id,
     new_response_id,
     next_step,
@@ -288,6 +290,19 @@ class ModelServer:
                     )
                     for k, cmd in enumerate(scripted.commands)
                 )
+            elif isinstance(scripted, NamedCall):
+                named = next(
+                    (t for t in req.tools if matches_tool(t.qualified, scripted.name)), None
+                )
+                if named is None:
+                    offered = ", ".join(req.tool_names)
+                    action = "no_such_tool"
+                    text = f"No tool named {scripted.name} among the tools offered: {offered}"
+                else:
+                    action, text = "tool_calls", None
+                    call_id = new_call_id(api.call_prefix, step, 0)
+                    arguments = dict(scripted.arguments)
+                    calls = (ServedCall(call_id, named.name, arguments, named.namespace),)
             elif isinstance(scripted, FinalText):
                 action, text = "text", scripted.text
             else:
@@ -305,7 +320,9 @@ class ModelServer:
                 stream=req.stream,
                 step=step,
                 action=action,
-                tool_calls=tuple(ServedCallRecord(c.call_id, c.name, c.arguments) for c in calls),
+                tool_calls=tuple(
+                    ServedCallRecord(c.call_id, c.qualified, c.arguments) for c in calls
+                ),
                 tool_names=tuple(req.tool_names),
                 tools_offered=len(req.tools),
                 tool_results_in_history=req.tool_results,

@@ -24,6 +24,13 @@ class ToolSpec:
 
     name: str
     properties: Mapping[str, Any] = field(default_factory=dict)
+    # a group the client put the tool in (Codex: one namespace per MCP server)
+    namespace: str | None = None
+
+    @property
+    def qualified(self) -> str:
+        """``namespace__name`` (``mcp__tether__loop_tick``), or the bare name."""
+        return f"{self.namespace}__{self.name}" if self.namespace else self.name
 
 
 @dataclass(frozen=True)
@@ -43,7 +50,7 @@ class ParsedRequest:
 
     @property
     def tool_names(self) -> list[str]:
-        return sorted(t.name for t in self.tools)
+        return sorted(t.qualified for t in self.tools)
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,11 @@ class ServedCall:
     call_id: str
     name: str
     arguments: Mapping[str, Any]
+    namespace: str | None = None
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.namespace}__{self.name}" if self.namespace else self.name
 
     @property
     def arguments_json(self) -> str:

@@ -1,0 +1,106 @@
+"""``tether mcp``: the MCP server over stdio, and its registration in each harness."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tether.errors import UsageError
+
+
+@click.group(invoke_without_command=True)
+@click.pass_context
+def mcp(ctx: click.Context) -> None:
+    """tether's agent-facing operations as MCP tools; without a sub-command, serve over stdio.
+
+    Tools: subagents_wait, subagents_list, loop_tick, board_list, board_add,
+    board_show, room_brief, room_open, wiki_search, wiki_read, ingest_next,
+    ingest_end, run_status, report_show. A failing call is an MCP tool error
+    carrying the CLI's one-line message and exit code.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from tether.cli.mcp_server.server import serve
+
+    serve()
+
+
+HARNESS_NAMES = ("claude-code", "codex", "copilot", "vibe")
+
+
+def _options(func: Any) -> Any:
+    func = click.option("--dry-run", is_flag=True, help="Print the diff; write nothing.")(func)
+    func = click.option(
+        "--project-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Project root (default: nearest parent with tether.toml or .git, else the cwd).",
+    )(func)
+    func = click.option(
+        "--scope",
+        type=click.Choice(["project", "user"]),
+        default="project",
+        show_default=True,
+        help="project: this project's MCP configuration; user: your user-wide one.",
+    )(func)
+    func = click.option(
+        "--all", "every", is_flag=True, help="claude-code, codex, copilot and vibe."
+    )(func)
+    func = click.option(
+        "--harness",
+        type=click.Choice([*HARNESS_NAMES, "pi"]),
+        help="The agent CLI (pi has no MCP client: refused, with what to use instead).",
+    )(func)
+    return func
+
+
+def _run(
+    harness: str | None,
+    every: bool,
+    scope: str,
+    project_dir: Path | None,
+    dry_run: bool,
+    install: bool,
+) -> None:
+    from tether.cli.mcp_server import install as mcp_install
+    from tether.gate.home import project_root
+
+    if every == (harness is not None):
+        raise UsageError("give exactly one of --harness NAME and --all")
+    root = Path(project_root(None if project_dir is None else str(project_dir)))
+    pending: dict[Path, str | None] = {}
+    verb = "registered in" if install else "removed from"
+    for name in HARNESS_NAMES if every else [harness or ""]:
+        change = mcp_install.plan(name, scope, root, install=install, pending=pending)
+        pending[change.path] = change.after
+        if not change.changed:
+            click.echo(f"{name}: {change.path}: nothing to change")
+            continue
+        if dry_run:
+            click.echo(change.diff(), nl=False)
+            click.echo(f"(dry run: {change.path} not written)", err=True)
+            continue
+        mcp_install.apply(change)
+        click.echo(f"{name}: tether {verb} {change.path}")
+        if install:
+            for note in mcp_install.notes(name, scope):
+                click.echo(f"note: {note}")
+
+
+@mcp.command("install")
+@_options
+def install_cmd(
+    harness: str | None, every: bool, scope: str, project_dir: Path | None, dry_run: bool
+) -> None:
+    """Register `tether mcp` in HARNESS's MCP configuration (idempotent; other servers stay)."""
+    _run(harness, every, scope, project_dir, dry_run, install=True)
+
+
+@mcp.command("uninstall")
+@_options
+def uninstall_cmd(
+    harness: str | None, every: bool, scope: str, project_dir: Path | None, dry_run: bool
+) -> None:
+    """Remove tether's entry from HARNESS's MCP configuration; other servers stay."""
+    _run(harness, every, scope, project_dir, dry_run, install=False)

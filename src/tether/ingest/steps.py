@@ -1,0 +1,57 @@
+"""The two steps an ingesting agent takes: claim the next entry, end the claimed one.
+
+``tether ingest next|end`` and the ``ingest_next`` / ``ingest_end`` MCP tools
+both call these, so the one-unit-per-session rule and the fixed end lines have
+one home.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tether.config.schema import WikiSettings
+from tether.gate.session_id import resolve
+from tether.ingest.instructions import entry_summary, ingest_instructions
+from tether.ingest.lines import BUNDLES, ENTRIES, end_lines, templates
+from tether.ingest.manifest import BUNDLE
+from tether.ingest.queue import Queue
+from tether.wiki.layout import Wiki
+
+
+def session_owner() -> str:
+    """Who claims: the session key the gate counts this process under."""
+    return resolve(None, None).key
+
+
+@dataclass(frozen=True)
+class Claim:
+    entry_id: str
+    resumed: bool
+    instructions: str
+    summary: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.summary, "resumed": self.resumed, "instructions": self.instructions}
+
+
+def claim_next(wiki: Wiki, owner: str | None = None) -> Claim | None:
+    """Claim exactly one entry (oldest first) for ``owner``; None when nothing waits."""
+    found = Queue(wiki).next(owner or session_owner())
+    if found is None:
+        return None
+    entry, resumed = found
+    return Claim(entry.id, resumed, ingest_instructions(entry, wiki), entry_summary(entry, wiki))
+
+
+def end_claim(
+    wiki: Wiki, settings: WikiSettings, entry_id: str | None = None, owner: str | None = None
+) -> list[str]:
+    """Mark the claimed entry done; the fixed line per kind of unit that still waits."""
+    # a bad line setting stops here, before the entry is moved
+    chosen = templates(settings.language, settings.entries_line, settings.bundles_line)
+    queue = Queue(wiki)
+    queue.end(owner or session_owner(), entry_id)
+    waiting = queue.waiting()
+    bundles = sum(1 for e in waiting if e.kind == BUNDLE)
+    return end_lines({ENTRIES: len(waiting) - bundles, BUNDLES: bundles}, chosen)

@@ -1,0 +1,55 @@
+"""The project's board, and a listing of it as one JSON-ready object.
+
+``tether board`` and the ``board_*`` MCP tools open the board and list it
+through here, so the default folder and the state filter have one home.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tether.board import REASONS, Board, BoardView, State, Ticket, parse_state
+from tether.config import load_config
+
+
+def project_board(path: Path | None = None) -> Board:
+    """The board at ``path``, else ``[loop] board``, else ``<project root>/tickets``."""
+    config = load_config()
+    if path is None:
+        loop = config.sections.get("loop")
+        configured = getattr(loop, "board", None) if loop is not None else None
+        path = config.project_root / (configured or "tickets")
+    return Board(Path(path).absolute(), config.project_root)
+
+
+def state_filter(text: str) -> tuple[State, str | None]:
+    """STATE or STATE/reason; STATE alone means every reason of a state with reasons."""
+    if "/" not in text.strip("/"):
+        try:
+            state = State(text.strip("/").upper())
+        except ValueError:
+            return parse_state(text)
+        if state in REASONS:
+            return state, None
+    return parse_state(text)
+
+
+def listed(board: Board, state_text: str | None = None) -> tuple[BoardView, list[Ticket]]:
+    """The board's view and its tickets, only those in ``state_text`` when given."""
+    view = board.load()
+    if state_text:
+        state, reason = state_filter(state_text)
+        return view, view.in_state(state, reason)
+    return view, list(view.tickets)
+
+
+def listing(board: Board, view: BoardView, tickets: list[Ticket]) -> dict[str, Any]:
+    """What ``board list --json`` prints."""
+    return {
+        "board": str(board.root),
+        "counts": view.counts(),
+        "tickets": [t.to_json(body=False) for t in tickets],
+        "informal": [str(p) for p in view.informal],
+        "malformed": [{"path": str(p), "error": m} for p, m in view.malformed],
+    }

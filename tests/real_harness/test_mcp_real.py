@@ -1,0 +1,158 @@
+"""Real agent CLIs call tether's MCP tools: registered by `tether mcp install`, served by a
+live `tether mcp`, counted by the gate, and answered with the documented result.
+
+The scripted model calls the tool by name (scenario ``call:NAME``); the CLI
+offers it under its own prefix (``mcp__tether__loop_tick``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether.gate import hook_install as gate_install
+from tether.testing.model_server import ModelServer, client_setup
+
+pytestmark = pytest.mark.real_harness
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("TETHER_AGENT_BIN_DIR") or REPO / ".ci/agents/node_modules/.bin")
+EXECUTABLE = {"claude-code": "claude", "codex": "codex"}
+TETHER = str(Path(sys.executable).parent / "tether")
+PROMPT = "Run one tick of the loop."
+CONTINUE = "TETHER-LOOP: CONTINUE — level 1 did work, the loop goes on."
+CONFIG = """\
+[loop]
+board = "tickets"
+
+[profiles.scripted]
+harness = "scripted"
+args = ["--format", "claude-code", "--steps", "2"]
+default = true
+"""
+
+
+def _cli(harness: str) -> Path:
+    path = BIN / EXECUTABLE[harness]
+    if not path.exists():
+        pytest.skip(f"{harness} CLI not installed at {path}")
+    return path
+
+
+def _events(home: Path) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(home / "gate.db")
+    try:
+        return conn.execute(
+            "SELECT event, tool_name, decision FROM events WHERE tool_name LIKE '%tether%' "
+            "ORDER BY id"
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+def _tether(project: Path, env: dict[str, str], *args: str) -> None:
+    done = subprocess.run(
+        [TETHER, *args], cwd=project, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def _run(
+    harness: str, tmp_path: Path, scenario: str
+) -> tuple[subprocess.CompletedProcess[str], ModelServer, Path, dict[str, str]]:
+    exe = _cli(harness)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "tether.toml").write_text(CONFIG, encoding="utf-8")
+    home = project / ".tether"
+    with ModelServer(scenario) as server:
+        setup = client_setup(harness, tmp_path / "agent-home", server.port)
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **setup.env}
+        env["TETHER_HOME"] = str(home)
+        _tether(project, env, "board", "add", "Triage me")
+        _tether(project, env, "mcp", "install", "--harness", harness, "--project-dir", str(project))
+        gate_install.apply(
+            gate_install.plan(
+                harness, "project", install=True, project_dir=str(project), environ=env
+            )
+        )
+        if harness == "claude-code":
+            argv = [str(exe), "-p", PROMPT, "--output-format", "stream-json", "--verbose"]
+            argv += ["--model", "mock-model", "--mcp-config", str(project / ".mcp.json")]
+            argv += ["--allowedTools", "Bash", "mcp__tether"]
+            # offer MCP tools directly: the scripted model does not search deferred tools
+            env["ENABLE_TOOL_SEARCH"] = "false"
+        else:
+            with (Path(setup.env["CODEX_HOME"]) / "config.toml").open("a") as config:
+                config.write(f'\n[projects."{project}"]\ntrust_level = "trusted"\n')
+            argv = [str(exe), "exec", "--json", *setup.extra_args]
+            argv += ["--dangerously-bypass-hook-trust", PROMPT]
+        done = subprocess.run(
+            argv,
+            cwd=project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+        return done, server, home, setup.env
+
+
+def _transcripts(agent_env: dict[str, str], harness: str) -> str:
+    if harness == "claude-code":
+        root = Path(agent_env["CLAUDE_CONFIG_DIR"]) / "projects"
+    else:
+        root = Path(agent_env["CODEX_HOME"]) / "sessions"
+    files = sorted(root.rglob("*.jsonl"))
+    assert files, f"no session transcript under {root}"
+    return "".join(f.read_text("utf-8") for f in files)
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex"])
+def test_the_agent_calls_loop_tick_and_gets_the_signal_line(harness: str, tmp_path: Path) -> None:
+    done, server, home, agent_env = _run(harness, tmp_path, "call:loop_tick")
+    assert done.returncode == 0, done.stderr[-3000:]
+    first = next(r for r in server.requests if r.step == 1)
+    assert first.action == "tool_calls", (first.action, first.tool_names)
+    (call,) = first.tool_calls
+    assert call.name.endswith("loop_tick") and "tether" in call.name
+    # the tool's answer, verbatim, in the CLI's own transcript of the session
+    assert CONTINUE in _transcripts(agent_env, harness)
+    assert CONTINUE in done.stdout
+    # the tick really happened: the ticket left INBOX
+    board = json.loads(
+        subprocess.run(
+            [TETHER, "board", "list", "--json"],
+            cwd=tmp_path / "project",
+            env={**os.environ, "TETHER_HOME": str(home)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout
+    )
+    assert [t["state"] for t in board["tickets"]] == ["ACTIONABLE"]
+    # the gate counted the MCP call like any other tool call
+    pre = [e for e in _events(home) if e[0] == "PreToolUse"]
+    assert pre == [("PreToolUse", call.name, "allow")]
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex"])
+def test_the_agent_calls_subagents_wait_and_gets_the_states(harness: str, tmp_path: Path) -> None:
+    done, server, home, agent_env = _run(harness, tmp_path, 'call:subagents_wait:{"timeout": 1}')
+    assert done.returncode == 0, done.stderr[-3000:]
+    (call,) = next(r for r in server.requests if r.step == 1).tool_calls
+    assert call.name.endswith("subagents_wait")
+    text = _transcripts(agent_env, harness)
+    assert re.search(r'timed_out\\*"\s*:\s*true', text), "no subagents_wait answer"
+    assert [e[1] for e in _events(home) if e[0] == "PreToolUse"] == [call.name]

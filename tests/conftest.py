@@ -5,8 +5,23 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests import agent_clis  # noqa: F401  (reads $TETHER_AGENT_BIN_DIR before any test clears it)
+from tests.skip_guard import SkipGuard
 
 TRANSCRIPTS = Path(__file__).parent / "transcripts"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-goldens",
+        action="store_true",
+        help="rewrite the golden answers the tests compare with (never under CI=true)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Under CI=true a skip outside tests/skip_allowlist.py fails the session.
+    config.pluginmanager.register(SkipGuard(), "tether-skip-guard")
 
 
 @pytest.fixture(autouse=True)

@@ -1,13 +1,13 @@
 """Record the real hook payloads of the installed agent CLIs into tests/gate/golden/.
 
-    .venv/bin/python tests/gate/record_golden.py [claude-code codex copilot pi notifications]
+    .venv/bin/python -m tests.gate.record_golden [claude-code codex copilot pi notifications]
 
 Each CLI runs against the scripted model (tether.testing.model_server) with the gate
 installed by ``tether.gate.hook_install`` into a temporary project, except that the
 hook command is a recorder that saves what arrives on stdin. The first payload
 of each event is kept, with temporary paths replaced by placeholders
-(``<workdir>``, ``<home>``, ``<tmp>``). The CLIs are looked up in
-``.ci/agents/node_modules/.bin`` (or ``TETHER_AGENTS_BIN``).
+(``<workdir>``, ``<home>``, ``<tmp>``). The CLIs are found by
+``tests/agent_clis.py`` (``.ci/agents``, or ``$TETHER_AGENT_BIN_DIR``).
 
 ``notifications`` runs Claude Code interactively in a private tmux server (its
 ``Notification`` hook fires only there), in the ``default`` permission mode,
@@ -32,15 +32,22 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from tests import agent_clis
+
 from tether.gate import hook_install
 from tether.testing.model_server import ModelServer, client_setup
 from tether.testing.model_server.scenario import FinalText, Scenario, ShellCalls
 
-ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).parent / "golden"
-AGENTS_BIN = Path(
-    os.environ.get("TETHER_AGENTS_BIN", ROOT / ".ci" / "agents" / "node_modules" / ".bin")
-)
+
+
+def _cli(harness: str) -> str:
+    """The installed CLI of ``harness``; exits with the reason when it is missing."""
+    path = agent_clis.find(harness)
+    if path is None:
+        sys.exit(f"record_golden: {agent_clis.missing_reason(harness)}")
+    return str(path)
+
 
 RECORDER = """\
 import json, os, sys
@@ -63,20 +70,20 @@ def prepare(harness: str, base: Path, work: Path, port: int) -> tuple[list[str],
         # for this recording (the user trusts them once, see the how-to).
         with (Path(setup.env["CODEX_HOME"]) / "config.toml").open("a") as config:
             config.write(f'\n[projects."{work}"]\ntrust_level = "trusted"\n')
-        argv = [str(AGENTS_BIN / "codex"), "exec", "--json", *setup.extra_args]
+        argv = [_cli("codex"), "exec", "--json", *setup.extra_args]
         argv += ["--dangerously-bypass-hook-trust", prompt]
     elif harness == "claude-code":
-        argv = [str(AGENTS_BIN / "claude"), "-p", prompt, "--output-format", "stream-json"]
+        argv = [_cli("claude-code"), "-p", prompt, "--output-format", "stream-json"]
         argv += ["--verbose", "--model", "mock-model", *setup.extra_args]
     elif harness == "copilot":
         # Repository hooks load only in a trusted folder.
         copilot_home = Path(setup.env["COPILOT_HOME"])
         copilot_home.mkdir(parents=True, exist_ok=True)
         (copilot_home / "config.json").write_text(json.dumps({"trustedFolders": [str(work)]}))
-        argv = [str(AGENTS_BIN / "copilot"), "-p", prompt, "--output-format", "json"]
+        argv = [_cli("copilot"), "-p", prompt, "--output-format", "json"]
         argv += list(setup.extra_args)
     else:
-        argv = [str(AGENTS_BIN / "pi"), *setup.extra_args, "--model", "mock-model"]
+        argv = [_cli("pi"), *setup.extra_args, "--model", "mock-model"]
         argv += ["--mode", "json", prompt]
     return argv, env
 
@@ -183,7 +190,7 @@ def _claude_interactive(base: Path, work: Path, port: int, out: Path) -> list[st
         environ=env,
     )
     hook_install.apply(change)
-    argv = ["env", *[f"{k}={v}" for k, v in env.items()], str(AGENTS_BIN / "claude")]
+    argv = ["env", *[f"{k}={v}" for k, v in env.items()], _cli("claude-code")]
     argv += ["--model", "mock-model", "--permission-mode", "default", "Run the scripted steps."]
     return argv
 

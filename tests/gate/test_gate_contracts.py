@@ -4,26 +4,27 @@ The payloads under golden/<harness>/ were recorded from Claude Code 2.1.332,
 Codex 0.171.0, Copilot CLI 1.0.102 and Pi 0.73.1 (tests/gate/record_golden.py),
 and from Vibe 2.26.1 by a hook in its hooks.toml that saved its stdin.
 Each goes through the installed ``tether-gate`` console script. Answers are
-compared with golden/<harness>/<event>.<state>.json; set UPDATE_GOLDEN=1 to
-rewrite them.
+compared with golden/<harness>/<event>.<state>.json. A missing golden fails its
+test; ``.venv/bin/python -m pytest tests/gate/test_gate_contracts.py --update-goldens``
+rewrites them (refused under CI=true).
 """
 
 from __future__ import annotations
 
 import io
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_support import GOLDEN, load_payload, query, run_gate
+from tests.gate.gate_support import GOLDEN, load_payload, query, run_gate
+from tests.skip_guard import in_ci
 
 from tether.gate import hook
 from tether.gate.counter import session_status, set_session_budget
 
-UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
+REGENERATE = ".venv/bin/python -m pytest tests/gate/test_gate_contracts.py --update-goldens"
 
 # (harness, event, the --event flag the installed config passes, if any)
 TOOL_EVENTS = [
@@ -63,13 +64,26 @@ def _fill(session: str, calls: int) -> None:
         assert hook.main(["tick", "--session", session]) in (0, 30)
 
 
-def _check_golden(name: Path, answer: dict[str, Any]) -> None:
-    if UPDATE or not name.exists():
-        name.write_text(json.dumps(answer, indent=2, ensure_ascii=False) + "\n")
-    assert answer == json.loads(name.read_text())
-
-
 Gate = Callable[..., Any]
+CheckGolden = Callable[[Path, dict[str, Any]], None]
+
+
+@pytest.fixture
+def check_golden(request: pytest.FixtureRequest) -> CheckGolden:
+    """Compare an answer with its golden file, rewritten first under ``--update-goldens``.
+
+    A missing golden is a failure: goldens never write themselves."""
+    update = bool(request.config.getoption("--update-goldens"))
+    if update and in_ci():
+        pytest.fail("--update-goldens is refused under CI=true: regenerate goldens locally")
+
+    def check(name: Path, answer: dict[str, Any]) -> None:
+        if update:
+            name.write_text(json.dumps(answer, indent=2, ensure_ascii=False) + "\n")
+        assert name.is_file(), f"golden {name} is missing; write it with: {REGENERATE}"
+        assert answer == json.loads(name.read_text())
+
+    return check
 
 
 @pytest.mark.parametrize(("harness", "event", "flag"), TOOL_EVENTS)
@@ -93,6 +107,7 @@ def test_a_call_over_budget_gets_the_documented_deny(
     env_for: Gate,
     gate_exe: str,
     monkeypatch: pytest.MonkeyPatch,
+    check_golden: CheckGolden,
     harness: str,
     event: str,
     flag: str | None,
@@ -105,7 +120,7 @@ def test_a_call_over_budget_gets_the_documented_deny(
     done = run_gate(gate_exe, _args(harness, flag), env_for(), json.dumps(payload))
     assert done.returncode == 0
     answer = json.loads(done.stdout)
-    _check_golden(GOLDEN / harness / f"{event}.deny.json", answer)
+    check_golden(GOLDEN / harness / f"{event}.deny.json", answer)
     text = json.dumps(answer)
     assert f"2 of 2 calls used in session {session}" in text
     assert "tether session new" in text
@@ -138,7 +153,7 @@ def test_a_repeated_delivery_of_one_tool_call_is_counted_once(
 
 
 def test_post_tool_batch_counts_iterations_and_stops_at_the_budget(
-    tether_home: Path, env_for: Gate, gate_exe: str
+    tether_home: Path, env_for: Gate, gate_exe: str, check_golden: CheckGolden
 ) -> None:
     payload = load_payload("claude-code", "PostToolBatch")
     session = payload["session_id"]
@@ -148,7 +163,7 @@ def test_post_tool_batch_counts_iterations_and_stops_at_the_budget(
     payload["tool_calls"][0]["tool_use_id"] = "toolu_second_batch"
     second = run_gate(gate_exe, _args("claude-code", None), env_for(), json.dumps(payload))
     answer = json.loads(second.stdout)
-    _check_golden(GOLDEN / "claude-code" / "PostToolBatch.stop.json", answer)
+    check_golden(GOLDEN / "claude-code" / "PostToolBatch.stop.json", answer)
     assert answer["continue"] is False
     assert answer["stopReason"].startswith("tether: iteration limit 2 reached")
     assert session_status(tether_home, session).batches == 2
@@ -170,7 +185,7 @@ def test_post_tool_batch_without_an_iteration_budget_never_stops(
 
 
 def test_pi_stops_before_the_model_request_past_its_iteration_budget(
-    tether_home: Path, env_for: Gate, gate_exe: str
+    tether_home: Path, env_for: Gate, gate_exe: str, check_golden: CheckGolden
 ) -> None:
     payload = load_payload("pi", "model_request")
     session = payload["session_id"]
@@ -181,7 +196,7 @@ def test_pi_stops_before_the_model_request_past_its_iteration_budget(
     ]
     assert answers[:2] == [b"", b""]  # model calls 1 and 2 may start
     stop = json.loads(answers[2])  # call 3 would begin iteration 3
-    _check_golden(GOLDEN / "pi" / "model_request.stop.json", stop)
+    check_golden(GOLDEN / "pi" / "model_request.stop.json", stop)
     assert stop["stop"] is True
     assert session_status(tether_home, session).batches == 2
 

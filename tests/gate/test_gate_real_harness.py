@@ -4,8 +4,8 @@ Each CLI (Vibe too) runs the five-steps script of the scripted model (tool calls
 2b, 3, 4) in a project with the gate installed and a budget of 3: calls 4 and
 5 are refused by the CLI itself, in its own hook contract. Claude Code and Pi
 also stop before their third model call when the run's iteration budget is 2.
-CLIs come from .ci/agents/node_modules/.bin (or $TETHER_AGENT_BIN_DIR); a
-missing one skips its test.
+CLIs are found by tests/agent_clis.py: a missing one skips its test, and
+fails it under CI=true.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_support import query
+from tests import agent_clis
+from tests.gate.gate_support import query
 
 from tether.gate import hook_install
 from tether.gate.counter import session_status, set_session_budget
@@ -25,11 +26,6 @@ from tether.testing.model_server import ModelServer, client_setup
 
 pytestmark = pytest.mark.real_harness
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("TETHER_AGENT_BIN_DIR") or REPO / ".ci/agents/node_modules/.bin")
-VIBE_BIN = Path(os.environ.get("TETHER_AGENT_BIN_DIR") or REPO / ".ci/agents/vibe-venv/bin")
-EXECUTABLE = {"claude-code": "claude", "codex": "codex", "copilot": "copilot", "pi": "pi"}
-EXECUTABLE["vibe"] = "vibe"
 PROMPT = "Run the scripted steps."
 TOOL_EVENT = {"claude-code": "PreToolUse", "codex": "PreToolUse", "copilot": "preToolUse"}
 TOOL_EVENT["pi"] = "tool_call"
@@ -37,13 +33,6 @@ TOOL_EVENT["vibe"] = "pre_tool"
 NODE_CLIS: list[Any] = ["claude-code", "codex", "copilot", "pi"]
 # Vibe starts slowly (a minute on a loaded machine): beyond the default 120 s.
 VIBE = pytest.param("vibe", marks=pytest.mark.timeout(600))
-
-
-def _cli(harness: str) -> Path:
-    path = (VIBE_BIN if harness == "vibe" else BIN) / EXECUTABLE[harness]
-    if not path.exists():
-        pytest.skip(f"{harness} CLI not installed at {path}")
-    return path
 
 
 def _argv(harness: str, exe: Path, extra: tuple[str, ...]) -> list[str]:
@@ -62,7 +51,7 @@ def _argv(harness: str, exe: Path, extra: tuple[str, ...]) -> list[str]:
 def _run(
     harness: str, tmp_path: Path, home: Path, env_extra: dict[str, str]
 ) -> tuple[subprocess.CompletedProcess[str], ModelServer]:
-    exe = _cli(harness)
+    exe = agent_clis.require(harness)
     project = tmp_path / "project"
     project.mkdir()
     with ModelServer("five-steps") as server:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.outside_agents import detached
 
 TETHER = str(Path(sys.executable).parent / "tether")
 Env = Callable[..., dict[str, str]]
@@ -34,7 +35,7 @@ def _session(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Comp
         (cwd / "PLAN.md").write_text("# Plan\n\n- [ ] unit: a  the first unit\n")
         args = [*args, "--plan", "PLAN.md"]
     return subprocess.run(
-        [TETHER, "session", *args],
+        detached([TETHER, "session", *args], new_session=True),
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -55,7 +56,6 @@ def _one_error_line(done: subprocess.CompletedProcess[str]) -> str:
     return line
 
 
-@pytest.mark.usefixtures("no_agent_ancestor")
 @pytest.mark.parametrize("args", COMMANDS)
 def test_a_garbage_gate_db_is_one_clear_line_and_exit_3(
     tether_home: Path, env_for: Env, tmp_path: Path, args: list[str]
@@ -70,7 +70,6 @@ def test_a_garbage_gate_db_is_one_clear_line_and_exit_3(
     assert sorted(p.name for p in tether_home.iterdir()) == ["gate.db"]
 
 
-@pytest.mark.usefixtures("no_agent_ancestor")
 @pytest.mark.parametrize("args", COMMANDS)
 def test_a_gate_db_from_a_newer_tether_says_to_upgrade(
     tether_home: Path, env_for: Env, tmp_path: Path, args: list[str]
@@ -84,7 +83,6 @@ def test_a_gate_db_from_a_newer_tether_says_to_upgrade(
     assert line.endswith("upgrade tether")
 
 
-@pytest.mark.usefixtures("no_agent_ancestor")
 def test_a_gate_db_that_cannot_be_opened_names_the_file(
     tether_home: Path, env_for: Env, tmp_path: Path
 ) -> None:

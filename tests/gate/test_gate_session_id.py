@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from gate_support import query
+from tests.gate.gate_support import query
+from tests.outside_agents import detached
 
 from tether.gate import proc, session_id
 from tether.gate.agents import match_agent
@@ -37,12 +38,11 @@ def _start_agent(
     script: Path, gate: str, calls: int, mode: str, env: dict[str, str], leader: bool
 ) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, str(script), gate, str(calls), mode],
+        detached([sys.executable, str(script), gate, str(calls), mode], new_session=leader),
         stdout=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         text=True,
         env=env,
-        start_new_session=leader,
     )
 
 
@@ -66,7 +66,6 @@ def agent_script(tmp_path: Path) -> Path:
     return script
 
 
-@pytest.mark.usefixtures("no_agent_ancestor")
 def test_fresh_child_per_call_shares_one_id_and_locks_at_call_61(
     tether_home: Path, env_for: object, gate_exe: str, agent_script: Path
 ) -> None:
@@ -83,7 +82,6 @@ def test_fresh_child_per_call_shares_one_id_and_locks_at_call_61(
     assert sources == [("process:group-leader",)]
 
 
-@pytest.mark.usefixtures("no_agent_ancestor")
 def test_two_agent_processes_get_distinct_ids(
     tether_home: Path, env_for: object, gate_exe: str, agent_script: Path
 ) -> None:
@@ -117,7 +115,6 @@ def test_a_known_agent_executable_is_found_above_wrappers(
     assert query(tether_home, "SELECT DISTINCT id_source FROM events") == [("process:agent",)]
 
 
-@pytest.mark.usefixtures("no_agent_ancestor")
 def test_agents_tether_does_not_know_can_be_named(
     tether_home: Path, env_for: object, gate_exe: str, agent_script: Path, tmp_path: Path
 ) -> None:

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_support import query, run_gate
+from tests.gate.gate_support import query, run_gate
+from tests.outside_agents import detached
 
 from tether.gate import newsession
 from tether.gate.counter import session_status, set_session_budget
@@ -56,7 +57,7 @@ def _tether(
     args: list[str], env: dict[str, str], stdin: int | None = None
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [TETHER, *args],
+        detached([TETHER, *args], new_session=True),
         stdin=stdin if stdin is not None else subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -72,14 +73,16 @@ def _seen(gate: str, env: dict[str, str], session: str, calls: int = 1) -> None:
         run_gate(gate, ["tick", "--session", session], env)
 
 
-@pytest.mark.usefixtures("no_agent_ancestor")
 def test_from_a_plain_terminal_shell_a_user_request_is_allowed_and_logged(
     tether_home: Path, env_for: Env, gate_exe: str, terminal: int
 ) -> None:
     env = env_for()
     _seen(gate_exe, env, "ctx-1", calls=3)
     shell = subprocess.run(
-        ["sh", "-c", f"{shlex.quote(TETHER)} session new --reason user-request --json"],
+        detached(
+            ["sh", "-c", f"{shlex.quote(TETHER)} session new --reason user-request --json"],
+            new_session=True,
+        ),
         stdin=terminal,
         capture_output=True,
         text=True,
@@ -102,8 +105,8 @@ def test_from_a_plain_terminal_shell_a_user_request_is_allowed_and_logged(
     assert json.loads(shown)["session_id"] == record["session_id"]  # what the context counts on
     log = json.loads(_tether(["session", "log", "--json"], env).stdout)
     assert [(e["session_id"], e["reason"]) for e in log] == [(record["session_id"], "user-request")]
-    shown = _tether(["session", "log"], env).stdout
-    assert record["session_id"][:8] in shown
+    listed = _tether(["session", "log"], env).stdout
+    assert record["session_id"][:8] in listed
 
 
 def test_inside_a_scripted_agent_session_new_is_refused(
@@ -163,7 +166,6 @@ def test_a_user_request_needs_a_terminal(env_for: Env, gate_exe: str) -> None:
     assert "needs a human at a terminal" in done.stderr
 
 
-@pytest.mark.usefixtures("no_agent_ancestor")
 def test_a_recorded_unit_boundary_starts_one_session(
     tether_home: Path, env_for: Env, gate_exe: str, plan_file: Path
 ) -> None:
@@ -190,7 +192,6 @@ def test_a_recorded_unit_boundary_starts_one_session(
     assert len(json.loads(_tether(["session", "log", "--json"], env).stdout)) == 2
 
 
-@pytest.mark.usefixtures("no_agent_ancestor")
 def test_a_locked_session_is_reset_only_by_a_human(
     tether_home: Path, env_for: Env, gate_exe: str, plan_file: Path, terminal: int
 ) -> None:

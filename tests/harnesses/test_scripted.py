@@ -39,11 +39,7 @@ DEADLINE = 20.0
 
 
 def adapter(fmt: str) -> Harness:
-    """The bound scripted adapter for ``fmt``; skips while that format's adapter is missing."""
-    try:
-        get_harness(fmt)
-    except ModuleNotFoundError:
-        pytest.skip(f"the {fmt} adapter is not there yet")
+    """The bound scripted adapter for ``fmt``."""
     return ScriptedHarness().bind(RunSpec(prompt="x", extra_args=("--format", fmt)))
 
 

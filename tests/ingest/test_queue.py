@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.outside_agents import detached
 
-from tether.gate.newsession import agent_ancestry
 from tether.ingest.queue import HumanStopError, Queue
 from tether.wiki.layout import Wiki
 
@@ -35,7 +35,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 def tether(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [TETHER, "ingest", *args, "--root", str(root)],
+        detached([TETHER, "ingest", *args, "--root", str(root)], new_session=True),
         capture_output=True,
         text=True,
         timeout=60,
@@ -43,13 +43,6 @@ def tether(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[st
         env=_env(**env),
         start_new_session=True,
     )
-
-
-@pytest.fixture
-def human() -> None:
-    why = agent_ancestry(os.getpid(), environ={})
-    if why is not None:
-        pytest.skip(f"the test runner runs inside an agent's process tree ({why})")
 
 
 @pytest.fixture
@@ -81,7 +74,6 @@ def _waiting(kb: Path, n: int, tmp_path: Path) -> list[str]:
     return ids
 
 
-@pytest.mark.usefixtures("human")
 def test_five_waiting_next_claims_one_end_prints_the_golden_line(kb: Path, tmp_path: Path) -> None:
     ids = _waiting(kb, 5, tmp_path)
     claimed = tether(kb, "next", "--json", TETHER_SESSION_ID="s-1")
@@ -192,7 +184,6 @@ def test_release_is_refused_inside_an_agent(kb: Path, tmp_path: Path) -> None:
     assert not (kb / "incoming").exists()
 
 
-@pytest.mark.usefixtures("human")
 def test_collisions_stop_for_the_human_and_overwrite_nothing(kb: Path, tmp_path: Path) -> None:
     queue = Queue(Wiki.open(kb))
     first = _sources(tmp_path, 1)[0]
@@ -228,7 +219,6 @@ def test_collisions_stop_for_the_human_and_overwrite_nothing(kb: Path, tmp_path:
         queue.release(["source-0.md"])
 
 
-@pytest.mark.usefixtures("human")
 def test_entry_names_cannot_escape(kb: Path, tmp_path: Path) -> None:
     queue = Queue(Wiki.open(kb))
     queue.collect(_sources(tmp_path, 1)[0])

@@ -42,7 +42,6 @@ def _collect(kb: Path, tmp_path: Path, name: str, capture: dict[str, str] | None
 def test_three_entries_three_sequential_runs_one_hold_to_the_user(
     kb: Path, tmp_path: Path, tether_home: Path
 ) -> None:
-    pytest.importorskip("tether.board")
     for name in ("a.md", "b.md"):
         _collect(kb, tmp_path, name, CAPTURE)
     _collect(kb, tmp_path, "needs-talk.md", None)  # no capture manifest: key points to confirm

@@ -1,12 +1,10 @@
 """Fixtures for the ``real_harness`` tier: real agent CLIs against the scripted model.
 
-The CLIs come from ``.ci/agents/node_modules/.bin`` (installed by
-``.ci/install-agents``), or from ``$TETHER_AGENT_BIN_DIR`` instead when it is
-set. Vibe comes from ``.ci/agents/vibe-venv/bin``. A missing CLI skips its tests,
-except under CI (``CI=true``) for the CLIs CI must run (codex, pi, vibe): then
-it fails. Each CLI runs in a fresh HOME under the
-test's tmp dir, configured by :func:`tether.testing.model_server.client_setup`,
-with a minimal environment.
+The CLIs are found by :mod:`tests.agent_clis` (``.ci/agents``, or
+``$TETHER_AGENT_BIN_DIR``): a missing one skips its tests, and fails them under
+CI (``CI=true``). Each CLI runs in a fresh HOME under the test's tmp dir,
+configured by :func:`tether.testing.model_server.client_setup`, with a minimal
+environment.
 """
 
 from __future__ import annotations
@@ -20,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tests import agent_clis
 
 from tether.events.accounting import Ledger, count
 from tether.events.counting import merge_session
@@ -34,50 +33,17 @@ from tether.testing.model_server import (
     client_setup,
 )
 
-REPO = Path(__file__).resolve().parents[2]
-DEFAULT_BIN_DIR = REPO / ".ci" / "agents" / "node_modules" / ".bin"
-# Vibe is a Python package: .ci/install-agents puts it in its own venv.
-VIBE_BIN_DIR = REPO / ".ci" / "agents" / "vibe-venv" / "bin"
-# Read at import: the autouse fixture in tests/conftest.py clears TETHER_* variables.
-BIN_DIR_OVERRIDE = os.environ.get("TETHER_AGENT_BIN_DIR")
-IN_CI = os.environ.get("CI") == "true"
-REQUIRED_IN_CI = frozenset({"codex", "pi", "vibe"})
 PROMPT = "Run the scripted steps."
 RUN_TIMEOUT = 300.0
 
 
-def bin_dirs() -> list[Path]:
-    """``$TETHER_AGENT_BIN_DIR`` when set (and only it), else the CI install."""
-    return [Path(BIN_DIR_OVERRIDE)] if BIN_DIR_OVERRIDE else [DEFAULT_BIN_DIR, VIBE_BIN_DIR]
-
-
-def _missing(harness: str, why: str) -> None:
-    if IN_CI and harness in REQUIRED_IN_CI:
-        pytest.fail(f"{why}; CI must run {harness} (install it with .ci/install-agents)")
-    pytest.skip(why)
-
-
 def find_cli(harness: Harness) -> Path:
-    """The CLI's executable, or skip (fail under CI for codex, pi and vibe)."""
-    for directory in bin_dirs():
-        candidate = directory / harness.executable
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return candidate
-    searched = ", ".join(str(d) for d in bin_dirs())
-    _missing(
-        harness.name,
-        f"{harness.executable} not found in {searched} "
-        "(run .ci/install-agents or set TETHER_AGENT_BIN_DIR)",
-    )
-    raise AssertionError("unreachable")
+    """The CLI's executable, or skip (fail under CI)."""
+    return agent_clis.require(harness.name)
 
 
 def load_adapter(name: str) -> Harness:
-    try:
-        return get_harness(name)
-    except ImportError as exc:
-        _missing(name, f"the {name} adapter is not importable: {exc}")
-        raise AssertionError("unreachable") from exc
+    return get_harness(name)
 
 
 @dataclass
@@ -189,8 +155,8 @@ def model_server() -> Iterator[Callable[..., ModelServer]]:
 
 @pytest.fixture
 def agent_cli() -> Callable[[str], tuple[Harness, Path]]:
-    """``agent_cli(name)``: the adapter and the CLI executable, or skip (fail in CI
-    for codex, pi and vibe). Use this rather than importing from this conftest."""
+    """``agent_cli(name)``: the adapter and the CLI executable, or skip (fail
+    under CI). Use this rather than importing from this conftest."""
 
     def find(name: str) -> tuple[Harness, Path]:
         adapter = load_adapter(name)

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from watch_support import TETHER, TmuxLab, wait_until
+from tests import agent_clis
+from tests.watch.watch_support import TETHER, TmuxLab, wait_until
 
 from tether.config.schema import WatchSettings
 from tether.testing.model_server import ModelServer, client_setup
@@ -32,17 +33,9 @@ from tether.watch.transcript import TranscriptReader
 
 pytestmark = pytest.mark.real_harness
 
-REPO = Path(__file__).resolve().parents[2]
-BIN_DIR = Path(
-    os.environ.get("TETHER_AGENT_BIN_DIR") or REPO / ".ci" / "agents" / "node_modules" / ".bin"
-)
 
-
-def _cli(name: str) -> str:
-    path = BIN_DIR / name
-    if not (path.is_file() and os.access(path, os.X_OK)):
-        pytest.skip(f"{name} is not installed in {BIN_DIR}")
-    return str(path)
+def _cli(harness: str) -> str:
+    return str(agent_clis.require(harness))
 
 
 @pytest.fixture
@@ -148,7 +141,7 @@ def _hanging_subagent(lab: TmuxLab, subagents: Path) -> None:
     lab.subagent(folder, ["--format", "claude-code", "--steps", "5", "--hang-before-result", "1"])
     reader = TranscriptReader()
     call = wait_until(
-        lambda: (s := reader.read(folder / "agent.jsonl")) and s.open_call,
+        lambda: s.open_call if (s := reader.read(folder / "agent.jsonl")) else None,
         timeout=30,
         what="the subagent to hang",
     )
@@ -194,7 +187,7 @@ def test_claude_code_is_woken_by_the_rewake_hook(
     conn: sqlite3.Connection,
     server: ModelServer,
 ) -> None:
-    orch = _start(lab, _cli("claude"), "claude-code", server, tmp_path, tether_home)
+    orch = _start(lab, _cli("claude-code"), "claude-code", server, tmp_path, tether_home)
     wait_until(
         lambda: "❯" in lab.run("capture-pane", "-p", "-t", orch.pane),
         timeout=60,
@@ -234,7 +227,7 @@ def test_claude_code_is_woken_by_typing_into_its_pane(
     conn: sqlite3.Connection,
     server: ModelServer,
 ) -> None:
-    orch = _start(lab, _cli("claude"), "claude-code", server, tmp_path, tether_home)
+    orch = _start(lab, _cli("claude-code"), "claude-code", server, tmp_path, tether_home)
     wait_until(
         lambda: "❯" in lab.run("capture-pane", "-p", "-t", orch.pane),
         timeout=60,

@@ -187,7 +187,7 @@ def measure(root: Path, count: int, repeats: int) -> dict[str, tuple[float, floa
     try:
         result["cold_yaml"] = best_of(repeats, lambda: cold_load(root), before=forget)
     finally:
-        frontmatter._fast = fast  # type: ignore[assignment]
+        frontmatter._fast = fast
     for watch in (True, False):
         board_cache.USE_INOTIFY = watch
         board_cache._CACHES.clear()

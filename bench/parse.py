@@ -29,7 +29,10 @@ from pathlib import Path
 
 import msgspec
 
-from count_large import TRANSCRIPTS, count_file, mib, transcript_lines, write_stream
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository, for bench.*
+
+from bench.count_large import TRANSCRIPTS, count_file, mib, transcript_lines, write_stream
+
 from tether.events.accounting import Ledger, apply
 from tether.harness_registry import BUILTIN
 from tether.harnesses import get_harness

@@ -45,9 +45,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository, for bench.*
 
-from board import cat_everything, make_board, read_everything
+from bench.board import cat_everything, make_board, read_everything
+
 from tether.board import State
 from tether.board import cache as board_cache
 from tether.clock import FakeClock

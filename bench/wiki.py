@@ -31,12 +31,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
+
+from tests.wikigen import generate  # noqa: E402
 
 from tether.room.brief import make_brief  # noqa: E402
 from tether.wiki.index import Index, query_terms  # noqa: E402
 from tether.wiki.layout import Wiki  # noqa: E402
-from wikigen import generate  # noqa: E402
 
 TETHER = str(Path(sys.executable).parent / "tether")
 

@@ -116,7 +116,8 @@ def test_the_watch_is_not_used_across_fork(tmp_path: Path, mode: str) -> None:
     watch = board._cache.watch
     assert watch is not None and watch.usable
     watch._pid = -1  # as seen from a forked child
-    assert not watch.usable
+    forked = board._cache.watch  # read again: the narrowing above no longer holds
+    assert forked is not None and not forked.usable
     board.add("after fork")
     assert [t.title for t in board.load().tickets] == ["after fork"]
     assert board._cache.watch is not watch

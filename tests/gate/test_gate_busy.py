@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_support import load_payload, query, run_gate
+from tests.gate.gate_support import load_payload, query, run_gate
 
 from tether.gate import db
 from tether.gate.counter import FAULT_ENV, session_status, set_session_budget

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from gate_support import query, run_gate
+from tests.gate.gate_support import query, run_gate
 
 from tether.gate.counter import FAULT_ENV, session_status
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_support import GOLDEN, load_payload, query, run_gate
+from tests.gate.gate_support import GOLDEN, load_payload, query, run_gate
 
 from tether.gate import contracts, db
 from tether.gate.eventlog import read_events

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from gate_support import load_payload, query, run_gate
+from tests.gate.gate_support import load_payload, query, run_gate
 
 from tether.gate.counter import session_status, set_session_budget
 from tether.gate.hook import MAX_PAYLOAD_BYTES

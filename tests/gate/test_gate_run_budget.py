@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_support import query
+from tests.gate.gate_support import query
 
 from tether.gate.counter import session_status
 

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from broken_variants import HARNESSES, HUGE, VARIANTS, build
+from tests.harnesses.broken_variants import HARNESSES, HUGE, VARIANTS, build
 
 from tether.events.accounting import Ledger, apply
 from tether.events.lines import iter_lines

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_queue import tether
+from tests.ingest.test_queue import tether
 
 from tether.ingest.bundle import DANGLING, LOOP, OUTSIDE, SPECIAL
 from tether.ingest.queue import HumanStopError, Queue

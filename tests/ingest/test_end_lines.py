@@ -7,7 +7,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from test_queue import TETHER, _env, _sources
+from tests.ingest.test_queue import TETHER, _env, _sources
 
 from tether.config.schema import END_LINE_LANGUAGES, WikiSettings
 from tether.errors import ConfigError

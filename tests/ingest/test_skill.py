@@ -23,7 +23,8 @@ def test_skill_has_claude_code_front_matter() -> None:
 
 def test_skill_names_the_fixed_lines_and_the_hard_end() -> None:
     text = " ".join(_skill().split())
-    assert end_line(ENTRIES, 4) in text
+    line = end_line(ENTRIES, 4)
+    assert line is not None and line in text
     assert "N more bundles changed. Next: /clear, then update the captured repositories" in text
     assert end_line(BUNDLES, 2) == (
         "2 more bundles changed. Next: /clear, then update the captured repositories"

@@ -6,6 +6,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.loop.conftest import BASE_TOML, Project
@@ -206,7 +207,7 @@ def test_a_front_matter_budget_is_ignored_unless_the_project_opts_in(project: Pr
 # --- the built-in scripted profile, when nobody chose it ------------------------
 
 _LOOP_PROFILE = BASE_TOML.replace("[loop]\n", '[loop]\nprofile = "scripted"\n', 1)
-CHOICES = {
+CHOICES: dict[str, tuple[dict[str, Any], str | None, bool]] = {
     # how the project chose (or did not choose) its agent: write_config kwargs, --profile
     "nothing configured": ({"profile": False}, None, True),
     "[loop] profile": ({"profile": False, "base": _LOOP_PROFILE}, None, False),

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.wikigen import GenWiki, generate
 
 from tether.room.brief import make_brief
 from tether.wiki.index import Index
 from tether.wiki.layout import Wiki
-from wikigen import GenWiki, generate
 
 
 @pytest.fixture(scope="module")

@@ -7,14 +7,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from room_support import TETHER
+from tests.room.room_support import TETHER
+from tests.wikigen import GenWiki, generate
 
 from tether.room.brief import make_brief
 from tether.room.room import room_data
 from tether.room.state import Room
 from tether.wiki.index import Index
 from tether.wiki.layout import Wiki
-from wikigen import GenWiki, generate
 
 
 @pytest.fixture(scope="module")

@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from room_support import TETHER, write_profile
+from tests.room.room_support import TETHER, write_profile
+from tests.wikigen import GenWiki, generate
 
 from tether.room.brief import make_brief
 from tether.room.room import wiki_lock_path
 from tether.wiki.index import Index
 from tether.wiki.layout import Wiki
-from wikigen import GenWiki, generate
 
 
 @pytest.fixture

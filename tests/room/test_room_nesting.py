@@ -9,11 +9,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from room_support import TETHER
+from tests.room.room_support import TETHER
+from tests.wikigen import GenWiki, generate
 
 from tether.room.room import refuse_nesting
 from tether.room.state import RoomRefusedError
-from wikigen import GenWiki, generate
 
 
 @pytest.fixture

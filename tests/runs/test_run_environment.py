@@ -13,7 +13,7 @@ from pathlib import Path
 from tests.runs.conftest import TETHER, Project
 
 from tether.store.db import connect
-from tether.store.runs import get_run, list_runs
+from tether.store.runs import RunRow, get_run, list_runs
 
 DUMP = """
 import json, os, sys
@@ -69,7 +69,7 @@ def test_sigint_cancels_the_run_with_exit_24_and_a_report(project: Project) -> N
     )
     conn = connect(project.home)
     deadline = time.monotonic() + 60
-    running = []
+    running: list[RunRow] = []
     while time.monotonic() < deadline and not running and proc.poll() is None:
         running = [r for r in list_runs(conn) if r.status == "running" and r.agent_pgid]
         time.sleep(0.05)

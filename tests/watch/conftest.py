@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from watch_support import TmuxLab
+from tests.watch.watch_support import TmuxLab
 
 from tether.store import connect
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from watch_support import PYTHON, TETHER, TmuxLab, gate_event, wait_until, write_project
+from tests.watch.watch_support import PYTHON, TETHER, TmuxLab, gate_event, wait_until, write_project
 
 from tether.clock import FakeClock, SystemClock
 from tether.config.schema import WatchSettings

@@ -9,9 +9,10 @@ import subprocess
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
-from watch_support import TETHER, TmuxLab, wait_until
+from tests.watch.watch_support import TETHER, TmuxLab, wait_until
 
 from tether.clock import FakeClock
 from tether.config.schema import WatchSettings
@@ -112,7 +113,7 @@ def test_the_daemon_wakes_through_the_rewake_hook_before_tmux(
 
 
 def test_claude_hook_settings_merge_keeps_other_hooks(tmp_path: Path) -> None:
-    theirs = {
+    theirs: dict[str, Any] = {
         "hooks": {
             "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}],
             "PreToolUse": [

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from watch_support import TETHER_GATE, TmuxLab, agent_argv, wait_until
+from tests.watch.watch_support import TETHER_GATE, TmuxLab, agent_argv, wait_until
 
 from tether.clock import SystemClock
 from tether.config.schema import WatchSettings

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from watch_support import agent_argv, wait_until
+from tests.watch.watch_support import agent_argv, wait_until
 
 from tether.clock import FakeClock, to_iso
 from tether.errors import UsageError
@@ -71,7 +71,7 @@ def test_an_agent_below_a_shell_is_found_and_gone_when_it_ends(tmp_path: Path) -
             )
         )
         table = wait_until(
-            lambda: (t := inspector.snapshot()).find_agent(shell.pid) and t,
+            lambda: t if (t := inspector.snapshot()).find_agent(shell.pid) else None,
             what="the agent under the shell",
         )
         found = table.find_agent(shell.pid)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-from watch_support import TETHER, TmuxLab, wait_until, write_project
+from tests.watch.watch_support import TETHER, TmuxLab, wait_until, write_project
 
 from tether.config.schema import WatchSettings
 from tether.watch.daemon import Watchdog

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from watch_support import gate_event
+from tests.watch.watch_support import gate_event
 
 from tether.gate.eventlog import GateEvent, GateReader
 from tether.watch.confirm import Wait, from_gate, wait_state

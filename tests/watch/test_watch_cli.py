@@ -10,7 +10,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from watch_support import TETHER, TmuxLab, wait_until, write_project
+from tests.watch.watch_support import TETHER, TmuxLab, wait_until, write_project
 
 
 def _tether(project: Path, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:

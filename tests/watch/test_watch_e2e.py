@@ -18,7 +18,7 @@ from typing import Any
 
 import psutil
 import pytest
-from watch_support import TETHER, TmuxLab, gate_event, wait_until, write_project
+from tests.watch.watch_support import TETHER, TmuxLab, gate_event, wait_until, write_project
 
 from tether.watch.transcript import OpenCall, TranscriptReader
 

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from tether.watch.tmux import Tmux
 
@@ -24,7 +24,10 @@ T = TypeVar("T")
 
 
 def wait_until(
-    probe: Callable[[], T | None], timeout: float = 10.0, every: float = 0.05, what: str = ""
+    probe: Callable[[], T | Literal[False] | None],
+    timeout: float = 10.0,
+    every: float = 0.05,
+    what: str = "",
 ) -> T:
     """Poll ``probe`` until it returns something truthy; fail after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout

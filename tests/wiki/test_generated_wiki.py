@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.wikigen import GenWiki, generate
 
 from tether.errors import PathEscapeError
 from tether.wiki.check import check
 from tether.wiki.index import Index
 from tether.wiki.layout import Wiki
-from wikigen import GenWiki, generate
 
 TETHER = str(Path(sys.executable).parent / "tether")
 

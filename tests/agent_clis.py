@@ -35,13 +35,15 @@ class Cli:
 
 
 # Harness name -> its CLI. A CLI installed some other way (a venv, a release
-# binary) is one more row with its own ``installed_at``.
+# binary) is one more row with its own ``installed_at``. ``jiti`` is the
+# TypeScript loader Pi runs its extensions with (installed with pi).
 CLIS: dict[str, Cli] = {
     "claude-code": Cli("claude", NPM_BIN / "claude"),
     "codex": Cli("codex", NPM_BIN / "codex"),
     "copilot": Cli("copilot", NPM_BIN / "copilot"),
     "pi": Cli("pi", NPM_BIN / "pi"),
     "vibe": Cli("vibe", AGENTS / "vibe-venv" / "bin" / "vibe"),
+    "jiti": Cli("jiti", NPM_BIN / "jiti"),
 }
 
 

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tests.wikigen import GenWiki, generate
 
 from tether.skills import shipped_skills
-from wikigen import GenWiki, generate
 
 TETHER = str(Path(sys.executable).parent / "tether")
 AGENT_VARS = (

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests import agent_clis
 from tests.watch.watch_support import TETHER, TmuxLab, wait_until
 
 from tether.clock import FakeClock
@@ -218,7 +219,6 @@ def test_the_installed_pi_extension_knows_the_project_s_home(
     )
 
 
-JITI = Path(__file__).resolve().parents[2] / ".ci" / "agents" / "node_modules" / ".bin" / "jiti"
 DRIVER = """\
 import extension from "./tether-watch.ts";
 extension({ on: () => {}, sendUserMessage: () => {} });
@@ -239,8 +239,7 @@ def test_the_pi_extension_finds_the_home_without_tether_home(
     tmp_path: Path, toml: str, baked: str | None, expected: str
 ) -> None:
     """The extension's own lookup, run by the TypeScript loader Pi uses (jiti)."""
-    if not os.access(JITI, os.X_OK):
-        pytest.skip(f"jiti is not installed at {JITI}")
+    jiti = agent_clis.require("jiti")
     project = tmp_path / "p"
     (project / "deep" / "er").mkdir(parents=True)
     (project / "tether.toml").write_text(toml)
@@ -250,7 +249,7 @@ def test_the_pi_extension_finds_the_home_without_tether_home(
     (code / "driver.ts").write_text(DRIVER)
     env = {k: v for k, v in os.environ.items() if k != "TETHER_HOME"}
     done = subprocess.run(
-        [str(JITI), str(code / "driver.ts")],
+        [str(jiti), str(code / "driver.ts")],
         cwd=project / "deep" / "er",
         env=env,
         capture_output=True,

@@ -270,9 +270,8 @@ def test_changes_by_another_process_are_seen(kb: Kb) -> None:
     assert kb.finds("newword") == ["concepts/alpha.md"]
 
 
+@pytest.mark.parametrize("kb", ["watch"], indirect=True)
 def test_the_watch_walks_again_after_another_writer(kb: Kb) -> None:
-    if kb.mode != "watch":
-        pytest.skip("the walk does not depend on who wrote last")
     rewrite_in_place(kb.path("beta"), "betaword", "betaterm")
     with Index.open(kb.index.wiki, kb.home) as other:  # another connection writes first
         assert other.update(watch=False).parsed == 1
@@ -281,9 +280,8 @@ def test_the_watch_walks_again_after_another_writer(kb: Kb) -> None:
     assert not kb.update().walked
 
 
+@pytest.mark.parametrize("kb", ["watch"], indirect=True)
 def test_a_forked_child_does_not_trust_the_parent_watch(kb: Kb) -> None:
-    if kb.mode != "watch":
-        pytest.skip("no watch in the walk")
     from tether.wiki.freshness import tracker_for
 
     tracker = tracker_for(str(kb.index.path), str(kb.index.wiki.pages_dir))
@@ -293,9 +291,8 @@ def test_a_forked_child_does_not_trust_the_parent_watch(kb: Kb) -> None:
     assert not kb.update().walked
 
 
+@pytest.mark.parametrize("kb", ["walk"], indirect=True)
 def test_a_command_sees_an_edit_that_keeps_size_and_mtime(kb: Kb) -> None:
-    if kb.mode != "walk":
-        pytest.skip("a command is a fresh process: it walks")
     rewrite_in_place(kb.path("alpha"), "oldword", "newword")
     done = subprocess.run(
         [TETHER, "room", "brief", "--root", str(kb.root), "--json", "newword"],
@@ -307,9 +304,8 @@ def test_a_command_sees_an_edit_that_keeps_size_and_mtime(kb: Kb) -> None:
     assert '"path": "wiki/concepts/alpha.md"' in done.stdout
 
 
+@pytest.mark.parametrize("kb", ["watch"], indirect=True)
 def test_an_overflowing_event_queue_makes_the_watch_walk(kb: Kb) -> None:
-    if kb.mode != "watch":
-        pytest.skip("no watch in the walk")
     try:
         limit = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
     except (OSError, ValueError):
@@ -325,9 +321,8 @@ def test_an_overflowing_event_queue_makes_the_watch_walk(kb: Kb) -> None:
     assert not kb.update().walked
 
 
+@pytest.mark.parametrize("kb", ["walk"], indirect=True)
 def test_commands_updating_one_index_at_once_agree(kb: Kb) -> None:
-    if kb.mode != "walk":
-        pytest.skip("commands walk")
     for n in range(60):
         kb.page(f"extra-{n:02d}", f"Extra page {n} links to [[alpha]] and [[extra-{n + 1:02d}]].")
     rewrite_in_place(kb.path("alpha"), "oldword", "newword")

@@ -22,12 +22,13 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT))  # the repository, for bench.*
+
+from bench.wiki_questions import QUESTIONS  # noqa: E402
 
 from tether.room.brief import make_brief  # noqa: E402
 from tether.wiki.index import Index  # noqa: E402
 from tether.wiki.layout import Wiki  # noqa: E402
-from wiki_questions import QUESTIONS  # noqa: E402
 
 VAULT = ROOT.parent / "shared" / "corpora" / "obsidian-help-en"
 

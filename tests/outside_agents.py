@@ -6,17 +6,22 @@ When pytest itself runs inside an agent CLI, that agent is an ancestor of every
 process the test starts. :func:`detached` wraps an argv so that it runs under a
 process that has left the tree by a double fork (its parent becomes init), with
 the same stdin, stdout and stderr, and the launcher exits with the command's
-exit code. Agent variables are scrubbed by the tests' own environments
-(``gate_support.clean_env``). If the launched process still finds an agent
-ancestor (an agent that adopts orphans), it exits with :data:`STILL_INSIDE`
-and says why on stderr: the test fails instead of skipping.
+exit code. :func:`without_agent_vars` removes the variables by which an agent
+announces itself from an environment. If the launched process still finds an
+agent ancestor (an agent that adopts orphans), it exits with
+:data:`STILL_INSIDE` and says why on stderr: the test fails instead of skipping.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
+
+from tether.gate import newsession, session_id
 
 STILL_INSIDE = 97
+# Variables that tell tether it runs inside an agent or name the agent's session.
+AGENT_VARS = frozenset(session_id.ALL_HARNESS_VARS) | frozenset(newsession.AGENT_ENV_MARKERS)
 
 _LAUNCH = """\
 import os, subprocess, sys, time
@@ -43,6 +48,11 @@ os.wait()
 with os.fdopen(read_end) as codes:
     sys.exit(int(codes.read() or 1))
 """.replace("STILL_INSIDE", str(STILL_INSIDE))
+
+
+def without_agent_vars(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` without :data:`AGENT_VARS`."""
+    return {k: v for k, v in env.items() if k not in AGENT_VARS}
 
 
 def detached(argv: list[str], *, new_session: bool = False) -> list[str]:

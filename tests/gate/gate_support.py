@@ -1,4 +1,4 @@
-"""Helpers shared by the gate tests (imported by name: test modules live in this folder)."""
+"""Helpers shared by the gate tests (imported as ``tests.gate.gate_support``)."""
 
 from __future__ import annotations
 
@@ -10,17 +10,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tether.gate import newsession, session_id
+from tests.outside_agents import without_agent_vars
 
 GOLDEN = Path(__file__).parent / "golden"
 
-# Variables that would let the gate (or `session new`) find a session or an agent
-# without the process tree: scrubbed so a test sees only what it sets up.
-_SCRUB = frozenset(session_id.ALL_HARNESS_VARS) | frozenset(newsession.AGENT_ENV_MARKERS)
-
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
+    """Without the variables that would let the gate (or `session new`) find a session
+    or an agent without the process tree: a test sees only what it sets up."""
+    env = without_agent_vars(os.environ)
     env["TETHER_HOME"] = str(home)
     env.update(extra)
     return env

@@ -8,10 +8,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from room_support import TETHER, write_profile
+from tests.room.room_support import TETHER, write_profile
+from tests.wikigen import GenWiki, generate
 
 from tether.gate.roomrule import allowed_command, check
-from wikigen import GenWiki, generate
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from watch_support import TETHER, TmuxLab, agent_argv, wait_until, write_project
+from tests.watch.watch_support import TETHER, TmuxLab, agent_argv, wait_until, write_project
 
 from tether.watch.transcript import TranscriptReader
 

@@ -10,6 +10,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 CASE = """\
+from tests import agent_clis
 
 
 def test_needs_codex():

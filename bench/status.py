@@ -32,6 +32,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 
 import psutil
@@ -63,7 +64,7 @@ def make_home(home: Path, runs: int) -> None:
                         profile="default",
                         harness=HARNESSES[n % len(HARNESSES)],
                         argv=["--steps", "9"],
-                        status=status,  # type: ignore[arg-type]
+                        status=status,
                         stop_reason=None if running else status,
                         exit_code=None if running else 20,
                         iteration_limit=10,
@@ -153,7 +154,7 @@ def main() -> None:
         }
         print("\ndashboard runs page, server work in-process (runs_page)   best        median")
         for label, query in pages.items():
-            best, median = series(lambda q=query: _timed(lambda: runs_page(conn, q)), args.repeats)
+            best, median = series(partial(_timed, partial(runs_page, conn, query)), args.repeats)
             print(f"  {label:<46} {ms(best)}  {ms(median)}   (target <= 100 ms)")
         conn.close()
 
@@ -198,7 +199,7 @@ def main() -> None:
                     "/api/runs?harness=codex&status=timeout",
                 ),
             ):
-                best, median = series(lambda p=path: get(p), args.repeats)
+                best, median = series(partial(get, path), args.repeats)
                 print(f"  {label:<46} {ms(best)}  {ms(median)}   (target <= 100 ms)")
 
             # idle: one page open (an SSE stream), nothing changes

@@ -153,8 +153,10 @@ def _session_samples() -> list[tuple[str, Any]]:
             continue
         for line in path.read_bytes().splitlines():
             obj = json.loads(line)
-            payload = obj.get("payload") if isinstance(obj.get("payload"), dict) else {}
-            result = payload.get("result") if isinstance(payload.get("result"), dict) else {}
+            payload: dict[str, Any] = obj["payload"] if isinstance(obj.get("payload"), dict) else {}
+            result: dict[str, Any] = (
+                payload["result"] if isinstance(payload.get("result"), dict) else {}
+            )
             key = (harness, f"{obj.get('type')}/{payload.get('kind')}/{result.get('type')}")
             if key not in seen and len(line) < 40_000:
                 seen[key] = (harness, obj)

@@ -25,7 +25,7 @@ from tether.loop import tick
 from tether.loop.tick import TickResult
 from tether.loop.unfinished import attempt_basis
 from tether.store import connect
-from tether.store.runs import RunRow, RunStatus, insert_run
+from tether.store.runs import RunRow, insert_run
 
 TETHER = str(Path(sys.executable).parent / "tether")
 
@@ -90,7 +90,7 @@ def test_changing_the_text_of_an_actionable_ticket_starts_the_count_again(
     assert project.board.get(ticket.id).location == "USER/decision", fifth.dispatched.summary
 
 
-def _run_row(project: Project, run_id: str, status: RunStatus, unit: str, minute: int) -> RunRow:
+def _run_row(project: Project, run_id: str, status: str, unit: str, minute: int) -> RunRow:
     run_dir = project.home / "runs" / run_id
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "report.md").write_text(f"# Report of {run_id}\n\nNot finished.\n", "utf-8")

@@ -1,6 +1,6 @@
 """Record real Vibe against tether's scripted model server into this folder.
 
-    .venv/bin/python tests/transcripts/vibe/record.py [VIBE_EXECUTABLE [SCENARIO...]]
+    .venv/bin/python -m tests.transcripts.vibe.record [VIBE_EXECUTABLE [SCENARIO...]]
 
 Run by hand (never by the tests): it overwrites ``<name>.jsonl``,
 ``.stderr.txt``, ``.session.jsonl``, ``.mock-log.jsonl`` and
@@ -21,10 +21,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests import agent_clis
+
 from tether.testing.model_server import ModelServer, client_setup, read_log, summarize
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[2]
 PROMPT = "Run the scripted steps."
 # scenario -> (think seconds, timeout wrapper seconds). Vibe takes seconds to
 # start (more on a loaded machine), so forever gets a minute, not the 20 s of
@@ -170,10 +171,9 @@ def record(exe: Path, scenario: str, think: float, limit: int) -> None:
 
 
 def main() -> None:
-    default = REPO / ".ci" / "agents" / "vibe-venv" / "bin" / "vibe"
-    exe = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else default
-    if not exe.exists():
-        sys.exit(f"no vibe at {exe}; run .ci/install-agents or name the executable")
+    exe = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else agent_clis.find("vibe")
+    if exe is None or not exe.exists():
+        sys.exit(f"{agent_clis.missing_reason('vibe')}, or name the executable")
     chosen = sys.argv[2:] or list(SCENARIOS)
     for scenario in chosen:
         think, limit = SCENARIOS[scenario]

@@ -155,14 +155,15 @@ def test_an_error_is_a_tool_error_with_the_clis_line_and_exit_code(
 def test_arguments_outside_the_schema_are_refused_like_a_usage_error(
     server: StdioClient,
 ) -> None:
-    for name, args, message in [
+    cases: list[tuple[str, dict[str, Any], str]] = [
         ("board_add", {}, "board_add: missing argument 'title'"),
         ("board_add", {"title": "x", "colour": "red"}, "board_add: unknown argument 'colour'"),
         ("subagents_wait", {"timeout": -1}, "subagents_wait: 'timeout' must be 0 or more"),
         ("loop_tick", {"dry_run": "yes"}, "loop_tick: 'dry_run' must be a boolean"),
         ("board_add", {"title": "x", "priority": "P7"}, "must be one of P1, P2, P3"),
         ("ingest_release", {}, "unknown tool 'ingest_release'"),
-    ]:
+    ]
+    for name, args, message in cases:
         result = server.call(name, args)
         assert result["isError"] is True, name
         assert message in _text(result)

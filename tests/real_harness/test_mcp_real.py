@@ -17,15 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests import agent_clis
 
 from tether.gate import hook_install as gate_install
 from tether.testing.model_server import ModelServer, client_setup
 
 pytestmark = pytest.mark.real_harness
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("TETHER_AGENT_BIN_DIR") or REPO / ".ci/agents/node_modules/.bin")
-EXECUTABLE = {"claude-code": "claude", "codex": "codex"}
 TETHER = str(Path(sys.executable).parent / "tether")
 PROMPT = "Run one tick of the loop."
 CONTINUE = "TETHER-LOOP: CONTINUE — level 1 did work, the loop goes on."
@@ -41,10 +39,7 @@ default = true
 
 
 def _cli(harness: str) -> Path:
-    path = BIN / EXECUTABLE[harness]
-    if not path.exists():
-        pytest.skip(f"{harness} CLI not installed at {path}")
-    return path
+    return agent_clis.require(harness)
 
 
 def _events(home: Path) -> list[tuple[Any, ...]]:

@@ -102,6 +102,8 @@ class _Handler(BaseHTTPRequestHandler):
             owner._record_other("POST", self.path, protocol=api.name)
             self._send_json(400, {"error": {"type": "invalid_request_error", "message": str(exc)}})
             return
+        if owner.keep_bodies:
+            owner.bodies.append(body)
         reply = owner._answer(api, parsed, self.path, estimate_tokens(body))
         if not owner._think():
             self.close_connection = True  # the server is stopping: drop it unanswered
@@ -138,7 +140,8 @@ class ModelServer:
             assert server.model_calls == 5
 
     ``think`` delays every answer by that many seconds (after the request is
-    logged); ``log_path`` also writes the request log as JSONL.
+    logged); ``log_path`` also writes the request log as JSONL; ``keep_bodies``
+    keeps each model request's raw body in ``bodies``.
     """
 
     def __init__(
@@ -148,6 +151,7 @@ class ModelServer:
         think: float = 0.0,
         log_path: Path | str | None = None,
         port: int = 0,
+        keep_bodies: bool = False,
     ) -> None:
         if think < 0:
             raise ValueError(f"think must be >= 0 seconds, got {think}")
@@ -155,6 +159,9 @@ class ModelServer:
         self.think = think
         self._log_path = log_path
         self._requested_port = port
+        # the raw bodies of agent requests, for tests that read what a client sent
+        self.keep_bodies = keep_bodies
+        self.bodies: list[bytes] = []
         self._log: RequestLog | None = None
         self._httpd: _Httpd | None = None
         self._thread: threading.Thread | None = None

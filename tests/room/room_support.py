@@ -8,6 +8,14 @@ from pathlib import Path
 TETHER = str(Path(sys.executable).parent / "tether")
 
 
+def room_question(word: str) -> str:
+    """A question about a generated page that finds it and more pages by their words.
+
+    "What is X?" alone finds only X's page by its words: read directly, no room.
+    """
+    return f"What is {word} and what does it depend on?"
+
+
 def write_profile(project: Path, commands: list[str] | None, *extra: str) -> None:
     """A tether.toml whose default profile is the scripted agent running ``commands``."""
     import json

@@ -48,20 +48,35 @@ def test_brief_picks_the_page_and_its_typed_relation_within_b(
     assert all(p.stale_reason == "source changed" for p in brief.pages if p.stale)
 
 
-def test_a_hub_overflows_b_and_the_rest_is_cut(gen: GenWiki, index: Index) -> None:
+def test_a_hub_found_alone_is_read_directly_and_its_relations_are_only_cut(
+    gen: GenWiki, index: Index
+) -> None:
     brief = make_brief(index, f"What is {gen.word_of('hub')}?", 12)
+    # the question's words find the hub alone: <= 2 pages before neighbours
+    assert brief.read_directly and [p.id for p in brief.pages] == ["hub"]
+    targets = {t for _, t in gen.pages["hub"].relations}
+    cut = {p.id for p in brief.cut}
+    assert {p.id for p in brief.cut if p.why == "neighbour"} <= targets
+    assert len(targets & cut) >= 10
+
+
+def test_a_hub_overflows_b_and_the_rest_is_cut(gen: GenWiki, index: Index) -> None:
+    brief = make_brief(index, _question(gen, "hub"), 12)
     assert len(brief.pages) == 12 and not brief.read_directly
     assert brief.pages[0].id == "hub"
     targets = {t for _, t in gen.pages["hub"].relations}
-    assert {p.id for p in brief.pages[1:]} <= targets
-    assert brief.cut_total == len(targets) - 11
-    assert {p.id for p in brief.cut} == targets - {p.id for p in brief.pages}
+    # every neighbour is one of the hub's relations; anything else on the list was
+    # found by the question itself
+    assert {p.id for p in brief.pages if p.why == "neighbour"} <= targets
+    assert all(p.why in ("match", "episode") for p in brief.pages[1:] if p.id not in targets)
+    assert brief.cut_total > len(brief.cut) == 20  # CUT_SHOWN of them are named
 
 
 def test_two_pages_or_fewer_are_read_directly(gen: GenWiki, index: Index) -> None:
     brief = make_brief(index, f"What is {gen.word_of('isolated-1')}?", 12)
     assert brief.read_directly
-    assert [p.id for p in brief.pages] == ["isolated-1"]
+    assert brief.pages[0].id == "isolated-1" and len(brief.pages) <= 2
+    assert all(p.why != "neighbour" for p in brief.pages)  # the rule counts what was found
     assert brief.to_dict()["read_directly"] is True
 
 

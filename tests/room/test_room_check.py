@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tests.room.room_support import TETHER
+from tests.room.room_support import TETHER, room_question
 from tests.wikigen import GenWiki, generate
 
 from tether.room.brief import make_brief
@@ -28,7 +28,7 @@ def room(gen: GenWiki, tether_home: Path) -> Room:
     wiki = Wiki.open(gen.root)
     with Index.open(wiki, tether_home) as index:
         index.update()
-        brief = make_brief(index, f"What is {gen.word_of('concept-00004')}?", 12)
+        brief = make_brief(index, room_question(gen.word_of("concept-00004")), 12)
     room = Room.create(tether_home, "r1", room_data("r1", wiki, brief))
     second = brief.pages[1].id
     assert room.read_page("concept-00004").outcome == "read"
@@ -117,7 +117,7 @@ def test_budget_hit_requires_the_line_naming_each_refused_page(
     wiki = Wiki.open(gen.root)
     with Index.open(wiki, tether_home) as index:
         index.update()
-        brief = make_brief(index, f"What is {gen.word_of('hub')}?", 12)
+        brief = make_brief(index, room_question(gen.word_of("hub")), 12)
     room = Room.create(tether_home, "r2", room_data("r2", wiki, brief))
     for page in room.pages:
         assert room.read_page(page["id"]).outcome == "read"
@@ -166,7 +166,7 @@ def test_only_page_names_are_demanded_in_the_budget_line(
     wiki = Wiki.open(gen.root)
     with Index.open(wiki, tether_home) as index:
         index.update()
-        brief = make_brief(index, f"What is {gen.word_of('hub')}?", 12)
+        brief = make_brief(index, room_question(gen.word_of("hub")), 12)
     room = Room.create(tether_home, "r3", room_data("r3", wiki, brief))
     for page in room.pages:
         assert room.read_page(page["id"]).outcome == "read"

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.room.room_support import TETHER, write_profile
+from tests.room.room_support import TETHER, room_question, write_profile
 from tests.wikigen import GenWiki, generate
 
 from tether.room.brief import make_brief
@@ -64,18 +64,19 @@ def _events_text(home: Path, run_id: str) -> str:
 def test_fourteen_reads_with_b12_refuse_13_and_14_and_the_budget_line_passes(
     gen: GenWiki, project: Path, tether_home: Path, tmp_path: Path
 ) -> None:
-    question = f"What is {gen.word_of('hub')}?"
+    question = room_question(gen.word_of("hub"))
     with Index.open(Wiki.open(gen.root), tether_home) as index:
         index.update()
         brief = make_brief(index, question, 12)
     listed = [p.id for p in brief.pages]
     extra = [p.id for p in brief.cut[:2]]
     assert len(listed) == 12 and len(extra) == 2
+    fresh = [p.id for p in brief.pages[1:] if not p.stale]  # cited without a stale flag
     conclusion = tmp_path / "conclusion.md"
     conclusion.write_text(
         f"{gen.word_of('hub').capitalize()} ties the relations together [[hub]].\n\n"
-        f"- It depends on the first neighbour [[{listed[1]}]].\n"
-        f"- The second neighbour contrasts with it [[{listed[2]}]].\n\n"
+        f"- It depends on the first neighbour [[{fresh[0]}]].\n"
+        f"- The second neighbour contrasts with it [[{fresh[1]}]].\n\n"
         f"budget reached, not read: {', '.join(extra)}\n"
     )
     commands = [f"{TETHER} wiki read {page}" for page in [*listed, *extra]]
@@ -99,7 +100,7 @@ def test_fourteen_reads_with_b12_refuse_13_and_14_and_the_budget_line_passes(
 def test_a_room_that_tries_to_open_a_room_is_refused(
     gen: GenWiki, project: Path, tether_home: Path, tmp_path: Path
 ) -> None:
-    question = f"What is {gen.word_of('concept-00004')}?"
+    question = room_question(gen.word_of("concept-00004"))
     conclusion = tmp_path / "c.md"
     conclusion.write_text("It is tracked by the operators [[concept-00004]] (stale).\n")
     write_profile(
@@ -153,14 +154,14 @@ def test_one_room_per_wiki_and_never_two_for_one_session(
     gen: GenWiki, project: Path, tether_home: Path, tmp_path: Path
 ) -> None:
     other_wiki = generate(tmp_path / "kb2", pages=300)
-    question = f"What is {gen.word_of('concept-00004')}?"
+    question = room_question(gen.word_of("concept-00004"))
     # each room hangs in a read the room allows (the gate refuses any other call)
     write_profile(project, [f"{TETHER} wiki read concept-00004"], "--hang-before-result", "1")
     first = _open_in_background(project, gen.root, question, "session-a")
     try:
         lock = wiki_lock_path(tether_home, gen.root)
         assert _poll(lambda: lock.exists() and "room " in lock.read_text())
-        other = f"What is {gen.word_of('concept-00100')}?"
+        other = room_question(gen.word_of("concept-00100"))
         # another session, same wiki: refused
         same_wiki = _room_as(project, "session-b", "open", "--root", str(gen.root), other)
         assert same_wiki.returncode == 30
@@ -172,7 +173,10 @@ def test_one_room_per_wiki_and_never_two_for_one_session(
         assert "refused: this session already has a room open (room " in same_session.stderr
         # another session, another wiki: a room of its own
         second = _open_in_background(
-            project, other_wiki.root, f"What is {other_wiki.word_of('concept-00100')}?", "session-b"
+            project,
+            other_wiki.root,
+            room_question(other_wiki.word_of("concept-00100")),
+            "session-b",
         )
         try:
             lock2 = wiki_lock_path(tether_home, other_wiki.root)
@@ -194,10 +198,33 @@ def test_room_open_text_names_the_pages_and_the_cut_list(
     conclusion = tmp_path / "c.md"
     conclusion.write_text("The hub ties the relations together [[hub]].\n")
     write_profile(project, [f"{TETHER} wiki read hub", f"{TETHER} room conclude {conclusion}"])
-    done = _room(project, "open", "--root", str(gen.root), f"What is {gen.word_of('hub')}?")
+    question = room_question(gen.word_of("hub"))
+    with Index.open(Wiki.open(gen.root), tether_home) as index:
+        index.update()
+        brief = make_brief(index, question, 12)
+    done = _room(project, "open", "--root", str(gen.root), question)
     assert done.returncode == 0, done.stderr
-    assert "  pages (B=12): hub, " in done.stdout
-    assert "  cut by the budget (5): concept-00027, concept-00003" in done.stdout
+    assert f"  pages (B=12): {', '.join(p.id for p in brief.pages)}\n" in done.stdout
+    shown = ", ".join(p.id for p in brief.cut)
+    assert f"  cut by the budget ({brief.cut_total}): {shown}" in done.stdout
+    stale = "; ".join(f"{p.id} (source changed)" for p in brief.cut if p.stale)
+    assert (f"  cut and stale: {stale}\n" in done.stdout) == bool(stale)
+
+
+def test_cut_stale_pages_are_named_in_the_text(gen: GenWiki, tether_home: Path) -> None:
+    from tether.cli.room import cut_lines
+
+    with Index.open(Wiki.open(gen.root), tether_home) as index:
+        index.update()
+        brief = make_brief(index, room_question(gen.word_of("concept-00004")), 1)
+    data = brief.to_dict()
+    stale = [p for p in data["cut"] if p["stale"]]
+    assert stale, [p["id"] for p in data["cut"]]
+    lines = cut_lines(data)
+    assert lines[0].startswith(f"  cut by the budget ({brief.cut_total}): ")
+    assert lines[1] == "  cut and stale: " + "; ".join(
+        f"{p['id']} ({p['stale_reason']})" for p in stale
+    )
 
 
 def test_read_directly_opens_no_room(gen: GenWiki, project: Path, tether_home: Path) -> None:

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tests.room.room_support import TETHER, write_profile
+from tests.room.room_support import TETHER, room_question, write_profile
 from tests.wikigen import GenWiki, generate
 
 from tether.gate.roomrule import allowed_command, check
@@ -43,7 +43,7 @@ def test_a_room_agent_that_cats_a_page_is_refused_and_the_refusal_is_logged(
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_ROOM")}
     env.pop("TETHER_DEPTH", None)
-    question = f"What is {gen.word_of('concept-00004')}?"
+    question = room_question(gen.word_of("concept-00004"))
     done = subprocess.run(
         [TETHER, "room", "open", "--root", str(gen.root), "--json", question],
         cwd=project,

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tests.room.room_support import TETHER
+from tests.room.room_support import TETHER, room_question
 from tests.wikigen import GenWiki, generate
 
 from tether.room.room import refuse_nesting
@@ -64,7 +64,7 @@ def test_a_session_started_by_tether_run_opens_a_room(
 ) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    question = f"What is {gen.word_of('concept-00004')}?"
+    question = room_question(gen.word_of("concept-00004"))
     conclusion = tmp_path / "c.md"
     conclusion.write_text("It is tracked by the operators [[concept-00004]] (stale).\n")
     open_room = (
@@ -93,7 +93,7 @@ def test_a_room_without_its_variables_is_still_refused_by_the_process_tree(
 ) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    question = f"What is {gen.word_of('concept-00004')}?"
+    question = room_question(gen.word_of("concept-00004"))
     conclusion = tmp_path / "c.md"
     conclusion.write_text("It is tracked by the operators [[concept-00004]] (stale).\n")
     nested = (
@@ -136,7 +136,7 @@ def test_reads_with_the_room_variables_removed_still_count_against_the_room(
 ) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    question = f"What is {gen.word_of('concept-00004')}?"
+    question = room_question(gen.word_of("concept-00004"))
     conclusion = tmp_path / "c.md"
     conclusion.write_text("It is tracked by the operators [[concept-00004]] (stale).\n")
     stripped = f"env -u TETHER_ROOM_DIR -u TETHER_ROOM_ID {TETHER} wiki read"

@@ -8,6 +8,7 @@ import shlex
 import signal
 import subprocess
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -164,3 +165,45 @@ def test_a_pane_whose_agent_has_not_started_is_starting_not_ended(
     result = json.loads(out)
     assert result["changes"] == [{"key": f"pane:{late}", "from": "starting", "to": "working"}]
     assert result["orchestrator"] is None  # called from no orchestrator's pane or tree
+
+
+def test_a_long_tool_of_an_agent_that_never_asks_is_no_confirmation_wait(
+    lab: TmuxLab, tmp_path: Path
+) -> None:
+    pane, _ = lab.orchestrator()
+    asks = tmp_path / "asks"
+    never = tmp_path / "never"
+    hang = ["--steps", "10", "--step-delay", "0.1", "--hang-before-result", "2"]
+    claude = _cd_and_run(lab, tmp_path / "h1", asks, ["--format", "claude-code", *hang], "lab")
+    pi = _cd_and_run(lab, tmp_path / "h2", never, ["--format", "pi", *hang], "lab")
+    for log in (asks / "agent.jsonl", never / "agent.jsonl"):
+        wait_until(
+            partial(_hanging, log, "echo step 2"),
+            timeout=20,
+            what=f"the subagent in {log.parent.name} to hang on step 2's call",
+        )
+    project = _project(tmp_path, lab)
+    _tether(project, "watch", "add-orchestrator", "--tmux-pane", pane)
+    listed = {s["key"]: s for s in _tether(project, "subagents", "list", "--json")}
+    assert listed[f"pane:{claude}"]["state"] == "waits-for-confirmation"  # Bash asks there
+    assert listed[f"pane:{pi}"]["state"] == "runs-a-long-tool"  # Pi has no dialogs
+    text = str(_tether(project, "subagents", "list"))
+    assert f"never (pane {pi}) — runs a long tool (" in text
+    assert f"asks (pane {claude}) — waits for confirmation: Bash" in text
+
+
+def test_which_tools_ask_follows_the_harness_and_its_mode() -> None:
+    from tether.watch.permissions import asks_permission
+
+    assert asks_permission("claude", ["claude"], "Bash")
+    assert not asks_permission("claude", ["claude"], "Read")
+    assert not asks_permission("claude", ["claude", "--dangerously-skip-permissions"], "Bash")
+    assert not asks_permission("claude", ["claude", "--permission-mode", "acceptEdits"], "Edit")
+    assert asks_permission("claude", ["claude", "--permission-mode", "acceptEdits"], "Bash")
+    assert not asks_permission("pi", ["pi"], "bash")
+    assert asks_permission("codex", ["codex"], "shell")
+    assert not asks_permission("codex", ["codex", "-a", "never"], "shell")
+    assert not asks_permission("copilot", ["copilot", "--allow-all-tools"], "bash")
+    scripted = ["python", "-m", "tether.harnesses.scripted", "--format", "pi"]
+    assert not asks_permission("tether.harnesses.scripted", scripted, "bash")
+    assert not asks_permission("aider", ["aider"], "run")

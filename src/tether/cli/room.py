@@ -37,20 +37,26 @@ def _print_brief(data: dict[str, Any]) -> None:
 
 
 def _print_cut(data: dict[str, Any]) -> None:
+    for line in cut_lines(data):
+        click.echo(line)
+
+
+def cut_lines(data: dict[str, Any]) -> list[str]:
     """The pages the budget left out, and which of them are stale."""
     cut = data["cut"]
     if not cut:
-        return
+        return []
     more = data["cut_total"] - len(cut)
-    click.echo(
+    lines = [
         f"  cut by the budget ({data['cut_total']}): {', '.join(p['id'] for p in cut)}"
         + (f" … and {more} more" if more > 0 else "")
-    )
+    ]
     stale = [p for p in cut if p["stale"]]
     if stale:
-        click.echo(
+        lines.append(
             "  cut and stale: " + "; ".join(f"{p['id']} ({p['stale_reason']})" for p in stale)
         )
+    return lines
 
 
 @room.command("brief")

@@ -7,8 +7,10 @@ from typing import Any
 import click
 
 from tether.cli.render import print_json
-from tether.cli.watch import not_counted_lines, open_store, watch_settings
+from tether.cli.watch import not_counted_lines, open_store, wake_lines, watch_settings
 from tether.errors import UsageError
+
+RECENT_WAKES = 3
 
 
 @click.group()
@@ -39,13 +41,22 @@ def list_(as_json: bool) -> None:
 
     settings, home = watch_settings()
     surveyor = Surveyor(settings, home)
-    survey = surveyor.look(open_store(home), time.time())
+    conn = open_store(home)
+    survey = surveyor.look(conn, time.time())
     if as_json:
         print_json([subagent_dict(v) for v in survey.subagents])
         return
     click.echo(f"{len(survey.running)} of {len(survey.subagents)} subagent(s) running")
     for line in _subagent_lines(survey):
         click.echo(line)
+    for view in survey.orchestrators:
+        if not view.alive:
+            click.echo(f"orchestrator {view.orchestrator.name} is GONE ({view.gone})")
+    wakes = wake_lines(home, conn, RECENT_WAKES)
+    if wakes:
+        click.echo("recent wakes (newest last):")
+        for line in wakes:
+            click.echo(f"  {line}")
 
 
 @subagents.command("wait")

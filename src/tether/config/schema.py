@@ -71,6 +71,8 @@ class WatchSettings(Section, frozen=True):
     wake_prefer: Annotated[str, msgspec.Meta(pattern="^(harness|tmux)$")] = "harness"
     wake_command: list[NonEmptyStr] = msgspec.field(default_factory=list)
     notify: bool = True
+    # an argv run for the person on every wake and "orchestrator gone" (a chat webhook script)
+    notify_command: list[NonEmptyStr] = msgspec.field(default_factory=list)
     message_max_chars: Annotated[int, msgspec.Meta(ge=80)] = 600
     ack_timeout: PositiveFloat = 10.0
 

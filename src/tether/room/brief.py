@@ -1,21 +1,31 @@
 """W01 + W02: the Tier-A brief and the page list fixed within the budget B.
 
-Cheap, in the main session, before anything is read: bm25 candidates from the
+Cheap, in the main session, before anything is read: candidates from the
 index, seed episodes, the 1-hop relation neighbours of the B best matches, stale
 flags from the wiki's stale list. Every candidate gets a priority and the B
 highest make the list (matches, episodes and neighbours together never exceed
-B); the rest is the ``cut`` list. With two pages or fewer the answer is "read
-them directly": no room.
+B); the rest is the ``cut`` list. When the question finds two pages or fewer
+(matches and episodes, before any neighbour) the answer is "read them
+directly": no room (what else the brief found is then only in ``cut``).
 
-Priorities: a match scores its bm25 relative to the best match (1.0 for the
-best). A seed episode (one of the two best-matching episode pages, if it
-matches at least as well as a match must) scores 0.9 times its relative score.
-A neighbour that is not itself a match scores half of the best match it
+Matches come from two signals fused (``fused_hits``): bm25 over title, aliases,
+description, headings and body (weighted in that order), and the cosine
+similarity of word vectors of the question and of each page's names,
+description, headings and opening (``tether.wiki.semantic``), so a question in
+the user's own words finds a page that shares none of them.
+
+Priorities: a match scores its fused score relative to the best match (1.0 for
+the best). A seed episode (one of the two best-matching episode pages, if it
+matches at least as well as a match must) scores 0.9 times its relative bm25
+score. A neighbour that is not itself a match scores half of the best match it
 neighbours, times 1.0 for a typed relation (front matter ``relations:`` or
-``- type [[Target]]``) and 0.6 for a plain link, plus 0.05 for every further
-match it is linked with (at most 0.15), the whole scaled down for hubs: times
-``min(1, 2 / log2(2 + pages linking to it))``. The index page is never a
-neighbour (it links to everything).
+``- type [[Target]]``) and 0.6 for a plain link, times 0.6 when it is the
+neighbour that links to the match (an in-link) rather than the match linking
+to it, plus 0.05 for every further match it is linked with (at most 0.15), the
+whole scaled down for hubs: times ``min(1, 2 / log2(2 + pages linking to
+it))``. A hub — linked from at least 5 % of the pages and from 10 — is capped
+below every match, and the index page is never a neighbour (it links to
+everything).
 """
 
 from __future__ import annotations
@@ -38,9 +48,21 @@ EPISODE_PRIORITY = 0.9
 EPISODES = 2
 NEIGHBOUR_SHARE = 0.5
 PLAIN_LINK_WEIGHT = 0.6
+# A neighbour that links to a match (an in-link) says less about the question than
+# a page the match links to or names as a relation.
+IN_LINK_WEIGHT = 0.6
+# A hub (linked from at least HUB_SHARE of the pages, and from HUB_MIN_INBOUND) ranks
+# below every match: it links to everything, so it says little about the question.
+HUB_SHARE = 0.05
+HUB_MIN_INBOUND = 10
+HUB_PRIORITY = 0.5 * MATCH_CUTOFF
 EXTRA_LINK_BONUS = 0.05
 EXTRA_LINK_CAP = 0.15
 CUT_SHOWN = 20
+# The weight of the word-vector similarity against bm25 in a match's score.
+SEMANTIC_SHARE = 0.6
+# A page found only by the vectors (no word of the question in it) is a weaker sign.
+SEMANTIC_ONLY_WEIGHT = 0.7
 
 MATCH = "match"
 NEIGHBOUR = "neighbour"
@@ -125,6 +147,46 @@ def _page(
     )
 
 
+def fused_hits(index: Index, question: str, limit: int) -> tuple[list[Hit], set[str]]:
+    """bm25 and word-vector similarity fused: the pages for ``question``, best first.
+
+    A page's score is ``(1 - SEMANTIC_SHARE) * b + SEMANTIC_SHARE * s``: ``b`` its
+    bm25 relative to the best bm25 hit (0 when bm25 does not find it), ``s`` how
+    far its cosine similarity to the question lies above the wiki's mean, relative
+    to the most similar page (0 at or below the mean). Candidates are the bm25
+    hits and the ``limit`` most similar pages; with no bm25 hit at all (no word
+    of the question is in the wiki) there are none. Also returns the paths bm25
+    found.
+    """
+    hits = index.search(question, limit=limit)
+    if not hits:
+        return [], set()
+    best = hits[0].score if hits else 0.0
+    bm25 = {h.page.path: (h.score / best if best > 0 else 0.0) for h in hits}
+    rows = {h.page.path: h.page for h in hits}
+    sims = index.similar(question)
+    semantic: dict[str, float] = {}
+    if sims:
+        mean = sum(sims.values()) / len(sims)
+        top = max(sims.values())
+        if top > mean:
+            semantic = {p: max(0.0, (v - mean) / (top - mean)) for p, v in sims.items()}
+    nearest = sorted(semantic, key=lambda p: (-semantic[p], p))[:limit]
+    missing = [p for p in nearest if p not in rows]
+    rows.update(index.by_paths(missing))
+    fused: list[Hit] = []
+    for path in {*bm25, *nearest}:
+        row = rows.get(path)
+        if row is None:
+            continue
+        score = (1 - SEMANTIC_SHARE) * bm25.get(path, 0.0) + SEMANTIC_SHARE * semantic.get(path, 0)
+        if path not in bm25:
+            score *= SEMANTIC_ONLY_WEIGHT  # no word of the question in it: a weaker sign
+        fused.append(Hit(row, score))
+    fused.sort(key=lambda h: (-h.score, h.page.path))
+    return fused[:limit], set(bm25)
+
+
 def make_brief(index: Index, question: str, budget: int = DEFAULT_BUDGET) -> Brief:
     """The brief for ``question`` from an up-to-date index; the page list holds <= budget."""
     if budget < 1:
@@ -132,7 +194,7 @@ def make_brief(index: Index, question: str, budget: int = DEFAULT_BUDGET) -> Bri
     if not question.strip():
         raise UsageError("give the question the room should answer")
     stale = stale_reasons(index)
-    hits = index.search(question, limit=max(4 * budget, 40))
+    hits, worded = fused_hits(index, question, max(4 * budget, 40))
     best = hits[0].score if hits else 0.0
     matches = [h for h in hits if best > 0 and h.score >= MATCH_CUTOFF * best]
     candidates: dict[str, BriefPage] = {}
@@ -141,10 +203,16 @@ def make_brief(index: Index, question: str, budget: int = DEFAULT_BUDGET) -> Bri
             index, hit.page, MATCH, hit.score / best, stale, hit.score
         )
     _add_episodes(index, question, best, candidates, stale)
+    # the <= 2 rule counts the pages the question's words found, before any neighbour
+    # (and before pages only the word vectors suggest)
+    found = [c for path, c in candidates.items() if path in worded or c.why == EPISODE]
     _add_neighbours(index, matches[:budget], best, candidates, stale)
     ranked = sorted(candidates.values(), key=lambda p: (-p.priority, p.id.lower()))
-    chosen = ranked[:budget]
-    rest = ranked[budget:]
+    if len(found) <= READ_DIRECTLY_MAX:
+        chosen = sorted(found, key=lambda p: (-p.priority, p.id.lower()))[:budget]
+    else:
+        chosen = ranked[:budget]
+    rest = [p for p in ranked if p not in chosen]
     return Brief(question, budget, query_terms(question), chosen, rest[:CUT_SHOWN], len(rest))
 
 
@@ -183,28 +251,38 @@ def _add_neighbours(
     paths = list(strength)
     # page -> [(parent match, relation type, typed?)]
     links: dict[str, list[tuple[str, str, bool]]] = {}
+    outgoing: set[tuple[str, str]] = set()  # (neighbour, match) pairs the match links to
     for edge in index.edges_from(paths) + index.edges_to(paths):
         other, parent = _ends(edge, strength)
         if other is None or parent is None or other == parent:
             continue
         typed = edge.kind not in (BODY_LINK, EMBED)
         links.setdefault(other, []).append((parent, edge.rel_type, typed))
+        if edge.src == parent:
+            outgoing.add((other, parent))
     rows = index.by_paths(set(links) | set(paths))
     inbound = index.inbound_counts(links)
+    total = index.page_count()
     for path, found in links.items():
         row = rows.get(path)
         if row is None or path == index.wiki.index_page:
             continue  # an attachment, or the table of contents (it links to everything)
         scores = sorted(
             (
-                NEIGHBOUR_SHARE * strength[parent] * (1.0 if typed else PLAIN_LINK_WEIGHT)
+                NEIGHBOUR_SHARE
+                * strength[parent]
+                * (1.0 if typed else PLAIN_LINK_WEIGHT)
+                * (1.0 if (path, parent) in outgoing else IN_LINK_WEIGHT)
                 for parent, _, typed in found
             ),
             reverse=True,
         )
         parents = {parent for parent, _, _ in found}
         bonus = min(EXTRA_LINK_BONUS * (len(parents) - 1), EXTRA_LINK_CAP)
-        priority = (scores[0] + bonus) * _hub_factor(inbound.get(path, 0))
+        links_in = inbound.get(path, 0)
+        priority = (scores[0] + bonus) * _hub_factor(links_in)
+        if links_in >= max(HUB_MIN_INBOUND, HUB_SHARE * total):
+            priority = min(priority, HUB_PRIORITY)  # a hub never crowds out a match
         via = sorted({f"{rel} {rows[p].id if p in rows else p}" for p, rel, _ in found})
         known = candidates.get(path)
         if known is not None:

@@ -15,9 +15,10 @@ Two sources, best first:
    know is read from the event before it: right after a tool call started it
    is taken for a permission prompt, otherwise for a wait for input.
 2. The log: a tool call with no result after it (see ``transcript``). Open for
-   ``confirm_after`` seconds or more it is reported as a confirmation wait —
-   a hanging confirmation dialog and a very slow tool look the same here, and
-   the watchdog errs on the side of telling the orchestrator.
+   ``confirm_after`` seconds or more it is reported as a confirmation wait only
+   when its tool is one that asks for permission in that harness's mode
+   (``permissions``: Claude Code's ``Bash`` in the default mode, never Pi's
+   ``bash``); otherwise as a long-running tool ("runs a long tool (N s)").
 
 The tool's input shown in a wait comes from the gate's record when it has one
 (the input the harness asks about), else from the log.
@@ -26,14 +27,14 @@ The tool's input shown in a wait comes from the gate's record when it has one
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from tether.gate.eventlog import GateEvent
 from tether.watch.transcript import OpenCall, clip
 
-WaitKind = Literal["confirmation", "input", "tool"]
+WaitKind = Literal["confirmation", "input", "tool", "long-tool"]
 NoticeKind = Literal["confirmation", "input", "info", "untyped"]
 
 PERMISSION_EVENTS = frozenset({"PermissionRequest", "permissionRequest"})
@@ -87,6 +88,8 @@ class Wait:
             return f"waits for confirmation: {shown} has had no result for {waited} s"
         if self.kind == "input":
             return f"waits for input ({self.signal}, {waited} s)"
+        if self.kind == "long-tool":
+            return f"runs a long tool ({waited} s): {shown}"
         return f"runs {shown} ({waited} s)"
 
 
@@ -174,8 +177,14 @@ def wait_state(
     events: Sequence[GateEvent],
     now: float,
     confirm_after: float,
+    asks: Callable[[str | None], bool] = lambda tool: True,
 ) -> Wait | None:
-    """Combine both sources; an explicit harness signal wins, the log adds the input."""
+    """Combine both sources; an explicit harness signal wins, the log adds the input.
+
+    A call without a result for ``confirm_after`` seconds is a confirmation wait
+    only when ``asks`` says its tool asks for permission (``permissions``);
+    otherwise it is a long-running tool.
+    """
     signalled = from_gate(events)
     if signalled is not None and signalled.explicit:
         if open_call is not None and (
@@ -191,11 +200,15 @@ def wait_state(
             )
         return signalled
     if open_call is not None:
-        kind: WaitKind = "confirmation" if now - open_call.since >= confirm_after else "tool"
+        kind: WaitKind = "tool"
+        if now - open_call.since >= confirm_after:
+            kind = "confirmation" if asks(open_call.tool) else "long-tool"
         call = open_call
         return Wait(kind, call.tool, call.input, call.call_id, call.since, "log")
     if signalled is not None:  # a tool started (hook) and nothing since
-        kind = "confirmation" if now - signalled.since >= confirm_after else "tool"
+        kind = "tool"
+        if now - signalled.since >= confirm_after:
+            kind = "confirmation" if asks(signalled.tool) else "long-tool"
         return Wait(
             kind, signalled.tool, signalled.input, signalled.call_id, signalled.since, "hook"
         )

@@ -139,6 +139,7 @@ class Watchdog:
             prefer=settings.wake_prefer,
             command=settings.wake_command,
             notify=settings.notify,
+            notify_command=settings.notify_command,
             log=lambda line: self.log(f"wake: {line}"),
         )
         self.stop_event = threading.Event()

@@ -20,6 +20,7 @@ from tether.store.runs import get_run
 from tether.watch.activity import gate_process_key
 from tether.watch.confirm import wait_state
 from tether.watch.endpoints import Endpoint, live_endpoints
+from tether.watch.permissions import asks_permission
 from tether.watch.proctree import AgentProcess, ProcessInspector, ProcessTable
 from tether.watch.registry import Orchestrator, list_extra_subagents, list_orchestrators
 from tether.watch.scope import NotCounted, by_scope, not_counted
@@ -192,6 +193,9 @@ class Surveyor:
             out.append(sub)
         return out
 
+    def _argv(self, pid: int, created: float) -> tuple[str, ...]:
+        return self.inspector.argv(pid, created)
+
     def _process_key(self, pid: int, created: float) -> str | None:
         """The gate's context key for this process (cached per process)."""
         if (pid, created) not in self._keys:
@@ -257,7 +261,15 @@ class Surveyor:
                 sessions.append(key)
         events = self.gate.recent(sessions, limit=20)
         open_call = state.open_call if state is not None else None
-        wait = wait_state(open_call, events, now, self.settings.confirm_after)
+        agent = sub.agent
+        argv = self._argv(agent.pid, agent.create_time) if agent is not None else ()
+        wait = wait_state(
+            open_call,
+            events,
+            now,
+            self.settings.confirm_after,
+            lambda tool: agent is not None and asks_permission(agent.name, argv, tool),
+        )
         return SubagentView(sub, wait)
 
     def _orchestrator(

@@ -107,6 +107,27 @@ class Tmux:
         self._run("send-keys", "-t", pane_id, "-l", "--", text)
         self._run("send-keys", "-t", pane_id, "Enter")
 
-    def display_message(self, pane_id: str, text: str) -> None:
-        """Show ``text`` in the status line of the client that shows the pane."""
-        self._run("display-message", "-t", pane_id, "-d", "8000", text, check=False)
+    def display_message(self, pane_id: str, text: str, hold: bool = False) -> None:
+        """Show ``text`` in the status line of the client that shows the pane.
+
+        ``hold``: until a key is pressed in that client (``-d 0``), else for 8 s.
+        """
+        delay = "0" if hold else "8000"
+        self._run("display-message", "-t", pane_id, "-d", delay, text, check=False)
+
+    def bell(self, pane_id: str) -> list[str]:
+        """Ring the bell of every client attached to the pane's session; their ttys."""
+        done = self._run("list-clients", "-t", pane_id, "-F", "#{client_tty}", check=False)
+        if done.returncode != 0:
+            return []
+        rung = []
+        for tty in done.stdout.split():
+            if not tty.startswith("/dev/"):
+                continue
+            try:
+                with open(tty, "w", encoding="utf-8") as handle:
+                    handle.write("\a")
+            except OSError:
+                continue
+            rung.append(tty)
+        return rung

@@ -14,9 +14,12 @@ Channels, one of which starts the orchestrator's turn:
 ``wake_command`` (an argv; ``{message}``, ``{reason}``, ``{subagent}``,
 ``{tool}``, ``{orchestrator}`` are filled in, and the same values are in the
 environment as ``TETHER_WAKE_*``) runs in addition. The human is told every
-time: a log line, the terminal bell when the watchdog has a terminal, a tmux
-status-line message on the orchestrator's pane, and ``notify-send`` when it is
-installed.
+time, detached or not: a log line, the terminal bell when the watchdog has a
+terminal, a tmux status-line message on the orchestrator's pane held until a
+key is pressed there, the bell on every tmux client attached to that pane's
+session, a desktop notification where a notifier exists (``notify-send`` with
+a graphical session, ``terminal-notifier``), and ``notify_command`` (an argv
+filled in like ``wake_command``, e.g. a chat webhook script) when configured.
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ class SubagentView:
             return "starting" if self.subagent.starting else "ended"
         if self.wait is None or self.wait.kind == "tool":
             return "working"
+        if self.wait.kind == "long-tool":
+            return "runs-a-long-tool"
         return "waits-for-" + self.wait.kind
 
 
@@ -171,12 +176,14 @@ class Waker:
         prefer: str = "harness",
         command: Sequence[str] = (),
         notify: bool = True,
+        notify_command: Sequence[str] = (),
         log: Callable[[str], None] | None = None,
     ) -> None:
         self.home = home
         self.prefer = prefer
         self.command = list(command)
         self.notify = notify
+        self.notify_command = list(notify_command)
         self.log = log or (lambda line: None)
 
     def deliver(
@@ -214,9 +221,9 @@ class Waker:
                     except TmuxError as exc:
                         delivery.channels.append(ChannelResult("tmux", False, str(exc)))
         if self.command:
-            delivery.channels.append(self._run_command(message, values))
+            delivery.channels.append(self._run_command(message, values, self.command, "command"))
         if self.notify:
-            delivery.channels.extend(self._tell_human(message, tmux, pane))
+            delivery.channels.extend(self._tell_human(message, tmux, pane, values))
         return delivery
 
     def _request(
@@ -247,9 +254,11 @@ class Waker:
         )
         return True
 
-    def _run_command(self, message: str, values: dict[str, str]) -> ChannelResult:
+    def _run_command(
+        self, message: str, values: dict[str, str], command: Sequence[str], channel: str
+    ) -> ChannelResult:
         filled = {"message": message, **values}
-        argv = _fill(self.command, filled)
+        argv = _fill(command, filled)
         env = dict(os.environ)
         env.update({f"TETHER_WAKE_{k.upper()}": v for k, v in filled.items()})
         try:
@@ -262,32 +271,64 @@ class Waker:
                 check=False,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
-            return ChannelResult("command", False, f"{argv[0]}: {exc}")
+            return ChannelResult(channel, False, f"{argv[0]}: {exc}")
         detail = f"{argv[0]} exited {done.returncode}"
-        return ChannelResult("command", done.returncode == 0, detail)
+        return ChannelResult(channel, done.returncode == 0, detail)
 
-    def _tell_human(self, message: str, tmux: Tmux | None, pane: str | None) -> list[ChannelResult]:
+    def _tell_human(
+        self, message: str, tmux: Tmux | None, pane: str | None, values: dict[str, str]
+    ) -> list[ChannelResult]:
+        """Every channel that reaches the person, detached or not (none needs the log read)."""
         results = [ChannelResult("log", True)]
         self.log(message)
         if sys.stderr.isatty():
             sys.stderr.write("\a")
             sys.stderr.flush()
-            results.append(ChannelResult("bell", True))
+            results.append(ChannelResult("bell", True, "terminal"))
         if tmux is not None and pane is not None:
-            tmux.display_message(pane, message[:200])
+            # held until a key is pressed in that client: the person is back
+            tmux.display_message(pane, message[:200], hold=True)
             results.append(ChannelResult("tmux-status", True, pane))
-        notifier = shutil.which("notify-send")
-        graphical = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-        if notifier is not None and graphical:
-            try:
-                subprocess.run(
-                    [notifier, "tether watch", message[:300]],
-                    stdin=subprocess.DEVNULL,
-                    capture_output=True,
-                    timeout=5,
-                    check=False,
-                )
-                results.append(ChannelResult("desktop", True))
-            except (OSError, subprocess.TimeoutExpired) as exc:
-                results.append(ChannelResult("desktop", False, str(exc)))
+            rung = tmux.bell(pane)
+            if rung:
+                results.append(ChannelResult("bell", True, ", ".join(rung)))
+        desktop = _desktop(message)
+        if desktop is not None:
+            results.append(desktop)
+        if self.notify_command:
+            results.append(self._run_command(message, values, self.notify_command, "notify"))
         return results
+
+
+def desktop_notifier() -> list[str] | None:
+    """The argv prefix of a desktop notifier that can show something here, else None."""
+    graphical = (
+        os.environ.get("DISPLAY")
+        or os.environ.get("WAYLAND_DISPLAY")
+        or os.environ.get("DBUS_SESSION_BUS_ADDRESS")
+    )
+    found = shutil.which("notify-send")
+    if found is not None and graphical:
+        return [found, "--app-name=tether", "tether watch"]
+    found = shutil.which("terminal-notifier")  # macOS
+    if found is not None:
+        return [found, "-title", "tether watch", "-message"]
+    return None
+
+
+def _desktop(message: str) -> ChannelResult | None:
+    argv = desktop_notifier()
+    if argv is None:
+        return None
+    try:
+        done = subprocess.run(
+            [*argv, message[:300]],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return ChannelResult("desktop", False, str(exc))
+    name = Path(argv[0]).name
+    return ChannelResult("desktop", done.returncode == 0, f"{name} exited {done.returncode}")

@@ -362,6 +362,12 @@ class Index:
         hits.sort(key=lambda h: (-h.score, h.page.path))
         return hits[:limit]
 
+    def similar(self, question: str) -> dict[str, float]:
+        """Every page's cosine similarity to ``question`` (word vectors; see ``semantic``)."""
+        from tether.wiki.semantic import similarities
+
+        return similarities(self.conn, str(self.path), question)
+
     def _rows_by_rowid(self, rowids: list[int]) -> dict[int, PageRow]:
         out: dict[int, PageRow] = {}
         for start in range(0, len(rowids), 500):

@@ -7,6 +7,8 @@ and change time, size, inode, packed; NULL while racy, see
 page's parse and text, ``edges`` the links with their resolved target. The
 ``generation`` in ``meta`` is a new random number after every update that
 wrote anything, so a process can tell that someone wrote since it last looked.
+``vectors`` holds each page's word-embedding vector for the brief
+(``tether.wiki.semantic``, filled by the first brief after an update).
 ``skipped`` lists the pages that are not indexed and why (a page over the size
 cap, ``MAX_PAGE_BYTES`` unless ``[wiki] max_page_bytes`` says otherwise); such a
 page counts in ``files`` by its path and change key only.
@@ -46,8 +48,9 @@ CREATE INDEX IF NOT EXISTS edges_src ON edges(src);
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
 CREATE TABLE IF NOT EXISTS skipped(path TEXT PRIMARY KEY, size INTEGER NOT NULL,
     reason TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS vectors(path TEXT PRIMARY KEY, digest TEXT NOT NULL, vec BLOB NOT NULL);
 """
-TABLES = ("meta", "files", "pages", "fts", "edges", "skipped")
+TABLES = ("meta", "files", "pages", "fts", "edges", "skipped", "vectors")
 
 # The columns of a PageRow, in order.
 COLS = "path, id, title, kind, description, aliases, sources, updated"

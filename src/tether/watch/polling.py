@@ -96,7 +96,7 @@ def identify(
     )
     if caller is None:
         return None
-    touch(conn, caller.id, clock.now().timestamp(), SOURCE)
+    # the session first: whoever sees the touch sees the binding too
     for harness, names in HARNESS_VARS.items():
         for name in names:
             value = env.get(name)
@@ -104,6 +104,7 @@ def identify(
                 bind_session(
                     conn, value, caller.id, harness=harness, source=f"env:{name}", clock=clock
                 )
+    touch(conn, caller.id, clock.now().timestamp(), SOURCE)
     return caller
 
 

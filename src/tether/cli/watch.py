@@ -253,15 +253,6 @@ def _wait_text(view: Any, report: Any) -> str:
     return f" — {view.wait.describe(report.survey.now)}"
 
 
-def not_counted_lines(survey: Any) -> list[str]:
-    """The agent processes seen but not counted, with the reason (never invisible)."""
-    if not survey.not_counted:
-        return []
-    return ["seen, not counted as subagents:"] + [
-        f"  {item.describe()}" for item in survey.not_counted
-    ]
-
-
 @watch.command("add-orchestrator")
 @click.option("--tmux-pane", metavar="%N", help="The orchestrator's tmux pane (e.g. %3).")
 @click.option(
@@ -357,63 +348,6 @@ def add_orchestrator(
         click.echo(f"orchestrator {orch.id} ({orch.name}) registered")
 
 
-@watch.command("add-subagent")
-@click.option("--tmux-pane", metavar="%N", help="A pane whose agent is a subagent.")
-@click.option(
-    "--tmux-socket",
-    metavar="NAME|PATH",
-    help="The pane's tmux server: -L NAME or -S PATH (default: [watch] tmux_socket).",
-)
-@click.option("--pid", type=int, help="A subagent's process id (anywhere, in tmux or not).")
-@click.option("--json", "as_json", is_flag=True)
-def add_subagent(
-    tmux_pane: str | None, tmux_socket: str | None, pid: int | None, as_json: bool
-) -> None:
-    """Count a pane or a process as a subagent, whatever subagents_scope says."""
-    import psutil
-
-    from tether.watch.registry import add_subagent as add
-    from tether.watch.tmux import Tmux
-
-    if (tmux_pane is None) == (pid is None):
-        raise UsageError("give exactly one of --tmux-pane %N or --pid N.")
-    settings, home = watch_settings()
-    socket = tmux_socket or settings.tmux_socket
-    start_time = None
-    if tmux_pane is not None and Tmux(socket).pane(tmux_pane) is None:
-        where = f" on tmux server {socket}" if socket else ""
-        raise UsageError(f"no tmux pane {tmux_pane}{where}; `tmux list-panes -a` shows them.")
-    if pid is not None:
-        try:
-            start_time = psutil.Process(pid).create_time()
-        except psutil.Error:
-            raise UsageError(f"no process {pid}.") from None
-    entry = add(
-        open_store(home),
-        tmux_pane=tmux_pane,
-        tmux_socket=socket if tmux_pane else None,
-        pid=pid,
-        pid_start_time=start_time,
-    )
-    if as_json:
-        print_json(entry.as_dict())
-    else:
-        what = f"pane {tmux_pane}" if tmux_pane else f"process {pid}"
-        click.echo(f"subagent {entry.id} ({what}) added")
-
-
-@watch.command("remove-subagent")
-@click.argument("subagent_id", type=int)
-def remove_subagent(subagent_id: int) -> None:
-    """Stop counting a subagent added with add-subagent."""
-    from tether.watch.registry import remove_subagent as remove
-
-    _, home = watch_settings()
-    if not remove(open_store(home), subagent_id):
-        raise UsageError(f"no added subagent {subagent_id}.")
-    click.echo(f"subagent {subagent_id} removed")
-
-
 @watch.command("remove-orchestrator")
 @click.argument("orchestrator_id", type=int)
 def remove_orchestrator(orchestrator_id: int) -> None:
@@ -440,80 +374,6 @@ def orchestrators(as_json: bool) -> None:
     for o in found:
         where = o.tmux_pane or f"pid {o.pid}"
         click.echo(f"{o.id}: {o.name} ({where}) sessions: {', '.join(o.sessions) or '-'}")
-
-
-def wake_lines(home: Path, conn: sqlite3.Connection, limit: int) -> list[str]:
-    """The newest wakes, "orchestrator gone" included, one line each (what the person was told)."""
-    from tether.watch.acks import with_acks
-    from tether.watch.registry import list_wakes
-
-    lines = []
-    for row in (with_acks(home, wake) for wake in list_wakes(conn, limit=limit)):
-        via = (
-            ", ".join(dict.fromkeys(c["channel"] for c in row["channels"] if c["ok"])) or "nothing"
-        )
-        tool = f" tool {row['pending_tool']}" if row["pending_tool"] else ""
-        lines.append(
-            f"{row['at']} #{row['id']} {row['reason']}: {row['subagent']}{tool} via {via} "
-            f"({row['outcome']})"
-        )
-    return lines
-
-
-@watch.command("status")
-@click.option(
-    "--limit", type=click.IntRange(min=1), default=10, show_default=True, help="The newest N wakes."
-)
-@click.option("--json", "as_json", is_flag=True)
-def status(limit: int, as_json: bool) -> None:
-    """The orchestrators (alive or gone, and why), the subagents, and the newest wakes."""
-    import time
-
-    from tether.watch.acks import with_acks
-    from tether.watch.daemon import subagent_dict
-    from tether.watch.registry import list_wakes
-    from tether.watch.survey import Surveyor
-
-    settings, home = watch_settings()
-    conn = open_store(home)
-    surveyor = Surveyor(settings, home)
-    try:
-        survey = surveyor.look(conn, time.time())
-    finally:
-        surveyor.close()
-    if as_json:
-        print_json(
-            {
-                "orchestrators": [
-                    {
-                        "id": v.orchestrator.id,
-                        "name": v.orchestrator.name,
-                        "alive": v.alive,
-                        "gone": v.gone,
-                        "pane": v.pane,
-                    }
-                    for v in survey.orchestrators
-                ],
-                "subagents": [subagent_dict(v) for v in survey.subagents],
-                "not_counted": [n.as_dict() for n in survey.not_counted],
-                "wakes": [with_acks(home, w) for w in list_wakes(conn, limit=limit)],
-            }
-        )
-        return
-    if not survey.orchestrators:
-        click.echo("no orchestrator registered")
-    for view in survey.orchestrators:
-        state = "alive" if view.alive else f"GONE ({view.gone})"
-        click.echo(f"orchestrator {view.orchestrator.id} ({view.orchestrator.name}): {state}")
-    click.echo(f"{len(survey.running)} of {len(survey.subagents)} subagent(s) running")
-    for sub in survey.subagents:
-        click.echo(f"  {sub.state:<24} {sub.subagent.label}")
-    for line in not_counted_lines(survey):
-        click.echo(line)
-    lines = wake_lines(home, conn, limit)
-    click.echo("wakes (newest last):" if lines else "no wake yet")
-    for line in lines:
-        click.echo(f"  {line}")
 
 
 @watch.command("log")
@@ -622,3 +482,12 @@ def claude_hook(install: bool, uninstall: bool, scope: str, project_dir: Path | 
     click.echo(f"{'updated' if install else 'cleaned'} {path}")
     if install:
         click.echo("note: Claude Code reads hooks at session start; restart running sessions.")
+
+
+# the commands that live in their own modules (imported last: they use the helpers above)
+from tether.cli.watch_status import not_counted_lines, status, wake_lines  # noqa: E402
+from tether.cli.watch_subagents import add_subagent, remove_subagent  # noqa: E402
+
+watch.add_command(status)
+watch.add_command(add_subagent)
+watch.add_command(remove_subagent)

@@ -32,3 +32,13 @@ def test_help_and_the_mcp_groups_help_do_not_import_the_sdk() -> None:
     assert _loaded(["mcp", "--help"]) == "[]"
     assert _loaded(["mcp", "install", "--help"]) == "[]"
     assert _loaded(["skills", "--help"]) == "[]"
+
+
+def test_the_harness_choices_are_the_libraries_lists() -> None:
+    from tether.cli import mcp as mcp_cli
+    from tether.cli import skills as skills_cli
+    from tether.cli.mcp_server.install import MCP_HARNESSES
+    from tether.skills import HARNESSES
+
+    assert skills_cli.HARNESS_NAMES == HARNESSES
+    assert mcp_cli.HARNESS_NAMES == MCP_HARNESSES

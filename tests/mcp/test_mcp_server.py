@@ -217,3 +217,32 @@ def test_subagents_wait_returns_on_a_change_not_at_its_timeout(
     assert data["running"] == 1
     assert [c["from"] for c in data["changes"]] == [None]
     assert answer["at"] - started < 60  # it answered the change, not its timeout
+
+
+def _orchestrators(project: Path) -> list[dict[str, Any]]:
+    done = cli(project, "watch", "orchestrators", "--json")
+    assert done.returncode == 0, done.stderr
+    found: list[dict[str, Any]] = json.loads(done.stdout)
+    return found
+
+
+def test_subagents_wait_counts_for_the_orchestrator_whose_tree_the_server_runs_in(
+    project: Path,
+) -> None:
+    # this test process starts the server: registered by its pid, it is the caller
+    mine = cli(project, "watch", "add-orchestrator", "--pid", str(os.getpid()), "--name", "me")
+    assert mine.returncode == 0, mine.stderr
+    other = subprocess.Popen(["sleep", "120"])
+    try:
+        added = cli(project, "watch", "add-orchestrator", "--pid", str(other.pid), "--name", "x")
+        assert added.returncode == 0, added.stderr
+        with StdioClient([TETHER, "mcp"], cwd=project, env=_env(project)) as client:
+            client.initialize()
+            data = client.call("subagents_wait", {"timeout": 0.5})["structuredContent"]
+        activity = {o["name"]: o for o in _orchestrators(project)}
+    finally:
+        other.kill()
+        other.wait(10)
+    assert data["orchestrator"] == activity["me"]["id"]
+    assert activity["me"]["last_activity_source"] == "subagents wait"
+    assert activity["x"]["last_activity"] is None  # another orchestrator is not touched

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from tether.errors import UsageError
+from tether.harness_registry import BUILTIN
 
 
 @click.group(invoke_without_command=True)
@@ -27,7 +28,8 @@ def mcp(ctx: click.Context) -> None:
     serve()
 
 
-HARNESS_NAMES = ("claude-code", "codex", "copilot", "vibe")
+# tether.cli.mcp_server.install.MCP_HARNESSES, without loading it for --help
+HARNESS_NAMES = tuple(name for name in BUILTIN if name not in ("scripted", "pi"))
 
 
 def _options(func: Any) -> Any:

@@ -8,8 +8,10 @@ from typing import Any
 import click
 
 from tether.errors import UsageError
+from tether.harness_registry import BUILTIN
 
-HARNESS_NAMES = ("claude-code", "codex", "copilot", "pi", "vibe")
+# the agent CLIs (tether.skills.HARNESSES, without loading the skills package)
+HARNESS_NAMES = tuple(name for name in BUILTIN if name != "scripted")
 
 
 @click.group()

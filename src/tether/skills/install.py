@@ -37,8 +37,10 @@ from tether import __version__
 from tether.errors import TetherError
 from tether.exit_codes import ExitCode
 from tether.fs import atomic_write_bytes, atomic_write_json
+from tether.harness_registry import BUILTIN
 
-HARNESSES = ("claude-code", "codex", "copilot", "pi", "vibe")
+# the agent CLIs tether knows (the scripted harness is tether's own fake, with no skills)
+HARNESSES = tuple(name for name in BUILTIN if name != "scripted")
 SCOPES = ("project", "user")
 MARKER = ".tether-skill.json"
 WRITER = "tether skills install"

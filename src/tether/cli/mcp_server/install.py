@@ -33,9 +33,12 @@ from typing import Any
 
 from tether.errors import ConfigError, UsageError
 from tether.fs import atomic_write_text
+from tether.harness_registry import BUILTIN
 
-HARNESSES = ("claude-code", "codex", "copilot", "pi", "vibe")
-MCP_HARNESSES = ("claude-code", "codex", "copilot", "vibe")
+# the agent CLIs tether knows; Pi's has no MCP client
+HARNESSES = tuple(name for name in BUILTIN if name != "scripted")
+NO_MCP_CLIENT = ("pi",)
+MCP_HARNESSES = tuple(name for name in HARNESSES if name not in NO_MCP_CLIENT)
 SCOPES = ("project", "user")
 NAME = "tether"
 # Codex gives a server 10 s to start and a call 60 s by default: too short for a
@@ -100,7 +103,7 @@ def config_path(
     harness: str, scope: str, project_dir: Path, env: Mapping[str, str] | None = None
 ) -> Path:
     env = os.environ if env is None else env
-    if harness == "pi":
+    if harness in NO_MCP_CLIENT:
         raise UsageError(f"refused: {PI_ADVICE}")
     if harness not in MCP_HARNESSES:
         raise UsageError(f"unknown harness {harness!r}; known: {', '.join(HARNESSES)}")

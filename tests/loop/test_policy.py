@@ -261,3 +261,24 @@ def test_gate_policy_commands(
         check=False,
     )
     assert again.returncode == 0 and again.stdout.strip() == "", again.stdout
+
+
+def test_a_todo_item_whose_run_the_gate_refused_waits_for_approval(
+    project: Project, tmp_path: Path
+) -> None:
+    remote = _push_project(project, tmp_path)
+    todo = project.root / "TODO.md"
+    todo.write_text("# Next\n\n- [ ] share the readme change\n")
+    first = _tether(project, "loop", "tick")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "the gate refused `git push origin main`" in first.stdout
+    assert todo.read_text() == (
+        "# Next\n\n- [ ] share the readme change — waits for approval: "
+        "the gate refused `git push origin main`\n"
+    )
+    assert _git("branch", "--list", cwd=remote) == ""
+    project.all_sources_ready()
+    second = _tether(project, "loop", "tick")  # held now: no second run, it waits for a person
+    assert second.returncode == 14, second.stdout + second.stderr
+    assert "TODO.md:3 waits for an approval/decision" in second.stdout
+    assert _runs(project) == 1

@@ -140,6 +140,7 @@ def boards(draw: st.DrawFn) -> dict[str, Any]:
                     "budget": st.sampled_from([None, 3, 12, 10_000, "lots"]),
                     "retry_from": st.booleans(),
                     "edited": st.booleans(),
+                    "title": st.sampled_from(["Job", "Deploy the site", "Log in to the console"]),
                 }
             ),
             min_size=1,
@@ -189,7 +190,8 @@ def test_the_dry_run_decides_what_the_real_tick_dispatches(
             reason, front = "scheduled", {"until": "2026-03-01"}
         if spec["budget"] is not None:
             front["budget"] = spec["budget"]
-        ticket = project.add(f"Job {n}", state, reason, priority=spec["priority"], **front)
+        title = f"{spec['title']} {n}"
+        ticket = project.add(title, state, reason, priority=spec["priority"], **front)
         ids = []
         for m, status in enumerate(spec["runs"]):
             run_id = f"r-{n}-{m}"

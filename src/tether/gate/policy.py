@@ -63,13 +63,17 @@ def check(payload: dict[str, object]) -> str | None:
         return None
     rule, what = why
     _record(policy, command, rule)
-    ticket = policy.get("ticket") or "this unit"
+    ticket = policy.get("ticket")
+    how = (
+        f"a person approves with `tether board approve {ticket}` and the loop runs the unit again"
+        if ticket
+        else "the loop marks the item as waiting for a person's approval"
+    )
     return (
         f"tether: call refused by the autonomy policy (rule `{rule}`): `{command[:200]}` "
-        f"{what}. This step needs a human approval of {ticket}. Do not try it another way. "
-        f"Finish the rest of the unit without it and end with a short progress report that "
-        f"says this step waits for approval; a person approves with "
-        f"`tether board approve {ticket}` and the loop runs the unit again."
+        f"{what}. This step needs a human approval. Do not try it another way. Finish "
+        f"the rest of the unit without it and end with a short progress report that says "
+        f"this step waits for approval; {how}."
     )
 
 

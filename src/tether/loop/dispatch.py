@@ -495,6 +495,7 @@ def _todo(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
             unit=item.key,
         )
     iterations = loop.settings.follow_up_iterations if previous else None
+    gate = GateFile(loop.config.home, loop.policy.gate_data(None, loop.project_root))
     request = RunRequest(
         prompt=prompts.todo_prompt(item),
         profile=loop.profile,
@@ -503,8 +504,13 @@ def _todo(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
         follow_up=previous.id if previous else None,
         justification=loop.justification,
         cwd=loop.project_root,
+        env=gate.env(),
     )
-    outcome = loop.dispatcher(request)
+    try:
+        outcome = loop.dispatcher(request)
+        refusals = gate.refusals()
+    finally:
+        gate.remove()
     where = f"{item.file}:{item.line}"
     if loop.demonstration:
         shown = _demonstrated(outcome, f"{where}; its box stays open", [])
@@ -521,7 +527,14 @@ def _todo(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
         unit=item.key,
     )
     failed = outcome.failed_stage if outcome.stop is RunStatus.COMPLETED else None
-    if failed is not None:
+    if refusals:
+        steps = "; ".join(dict.fromkeys(f"`{r.get('command', '?')}`" for r in refusals))
+        todo.hold(loop.project_root, item, f"waits for approval: the gate refused {steps}")
+        result.summary = (
+            f"run {outcome.run_id} on {where}: the gate refused {steps}; box left open, "
+            f"the item now waits for approval"
+        )
+    elif failed is not None:
         result.summary = (
             f"run {outcome.run_id} on {where} completed, but its post-run stage "
             f"`{' '.join(failed['command'])}` failed (exit {failed['exit_code']}); box left open"

@@ -111,6 +111,16 @@ def open_items(
 
 def mark_done(root: Path, item: TodoItem, note: str) -> bool:
     """Tick the item's box (``- [x] text — note``); False if the item is no longer there."""
+    return _rewrite(root, item, note, tick=True)
+
+
+def hold(root: Path, item: TodoItem, note: str) -> bool:
+    """Leave the box open with a note (``- [ ] text — note``), e.g. that it waits for an
+    approval (a hold word: the item then waits for a person); False if it is gone."""
+    return _rewrite(root, item, note, tick=False)
+
+
+def _rewrite(root: Path, item: TodoItem, note: str, *, tick: bool) -> bool:
     path = root / item.file
     try:
         text = path.read_text(encoding="utf-8")
@@ -126,7 +136,9 @@ def mark_done(root: Path, item: TodoItem, note: str) -> bool:
             seen += 1
             continue
         ending = line[len(line.rstrip("\r\n")) :]
-        body = line.rstrip("\r\n").replace("[ ]", "[x]", 1)
+        body = line.rstrip("\r\n")
+        if tick:
+            body = body.replace("[ ]", "[x]", 1)
         lines[index] = f"{body} — {note}{ending}"
         atomic_write_text(path, "".join(lines))
         return True

@@ -207,3 +207,9 @@ def test_which_tools_ask_follows_the_harness_and_its_mode() -> None:
     scripted = ["python", "-m", "tether.harnesses.scripted", "--format", "pi"]
     assert not asks_permission("tether.harnesses.scripted", scripted, "bash")
     assert not asks_permission("aider", ["aider"], "run")
+    # Vibe 2.26.1 names its tools by runtime namespace in what it writes
+    assert asks_permission("vibe", ["vibe"], "file_system.bash")
+    assert asks_permission("vibe", ["vibe"], "bash")
+    assert not asks_permission("vibe", ["vibe"], "file_system.read_file")
+    assert not asks_permission("vibe", ["vibe", "-p", "x", "--auto-approve"], "file_system.bash")
+    assert not asks_permission("vibe", ["vibe", "--yolo"], "file_system.write_file")

@@ -14,7 +14,8 @@ agent's command line.
 - Copilot CLI asks before shell commands, writes and fetches; never with
   ``--allow-all-tools``, ``--allow-all`` or ``--yolo``.
 - Pi asks nothing: it has no permission dialogs.
-- Vibe asks before shell commands and writes; never with ``--auto-approve``.
+- Vibe asks before shell commands and writes (``file_system.bash`` and the
+  like, as 2.26.1 names them); never with ``--auto-approve`` (``--yolo``).
 
 The scripted agent asks as the harness whose format it speaks (``--format``).
 An agent tether does not know never counts as asking.
@@ -31,6 +32,7 @@ CLAUDE_EDITS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 CODEX_ASKS = frozenset({"Bash", "shell", "exec_command", "local_shell", "apply_patch"})
 COPILOT_ASKS = frozenset({"bash", "shell", "write", "edit", "create", "str_replace", "fetch"})
 VIBE_ASKS = frozenset({"bash", "write_file", "search_replace"})
+VIBE_NAMESPACE = "file_system."
 SCRIPTED = ("tether.harnesses.scripted", "tether.testing.scripted_agent", "tether-scripted-agent")
 _FORMAT_AGENT = {"claude-code": "claude", "codex": "codex", "copilot": "copilot", "pi": "pi"}
 
@@ -75,5 +77,8 @@ def asks_permission(agent: str, argv: Sequence[str], tool: str | None) -> bool:
             return False
         return tool in COPILOT_ASKS
     if harness == "vibe":
-        return "--auto-approve" not in flags and tool in VIBE_ASKS
+        # 2.26.1 names its own tools by runtime namespace (``file_system.bash``) in
+        # its stream, journal and hook payloads; the model sees the bare name.
+        bare = tool.removeprefix(VIBE_NAMESPACE)
+        return not flags & {"--auto-approve", "--yolo"} and bare in VIBE_ASKS
     return False  # pi asks nothing; an unknown agent is not taken to

@@ -20,6 +20,9 @@ class RunStatus(StrEnum):
     TIMEOUT = "timeout"
     FAILED = "failed"
     CANCELLED = "cancelled"
+    TOKEN_LIMIT = "token_limit"  # noqa: S105 - a run status, not a secret
+    COST_LIMIT = "cost_limit"
+    OUTPUT_LIMIT = "output_limit"
     ABANDONED = "abandoned"
 
     @property
@@ -32,7 +35,16 @@ class RunStatus(StrEnum):
         return _EXIT[self]
 
 
-LIMITS = frozenset({RunStatus.ITERATION_LIMIT, RunStatus.TOOL_CALL_LIMIT, RunStatus.TIMEOUT})
+LIMITS = frozenset(
+    {
+        RunStatus.ITERATION_LIMIT,
+        RunStatus.TOOL_CALL_LIMIT,
+        RunStatus.TIMEOUT,
+        RunStatus.TOKEN_LIMIT,
+        RunStatus.COST_LIMIT,
+        RunStatus.OUTPUT_LIMIT,
+    }
+)
 _EXIT = {
     RunStatus.COMPLETED: ExitCode.OK,
     RunStatus.ITERATION_LIMIT: ExitCode.RUN_ITERATION_LIMIT,
@@ -40,5 +52,8 @@ _EXIT = {
     RunStatus.TIMEOUT: ExitCode.RUN_TIMEOUT,
     RunStatus.FAILED: ExitCode.RUN_HARNESS_FAILED,
     RunStatus.CANCELLED: ExitCode.RUN_CANCELLED,
+    RunStatus.TOKEN_LIMIT: ExitCode.RUN_TOKEN_LIMIT,
+    RunStatus.COST_LIMIT: ExitCode.RUN_COST_LIMIT,
+    RunStatus.OUTPUT_LIMIT: ExitCode.RUN_OUTPUT_LIMIT,
     RunStatus.ABANDONED: ExitCode.RUN_CANCELLED,
 }

@@ -32,6 +32,19 @@ from tether.errors import UsageError
     help="Wall-clock limit in seconds.",
 )
 @click.option(
+    "--tokens",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Token limit: input + output tokens as the harness reports them.",
+)
+@click.option(
+    "--cost",
+    "cost_usd",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="USD",
+    help="Cost limit in USD (only for harnesses that report cost).",
+)
+@click.option(
     "--follow-up",
     "follow_up",
     metavar="RUN_ID",
@@ -53,6 +66,8 @@ def run(
     iterations: int | None,
     tool_calls: int | None,
     timeout: float | None,
+    tokens: int | None,
+    cost_usd: float | None,
     follow_up: str | None,
     budget_request: int | None,
     justification: str | None,
@@ -61,7 +76,9 @@ def run(
     """Run one agent session on one unit within hard budgets.
 
     Exit codes: 0 completed, 20 iteration limit, 21 tool-call limit, 22 timeout,
-    23 the harness failed, 24 cancelled, 40 completed but a post-run stage failed.
+    23 the harness failed, 24 cancelled, 25 token limit, 26 cost limit, 27 output
+    limit (events.jsonl over events_max_bytes), 40 completed but a post-run stage
+    failed.
     """
     from tether.runs.supervisor import RunRequest, supervise
 
@@ -92,6 +109,8 @@ def run(
             iterations=iterations,
             tool_calls=tool_calls,
             timeout=timeout,
+            tokens=tokens,
+            cost_usd=cost_usd,
             follow_up=follow_up,
             budget_request=budget_request,
             justification=justification,

@@ -169,6 +169,8 @@ def _merge_profiles(layers: list[Layer], sources: dict[str, str]) -> dict[str, P
             iteration_limit=schema.iteration_limit,
             tool_call_limit=schema.tool_call_limit,
             timeout_seconds=schema.timeout_seconds,
+            token_limit=schema.token_limit,
+            cost_limit_usd=schema.cost_limit_usd,
             default=name == default_name,
             strength=schema.strength,
             post_run=tuple(tuple(command) for command in schema.post_run),

@@ -29,6 +29,8 @@ class Profile:
     iteration_limit: int | None = None
     tool_call_limit: int | None = None
     timeout_seconds: float | None = None
+    token_limit: int | None = None
+    cost_limit_usd: float | None = None
     default: bool = False
     # 1 = cheap; a profile stronger than the default needs a written justification
     strength: int = 1
@@ -47,6 +49,8 @@ class Profile:
             "iteration_limit": self.iteration_limit,
             "tool_call_limit": self.tool_call_limit,
             "timeout_seconds": self.timeout_seconds,
+            "token_limit": self.token_limit,
+            "cost_limit_usd": self.cost_limit_usd,
             "default": self.default,
             "strength": self.strength,
             "post_run": [list(command) for command in self.post_run],
@@ -84,6 +88,11 @@ class Config:
     timeout_seconds: float = _DEFAULTS.timeout_seconds
     kill_grace_seconds: float = _DEFAULTS.kill_grace_seconds
     gate_budget: int = _DEFAULTS.gate_budget
+    token_limit: int | None = _DEFAULTS.token_limit
+    cost_limit_usd: float | None = _DEFAULTS.cost_limit_usd
+    max_tokens_cap: int | None = _DEFAULTS.max_tokens_cap
+    max_cost_cap_usd: float | None = _DEFAULTS.max_cost_cap_usd
+    events_max_bytes: int = _DEFAULTS.events_max_bytes
     profiles: dict[str, Profile] = field(default_factory=_builtin_profiles)
     sources: dict[str, str] = field(default_factory=dict)
     user_file: Path | None = None
@@ -145,6 +154,11 @@ class Config:
             "timeout_seconds": self.timeout_seconds,
             "kill_grace_seconds": self.kill_grace_seconds,
             "gate_budget": self.gate_budget,
+            "token_limit": self.token_limit,
+            "cost_limit_usd": self.cost_limit_usd,
+            "max_tokens_cap": self.max_tokens_cap,
+            "max_cost_cap_usd": self.max_cost_cap_usd,
+            "events_max_bytes": self.events_max_bytes,
         }
         for table, section in sorted(self.sections.items()):
             for name in section.__struct_fields__:

@@ -33,6 +33,10 @@ PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+# events.jsonl of one run stops growing here unless configured otherwise.
+DEFAULT_EVENTS_MAX_BYTES = 256 * 1024 * 1024
+
+
 class Settings(Section, frozen=True):
     """The top-level keys of ``tether.toml``."""
 
@@ -43,6 +47,14 @@ class Settings(Section, frozen=True):
     timeout_seconds: PositiveFloat = 3600.0
     kill_grace_seconds: NonNegativeFloat = 3.0
     gate_budget: PositiveInt = DEFAULT_CALL_BUDGET
+    # spending budgets of a run (input + output tokens; USD where the harness reports cost)
+    token_limit: PositiveInt | None = None
+    cost_limit_usd: PositiveFloat | None = None
+    # caps no flag or profile may go above (None: no cap)
+    max_tokens_cap: PositiveInt | None = None
+    max_cost_cap_usd: PositiveFloat | None = None
+    # events.jsonl of one run stops growing here: the run ends as output_limit
+    events_max_bytes: PositiveInt = DEFAULT_EVENTS_MAX_BYTES
 
     env_vars: ClassVar[Mapping[str, str]] = {
         "home": "TETHER_HOME",
@@ -51,6 +63,9 @@ class Settings(Section, frozen=True):
         "tool_call_limit": "TETHER_TOOL_CALL_LIMIT",
         "timeout_seconds": "TETHER_TIMEOUT",
         "gate_budget": "TETHER_GATE_BUDGET",
+        "token_limit": "TETHER_TOKEN_LIMIT",
+        "cost_limit_usd": "TETHER_COST_LIMIT",
+        "events_max_bytes": "TETHER_EVENTS_MAX_BYTES",
     }
 
 
@@ -159,6 +174,8 @@ class ProfileSchema(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, fr
     iteration_limit: PositiveInt | None = None
     tool_call_limit: PositiveInt | None = None
     timeout_seconds: PositiveFloat | None = None
+    token_limit: PositiveInt | None = None
+    cost_limit_usd: PositiveFloat | None = None
     default: bool = False
     strength: PositiveInt = 1
     post_run: list[Command] = []

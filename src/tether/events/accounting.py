@@ -74,6 +74,7 @@ class Ledger:
     _last_step_id: str | None = field(default=None, repr=False)
     _step_open: bool = field(default=False, repr=False)
     _usage_step_tokens: TokenUsage = field(default_factory=TokenUsage, repr=False)
+    _usage_message_id: str | None = field(default=None, repr=False)
     _cumulative_seen: bool = field(default=False, repr=False)
 
     @property
@@ -228,6 +229,21 @@ def _add_usage(ledger: Ledger, event: Usage) -> None:
         return
     if ledger._cumulative_seen:
         return
+    if event.message_id is not None:
+        last = ledger._usage_step_tokens
+        if event.message_id == ledger._usage_message_id:
+            # the same message again: its newer figures replace the older ones
+            u.input_tokens -= last.input_tokens
+            u.output_tokens -= last.output_tokens
+            u.cache_read_tokens -= last.cache_read_tokens
+            u.cache_write_tokens -= last.cache_write_tokens
+        ledger._usage_message_id = event.message_id
+        ledger._usage_step_tokens = TokenUsage(
+            event.input_tokens,
+            event.output_tokens,
+            event.cache_read_tokens,
+            event.cache_write_tokens,
+        )
     u.input_tokens += event.input_tokens
     u.output_tokens += event.output_tokens
     u.cache_read_tokens += event.cache_read_tokens

@@ -84,6 +84,9 @@ class Usage(Event, frozen=True, tag="usage"):
     cache_write_tokens: int = 0
     cost_usd: float | None = None
     cumulative: bool = False
+    # the model message these figures belong to, where one message's usage is
+    # repeated on several lines (Claude Code): the latest figures of a message count
+    message_id: str | None = None
 
 
 class TodoItem(msgspec.Struct, frozen=True):

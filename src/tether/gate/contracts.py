@@ -171,6 +171,8 @@ def parse(harness: str, payload: object, event_override: str | None = None) -> H
     if event in TOOL_EVENTS[harness]:
         if not tool_name:
             raise PayloadError(f"{event} payload has no tool name")
+        if not tool_use_id:
+            tool_use_id = call_fingerprint(payload, tool_name)
         detail = _detail(payload, event, with_input=True)
         return HookCall(event, KIND_TOOL, session, tool_name, tool_use_id, None, detail)
     detail = _detail(payload, event, with_input=event in PERMISSION_EVENTS)
@@ -179,6 +181,43 @@ def parse(harness: str, payload: object, event_override: str | None = None) -> H
     if event in MODEL_CALL_EVENTS[harness]:
         return HookCall(event, KIND_MODEL_CALL, session, None, None, None, detail)
     return HookCall(event, KIND_OTHER, session, tool_name, tool_use_id, None, detail)
+
+
+def _instant(value: object) -> str | None:
+    """A payload's timestamp as UTC ISO text to the millisecond: Copilot sends epoch
+    milliseconds in its own hooks and ISO text in the Claude Code style ones."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        import time
+
+        seconds, millis = divmod(value, 1000)
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
+    if isinstance(value, str) and len(value) >= 20 and value[10] == "T":
+        return value
+    return None
+
+
+def call_fingerprint(payload: dict[str, Any], tool_name: str) -> str | None:
+    """An id for a tool call whose payload carries none (Copilot CLI).
+
+    Copilot runs every hook file it reads for the same call at the same
+    instant: its own ``preToolUse`` hooks and the ``PreToolUse`` hooks of
+    ``.claude/settings.json``, with the same timestamp, tool and input but in
+    two shapes. This id is equal for all of them, so the call is counted once
+    however many of those files hold the gate.
+    """
+    instant = _instant(payload.get("timestamp"))
+    if instant is None:
+        return None
+    args = None
+    for name in ("toolArgs", "tool_input", "toolInput"):
+        if name in payload:
+            args = payload[name]
+            break
+    import zlib
+
+    canonical = json.dumps(args, sort_keys=True, separators=(",", ":"), default=repr)
+    digest = zlib.crc32(canonical.encode("utf-8", "replace"))
+    return f"call@{instant}:{tool_name.lower()}:{digest:08x}"
 
 
 def _dump(answer: dict[str, Any]) -> str:

@@ -4,7 +4,9 @@ A call is allowed while ``calls_used`` (after counting it) is within the
 session's budget. Refused calls are counted too, so ``calls_used`` is the number
 of calls the agent attempted; a session whose budget is spent is ``locked``.
 Hook deliveries that repeat a ``tool_use_id`` already counted get the first
-answer again and are not counted twice.
+answer again and are not counted twice, whichever hook file delivered them
+(``preToolUse`` and ``PreToolUse`` are the same event; a payload without an id
+gets one from :func:`contracts.call_fingerprint`).
 """
 
 from __future__ import annotations
@@ -159,7 +161,8 @@ def _earlier(conn: sqlite3.Connection, seen: Seen) -> tuple[str, str, int | None
         return None
     row = conn.execute(
         "SELECT decision, session_id, calls_used FROM events "
-        "WHERE tool_use_id = ? AND event = ? AND context_key = ? ORDER BY id LIMIT 1",
+        "WHERE tool_use_id = ? AND lower(event) = lower(?) AND context_key = ? "
+        "ORDER BY id LIMIT 1",
         (seen.tool_use_id, seen.event, seen.context_key),
     ).fetchone()
     return None if row is None else (str(row[0]), str(row[1]), row[2])

@@ -16,7 +16,13 @@ when the payload cannot be read or the database cannot be opened, created,
 migrated or written, the call goes through uncounted with a warning on stderr
 (and in the harness's warning field where it has one), because a tool that
 blocks every agent on its own bug gets uninstalled; the supervisor's own
-tool-call limit from the event stream stays as the second belt.
+tool-call limit from the event stream stays as the second belt. Under
+``tether run``, once the supervisor has begun to stop the run, none of these
+open paths lets a call through: they refuse (see ``gate/runstop.py``).
+
+A stop never kills the gate mid-answer: the group's SIGTERM (and SIGINT/SIGHUP)
+is ignored for the gate's few milliseconds, so a refusal that was being written
+still reaches the harness; only the supervisor's SIGKILL after its grace ends it.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import json
 import os
 import sys
 
-from tether.gate import contracts, counter, db, messages, policy, roomrule, session_id
+from tether.gate import contracts, counter, db, messages, policy, roomrule, runstop, session_id
 from tether.gate.home import resolve_home
 
 TYPE_CHECKING = False
@@ -158,7 +164,22 @@ def _malformed(harness: str, raw: bytes, reason: str) -> int:
         _err(text)
         _emit(contracts.deny(harness, text))
         return EXIT_OK
-    _emit(contracts.warning(harness, messages.malformed(harness, reason)))
+    return _open_or_closed(harness, messages.malformed(harness, reason))
+
+
+def _open_or_closed(harness: str, warning: str) -> int:
+    """A call the gate could not count: through with a warning, or refused while
+    the run it belongs to is being stopped."""
+    try:
+        closed = runstop.stopping(resolve_home())
+    except Exception:
+        closed = False
+    if closed:
+        text = messages.stopping(warning)
+        _err(text)
+        _emit(contracts.deny(harness, text))
+        return EXIT_OK
+    _emit(contracts.warning(harness, warning))
     return EXIT_OK
 
 
@@ -230,6 +251,16 @@ def run_hook(args: list[str]) -> int:
                     text = messages.refusal(
                         outcome.session_id, outcome.calls_used, outcome.call_budget
                     )
+                    runstop.record_refusal(
+                        home,
+                        harness=harness,
+                        tool_name=call.tool_name,
+                        tool_use_id=call.tool_use_id,
+                        tool_input=call.detail[2],
+                        calls_used=outcome.calls_used,
+                        call_budget=outcome.call_budget,
+                        reason="call budget spent",
+                    )
                     _err(text)
                     _emit(contracts.deny(harness, text))
                 elif refused := policy.check(payload):
@@ -279,8 +310,10 @@ def run_hook(args: list[str]) -> int:
         # A busy file on an event that decides nothing costs only its record:
         # every tool call meanwhile is refused above.
         _err(f"tether-gate: warning: {messages.broken(str(exc))}")
-        _emit(contracts.warning(harness, messages.broken(str(exc))))
-        return EXIT_OK
+        if call.kind != contracts.KIND_TOOL:
+            _emit(contracts.warning(harness, messages.broken(str(exc))))
+            return EXIT_OK
+        return _open_or_closed(harness, messages.broken(str(exc)))
 
 
 def _bind_run_session(conn: Connection, resolved: session_id.Resolved) -> None:
@@ -336,9 +369,22 @@ def run_tick(args: list[str]) -> int:
             _err(_held_refusal(home, resolved.key))
             return EXIT_REFUSED
         _err(f"tether-gate: warning: {messages.broken(str(exc))}")
+        if runstop.stopping(home):
+            _err(messages.stopping(messages.broken(str(exc))))
+            return EXIT_REFUSED
         return EXIT_OK
     if outcome.allowed:
         return EXIT_OK
+    runstop.record_refusal(
+        home,
+        harness=harness or "plain",
+        tool_name=options.get("tool"),
+        tool_use_id=None,
+        tool_input=None,
+        calls_used=outcome.calls_used,
+        call_budget=outcome.call_budget,
+        reason="call budget spent",
+    )
     _err(messages.refusal(outcome.session_id, outcome.calls_used, outcome.call_budget))
     return EXIT_REFUSED
 
@@ -394,6 +440,19 @@ def run_status(args: list[str]) -> int:
 COMMANDS = {"hook": run_hook, "tick": run_tick, "status": run_status}
 
 
+def _ignore_stop_signals() -> None:
+    """Finish the answer even when the agent's process group is being stopped."""
+    import signal
+
+    for name in ("SIGTERM", "SIGINT", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            try:  # noqa: SIM105 - contextlib costs an import on every call
+                signal.signal(sig, signal.SIG_IGN)
+            except (OSError, ValueError):
+                pass
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] in ("-h", "--help"):
@@ -405,6 +464,8 @@ def main(argv: list[str] | None = None) -> int:
         _emit(f"tether-gate {__version__}")
         return EXIT_OK
     command = COMMANDS.get(args[0])
+    if command is not None and args[0] != "status":
+        _ignore_stop_signals()
     try:
         if command is None:
             raise UsageError(f"unknown command {args[0]!r}; use hook, tick or status")
@@ -417,8 +478,7 @@ def main(argv: list[str] | None = None) -> int:
         _err(f"tether-gate: internal error: {type(exc).__name__}: {exc}")
         if args[0] == "hook":
             harness = next((h for h in contracts.HARNESSES if h in args), "claude-code")
-            _emit(contracts.warning(harness, messages.broken(f"{type(exc).__name__}: {exc}")))
-            return EXIT_OK
+            return _open_or_closed(harness, messages.broken(f"{type(exc).__name__}: {exc}"))
         if args[0] == "tick":
             return EXIT_OK
         return EXIT_INTERNAL

@@ -44,3 +44,11 @@ def broken(reason: str) -> str:
         f"tether-gate could not count this call ({reason}); the call is let through "
         f"uncounted. Check `tether-gate status` and the gate database."
     )
+
+
+def stopping(reason: str) -> str:
+    """The refusal of a call the gate could not count while its run is being stopped."""
+    return (
+        f"tether: call refused. This run is being stopped, and {reason.split(';')[0]}; "
+        f"no uncounted call goes through while a run stops. Do not call more tools."
+    )

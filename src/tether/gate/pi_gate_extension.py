@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 
+from tether.gate.runstop import STOPPING_FILE
+
 MARKER = "tether-gate extension"
 
 _TEMPLATE = """\
@@ -20,11 +22,26 @@ _TEMPLATE = """\
 // Every tool call asks tether's call-budget gate first; a refused call is blocked.
 // Remove with `tether hooks uninstall --harness pi`.
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 
 const GATE: string[] = __ARGV__;
 const TIMEOUT_MS = 30000;
 
 type Answer = { block?: boolean; stop?: boolean; reason?: string; warning?: string };
+
+// Under `tether run`: true once the supervisor has begun to stop the run. A gate
+// that gave no answer then is no reason to let a call through.
+function stopping(): boolean {
+  const home = process.env.TETHER_HOME;
+  const run = process.env.TETHER_RUN_ID;
+  if (!home || !run || run.includes("/")) return false;
+  try {
+    return existsSync(join(home, "runs", run, "__STOPPING__"));
+  } catch {
+    return false;
+  }
+}
 
 function ask(payload: Record<string, unknown>): Promise<Answer> {
   return new Promise((resolve) => {
@@ -41,6 +58,12 @@ function ask(payload: Record<string, unknown>): Promise<Answer> {
           } catch {
             // fall through: an unreadable answer is a broken gate
           }
+        }
+        // A gate killed by a signal, or any failure while the run is being
+        // stopped, refuses: a stop in progress never turns into an allow.
+        if ((error && (error as any).signal) || stopping()) {
+          resolve({ block: true, stop: true, reason: "tether: call refused; the run is stopping" });
+          return;
         }
         if (error && !text) {
           process.stderr.write(
@@ -132,4 +155,8 @@ export default function (pi: any) {
 
 def render(gate_argv: list[str]) -> str:
     """The extension source, calling the gate through ``gate_argv``."""
-    return _TEMPLATE.replace("__MARKER__", MARKER).replace("__ARGV__", json.dumps(gate_argv))
+    return (
+        _TEMPLATE.replace("__MARKER__", MARKER)
+        .replace("__ARGV__", json.dumps(gate_argv))
+        .replace("__STOPPING__", STOPPING_FILE)
+    )

@@ -31,7 +31,8 @@ class RunSpec:
     session_id: str | None = None
     # The harness's own turn cap, as a second belt behind tether's own stop.
     max_turns: int | None = None
-    # The harness's own token, cost and wall-clock belts, where it has them (Vibe).
+    # The harness's own token, cost and wall-clock belts, where it has them (Vibe
+    # --max-tokens/--max-price, Claude Code --max-budget-usd); others ignore them.
     max_tokens: int | None = None
     max_cost_usd: float | None = None
     time_limit_seconds: float | None = None

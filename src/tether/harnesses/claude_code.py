@@ -3,7 +3,8 @@
 One model response spans several ``assistant`` lines (one per content block)
 sharing ``message.id``; the accounting counts distinct consecutive ids. Tool
 results arrive in ``user`` lines; ``result`` ends the run and carries the real
-usage totals (per-line ``message.usage`` is a snapshot from ``message_start``).
+usage totals (per-line ``message.usage`` is a snapshot from ``message_start``,
+counted live once per message for token budgets, then replaced by the totals).
 """
 
 from __future__ import annotations
@@ -43,16 +44,17 @@ class _Block(msgspec.Struct):
     content: msgspec.Raw = msgspec.Raw(b"")
 
 
-class _Message(msgspec.Struct):
-    id: str | None = None
-    content: list[_Block] | str | None = None
-
-
 class _Usage(msgspec.Struct):
     input_tokens: int = 0
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+
+
+class _Message(msgspec.Struct):
+    id: str | None = None
+    content: list[_Block] | str | None = None
+    usage: _Usage | None = None
 
 
 class _Line(msgspec.Struct):
@@ -81,6 +83,8 @@ class ClaudeCodeHarness:
     iteration_source: ClassVar[IterationSource] = "stream"
     accepts_session_id: ClassVar[bool] = True
     has_turn_cap: ClassVar[bool] = True
+    # ``result`` carries total_cost_usd (and --max-budget-usd caps it live)
+    reports_cost: ClassVar[bool] = True
 
     def build_command(self, spec: RunSpec) -> list[str]:
         argv = [self.executable, "-p", spec.prompt, "--output-format", "stream-json", "--verbose"]
@@ -92,6 +96,8 @@ class ClaudeCodeHarness:
             argv += ["--max-turns", str(spec.max_turns)]
         if spec.settings_path is not None:
             argv += ["--settings", str(spec.settings_path)]
+        if spec.max_cost_usd is not None:
+            argv += ["--max-budget-usd", f"{spec.max_cost_usd:g}"]
         argv += list(spec.extra_args)
         return argv
 
@@ -127,6 +133,18 @@ def _assistant(obj: _Line) -> list[AnyEvent]:
     if msg is None:
         return []
     events: list[AnyEvent] = [StepStarted(message_id=msg.id)]
+    u = msg.usage
+    if u is not None and msg.id:
+        # A live figure for token budgets; ``result``'s totals replace it at the end.
+        events.append(
+            Usage(
+                input_tokens=u.input_tokens,
+                output_tokens=u.output_tokens,
+                cache_read_tokens=u.cache_read_input_tokens,
+                cache_write_tokens=u.cache_creation_input_tokens,
+                message_id=msg.id,
+            )
+        )
     if isinstance(msg.content, list):
         for block in msg.content:
             if block.type == "tool_use" and block.id:

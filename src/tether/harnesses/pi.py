@@ -119,6 +119,8 @@ class PiHarness:
     accepts_session_id: ClassVar[bool] = False
     # pi 0.73 has no flag that caps model calls.
     has_turn_cap: ClassVar[bool] = False
+    # every message_end carries usage.cost.total
+    reports_cost: ClassVar[bool] = True
 
     def build_command(self, spec: RunSpec) -> list[str]:
         argv = [self.executable, "--mode", "json"]

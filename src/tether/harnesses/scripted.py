@@ -47,6 +47,8 @@ class ScriptedHarness:
     iteration_source: ClassVar[IterationSource] = "stream"
     accepts_session_id: ClassVar[bool] = True
     has_turn_cap: ClassVar[bool] = True
+    # it replays whatever usage its transcript holds
+    reports_cost: ClassVar[bool] = True
     # The stream format this adapter reads (a registry name of its real harness).
     format: ClassVar[str] = DEFAULT_FORMAT
 

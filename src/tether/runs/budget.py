@@ -11,6 +11,7 @@ import math
 import sys
 from dataclasses import dataclass
 
+from tether.config.schema import DEFAULT_EVENTS_MAX_BYTES
 from tether.errors import BudgetError
 from tether.events.accounting import Ledger, stream_upper_bound
 from tether.events.model import Event, ToolResult
@@ -27,8 +28,18 @@ class Budget:
     iterations: int
     tool_calls: int | None
     timeout_seconds: float
+    # input + output tokens as the harness reports them
+    tokens: int | None = None
+    cost_usd: float | None = None
+    events_max_bytes: int = DEFAULT_EVENTS_MAX_BYTES
 
     def __post_init__(self) -> None:
+        if self.tokens is not None and self.tokens < 1:
+            raise BudgetError(f"token limit must be at least 1 (got {self.tokens}).")
+        if self.cost_usd is not None and not (math.isfinite(self.cost_usd) and self.cost_usd > 0):
+            raise BudgetError(f"cost limit must be a positive number of USD (got {self.cost_usd}).")
+        if self.events_max_bytes < 1:
+            raise BudgetError(f"events_max_bytes must be at least 1 (got {self.events_max_bytes}).")
         if self.iterations < 1:
             raise BudgetError(f"iteration limit must be at least 1 (got {self.iterations}).")
         if self.tool_calls is not None and self.tool_calls < 1:
@@ -64,12 +75,19 @@ class LimitCheck:
         self.use_stream_bound = False
         # True when the last verdict was "step N complete", i.e. before step N+1 began
         self.at_step_boundary = False
+        self._tokens = budget.tokens
+        self._cost = budget.cost_usd
 
     def switch_to_stream_bound(self) -> None:
         """Decide by the stream's upper bound from now on (it can grow without steps)."""
         self.use_stream_bound = True
 
     def after(self, event: Event, ledger: Ledger) -> RunStatus | None:
+        usage = ledger.usage
+        if self._tokens is not None and usage.input_tokens + usage.output_tokens > self._tokens:
+            return RunStatus.TOKEN_LIMIT
+        if self._cost is not None and (usage.cost_usd or 0.0) > self._cost:
+            return RunStatus.COST_LIMIT
         if ledger.iterations > self._iterations:
             return RunStatus.ITERATION_LIMIT
         if self.use_stream_bound and stream_upper_bound(ledger) > self._iterations:

@@ -48,6 +48,7 @@ class LiveRun:
         session_tail: SessionTail | None,
         cancelled: Callable[[], bool],
         on_progress: Callable[[Ledger], None],
+        gate_refused: Callable[[], bool] | None = None,
     ) -> None:
         self.agent = agent
         self.harness = harness
@@ -58,6 +59,9 @@ class LiveRun:
         self.tail = session_tail
         self.cancelled = cancelled
         self.on_progress = on_progress
+        # True once the gate refused a call of this run: the run ends at once, even
+        # where the harness leaves the refused call out of its stream (Codex).
+        self.gate_refused = gate_refused
         self._last_progress = 0.0
 
     def _take(self, events: list[AnyEvent]) -> RunStatus | None:
@@ -76,7 +80,10 @@ class LiveRun:
         lines = LineBuffer()
         out_fd = self.events_out.fileno()
         self.events_out.flush()
-        poll = SESSION_POLL_SECONDS if self.tail is not None else POLL_SECONDS
+        watching = self.tail is not None or self.gate_refused is not None
+        poll = SESSION_POLL_SECONDS if watching else POLL_SECONDS
+        # events.jsonl never grows past its cap: a flooding agent ends as output_limit
+        room = self.check.budget.events_max_bytes - self.events_out.tell()
         next_tail_poll = 0.0
         started = time.monotonic()
         try:
@@ -86,12 +93,19 @@ class LiveRun:
                     return LiveResult(RunStatus.CANCELLED, now, False)
                 if now >= self.deadline:
                     return LiveResult(RunStatus.TIMEOUT, now, False)
+                if self.gate_refused is not None and self.gate_refused():
+                    return LiveResult(RunStatus.TOOL_CALL_LIMIT, now, False)
                 chunk: bytes | None = None
                 if sel.select(min(self.deadline - now, poll)):
                     with contextlib.suppress(BlockingIOError):
                         chunk = os.read(fd, READ_SIZE)
                 verdict: RunStatus | None = None
+                if chunk and len(chunk) > room:
+                    # what fits is kept; the rest is neither written nor read
+                    os.write(out_fd, chunk[: max(room, 0)])
+                    return LiveResult(RunStatus.OUTPUT_LIMIT, time.monotonic(), False)
                 if chunk:
+                    room -= len(chunk)
                     # events.jsonl keeps the stream byte for byte, as it arrived;
                     # one unbuffered write, so a crash loses nothing already read
                     os.write(out_fd, chunk)

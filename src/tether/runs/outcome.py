@@ -12,6 +12,7 @@ from tether.config import Config, Profile
 from tether.events.accounting import Ledger
 from tether.exit_codes import ExitCode
 from tether.fs import atomic_write_json, atomic_write_text
+from tether.gate.runstop import read_refusal
 from tether.run_status import RunStatus
 from tether.runs import report as reports
 from tether.runs import worktree
@@ -70,6 +71,8 @@ class Ending:
     before: worktree.Snapshot
     session_id: str
     stop_latency: float | None
+    # a per-run hook asked the gate before every tool call
+    gated: bool = False
 
 
 def finish_run(conn: Any, end: Ending) -> RunOutcome:
@@ -137,6 +140,8 @@ def _write_report(end: Ending, ended: datetime) -> dict[str, Any]:
             skipped_stages=end.profile.post_run,
             session_id=end.ledger.session_id or end.session_id,
             ended_at=ended,
+            refused_call=read_refusal(str(end.paths.root)),
+            gated=end.gated,
         )
     )
     atomic_write_json(end.paths.report_json, report)

@@ -33,6 +33,9 @@ def choose_budget(
     timeout: float | None,
     budget_request: int | None,
     justification: str | None,
+    tokens: int | None = None,
+    cost_usd: float | None = None,
+    reports_cost: bool = True,
 ) -> Budget:
     cap = config.max_iterations_cap
     if budget_request is not None:
@@ -67,4 +70,71 @@ def choose_budget(
             else config.timeout_seconds
         )
     )
-    return Budget(iterations=limit, tool_calls=calls, timeout_seconds=seconds)
+    token_limit = _spending(
+        tokens,
+        profile.token_limit,
+        config.token_limit,
+        config.max_tokens_cap,
+        profile,
+        what="token limit",
+        flag="--tokens",
+        key="token_limit",
+        cap_key="max_tokens_cap",
+    )
+    cost_limit = _spending(
+        cost_usd,
+        profile.cost_limit_usd,
+        config.cost_limit_usd,
+        config.max_cost_cap_usd,
+        profile,
+        what="cost limit",
+        flag="--cost",
+        key="cost_limit_usd",
+        cap_key="max_cost_cap_usd",
+    )
+    if cost_limit is not None and not reports_cost:
+        raise ConfigError(
+            f"a cost limit needs a harness that reports cost; {profile.harness} (profile "
+            f"{profile.name!r}) reports none. Use a token limit (--tokens) instead.",
+            key="cost_limit_usd",
+        )
+    return Budget(
+        iterations=limit,
+        tool_calls=calls,
+        timeout_seconds=seconds,
+        tokens=int(token_limit) if token_limit is not None else None,
+        cost_usd=float(cost_limit) if cost_limit is not None else None,
+        events_max_bytes=config.events_max_bytes,
+    )
+
+
+def _spending(
+    flag_value: float | None,
+    profile_value: float | None,
+    global_value: float | None,
+    cap: float | None,
+    profile: Profile,
+    *,
+    what: str,
+    flag: str,
+    key: str,
+    cap_key: str,
+) -> float | None:
+    """A spending limit: the flag, else the profile's, else the global one; never over the cap."""
+    value: float | None
+    if flag_value is not None:
+        value, origin = flag_value, flag
+    elif profile_value is not None:
+        value, origin = profile_value, f"profiles.{profile.name}.{key}"
+    else:
+        value, origin = global_value, key
+    if value is None:
+        return None
+    if value <= 0:
+        raise BudgetError(f"{what} must be positive (got {value:g} from {origin}).")
+    if cap is not None and value > cap:
+        raise BudgetError(
+            f"{what} {value:g} (from {origin}) is above the global cap of {cap:g} "
+            f"({cap_key}); ask for at most {cap:g}, or a human raises {cap_key} in tether.toml."
+        )
+    return value

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from tether.gate.runstop import REFUSED_FILE
+
 
 def new_run_id(now: datetime | None = None) -> str:
     """Time-sortable, unique: ``r-20261130-041502-3fa9c1``."""
@@ -49,6 +51,11 @@ class RunPaths:
     @property
     def record(self) -> Path:
         return self.root / "run.json"
+
+    @property
+    def refused(self) -> Path:
+        """The first tool call the gate refused in this run (written by the gate)."""
+        return self.root / REFUSED_FILE
 
     @property
     def stages(self) -> Path:

@@ -25,6 +25,9 @@ REASON_TEXT = {
     RunStatus.FAILED: "the harness reported a failure",
     RunStatus.CANCELLED: "cancelled",
     RunStatus.ABANDONED: "abandoned: its supervisor died; recovered from its events",
+    RunStatus.TOKEN_LIMIT: "token limit reached",
+    RunStatus.COST_LIMIT: "cost limit reached",
+    RunStatus.OUTPUT_LIMIT: "output limit reached (events.jsonl at its size cap)",
 }
 
 _INPUT_KEYS = ("command", "cmd", "file_path", "path", "pattern", "url", "description")
@@ -95,6 +98,11 @@ class ReportInput:
     session_id: str | None
     ended_at: datetime
     host: str | None = field(default_factory=hostname)
+    # the first call the gate refused (gate/runstop.py), None when none was
+    refused_call: dict[str, Any] | None = None
+    # whether a per-run hook asked the gate before every call (a call past the
+    # budget was then refused, not executed)
+    gated: bool = False
 
 
 def build(data: ReportInput) -> dict[str, Any]:
@@ -111,6 +119,11 @@ def build(data: ReportInput) -> dict[str, Any]:
         "iterations": {"used": ledger.iterations, "limit": data.budget.iterations},
         "tool_calls": {"used": ledger.tool_calls, "limit": data.budget.tool_calls},
         "seconds": {"used": round(data.seconds, 3), "limit": data.budget.timeout_seconds},
+        "tokens": {
+            "used": ledger.usage.input_tokens + ledger.usage.output_tokens,
+            "limit": data.budget.tokens,
+        },
+        "cost_usd": {"used": ledger.usage.cost_usd, "limit": data.budget.cost_usd},
         "iterations_exact": ledger.iteration_source != "bound",
         "files_changed": data.files_changed,
         "worktree": data.worktree_kind,
@@ -124,9 +137,62 @@ def build(data: ReportInput) -> dict[str, Any]:
             {"command": list(cmd), "reason": f"skipped: run stopped by {data.stop.value}"}
             for cmd in data.skipped_stages
         ],
+        "refused_call": _refused(data.refused_call) or _over_budget_call(data),
+        "in_flight": _in_flight(data),
         "session_id": data.session_id,
         "session_line": session_line(
             data.session_id, data.harness, data.host, data.ended_at.date().isoformat()
+        ),
+    }
+
+
+def _refused(record: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not record:
+        return None
+    raw = record.get("input")
+    try:
+        data = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        data = raw
+    name = str(record.get("tool") or "a tool call")
+    return {
+        "tool": record.get("tool"),
+        "tool_use_id": record.get("tool_use_id"),
+        "call": _call_summary(name, data),
+        "number": record.get("calls_used"),
+        "budget": record.get("call_budget"),
+        "executed": False,
+    }
+
+
+def _over_budget_call(data: ReportInput) -> dict[str, Any] | None:
+    """The call past the tool-call budget as the stream showed it (the stop came first)."""
+    ledger = data.ledger
+    if data.stop is not RunStatus.TOOL_CALL_LIMIT or not ledger.open_calls:
+        return None
+    last = list(ledger.open_calls.values())[-1]
+    return {
+        "tool": last.name,
+        "tool_use_id": last.call_id,
+        "call": _call_summary(last.name, last.input),
+        "number": ledger.tool_calls,
+        "budget": data.budget.tool_calls,
+        "executed": False if data.gated else None,
+    }
+
+
+def _in_flight(data: ReportInput) -> dict[str, Any] | None:
+    """Model work the stop caught under way: begun past the limit, never acted on."""
+    over = data.ledger.iterations - data.budget.iterations
+    if over <= 0:
+        return None
+    return {
+        "model_steps_past_limit": over,
+        "text": (
+            f"{over} model step(s) past the limit of {data.budget.iterations} had already "
+            f"begun when the stop landed (the harness sent the request before tether could "
+            f"see step {data.budget.iterations} end); none of their tool calls ran past the "
+            f"tool-call budget, and the agent was stopped before acting on them further."
         ),
     }
 
@@ -151,6 +217,29 @@ def render_markdown(report: dict[str, Any]) -> str:
         + ("" if report["iterations_exact"] else " (upper bound from the stream)"),
         f"- tool calls: {tc['used']} of {tc['limit'] if tc['limit'] is not None else 'no limit'}",
         f"- seconds: {sec['used']:.1f} of {sec['limit']:g}",
+    ]
+    tokens, cost = report.get("tokens"), report.get("cost_usd")
+    if tokens and (tokens["used"] or tokens["limit"] is not None):
+        limit = tokens["limit"] if tokens["limit"] is not None else "no limit"
+        lines.append(f"- tokens (input + output): {tokens['used']} of {limit}")
+    if cost and (cost["used"] is not None or cost["limit"] is not None):
+        used = f"{cost['used']:.4f}" if cost["used"] is not None else "not reported"
+        limit = f"{cost['limit']:g}" if cost["limit"] is not None else "no limit"
+        lines.append(f"- cost (USD): {used} of {limit}")
+    refused = report.get("refused_call")
+    if refused:
+        lines.append(
+            f"- refused call: {refused['call']} (call {refused['number']} of a budget of "
+            f"{refused['budget']}; "
+            + (
+                "refused by the gate, not executed)"
+                if refused["executed"] is False
+                else "stopped when it appeared; no hook could refuse it)"
+            )
+        )
+    if report.get("in_flight"):
+        lines.append(f"- in flight at the stop: {report['in_flight']['text']}")
+    lines += [
         "",
         "## Files changed since the run started",
         "",

@@ -22,6 +22,7 @@ from tether.config import Config, Profile, load_config
 from tether.errors import HarnessNotFoundError, UsageError
 from tether.events.accounting import Ledger, count, stream_upper_bound
 from tether.fs import atomic_write_text
+from tether.gate.runstop import mark_stopping
 from tether.harnesses import get_harness
 from tether.harnesses.base import Harness, RunSpec, bind
 from tether.run_status import RunStatus
@@ -50,6 +51,8 @@ class RunRequest:
     tool_calls: int | None = None
     timeout: float | None = None
     follow_up: str | None = None
+    tokens: int | None = None
+    cost_usd: float | None = None
     budget_request: int | None = None
     justification: str | None = None
     cwd: Path | None = None
@@ -119,6 +122,9 @@ def supervise(
         timeout=request.timeout,
         budget_request=request.budget_request,
         justification=request.justification,
+        tokens=request.tokens,
+        cost_usd=request.cost_usd,
+        reports_cost=bool(getattr(get_harness(profile.harness), "reports_cost", False)),
     )
     harness = get_harness(profile.harness)
     cwd = (request.cwd or Path.cwd()).resolve()
@@ -172,7 +178,7 @@ def _execute(
     paths.root.mkdir(parents=True, exist_ok=True)
     atomic_write_text(paths.prompt, prompt)
     adapter = bind(harness, RunSpec(prompt=prompt, extra_args=tuple(profile.args)))
-    settings = write_run_hooks(
+    hooks = write_run_hooks(
         config, paths, session_id, budget, run_id, profile, adapter, env=base_env
     )
     # The harness's own turn cap is a second belt: one past the budget, so that
@@ -182,11 +188,13 @@ def _execute(
     spec = RunSpec(
         prompt=prompt,
         model=profile.model,
-        extra_args=tuple(profile.args),
+        extra_args=(*profile.args, *hooks.args),
         session_id=session_id if harness.accepts_session_id else None,
         max_turns=(budget.iterations + (0 if exact_cap else 1)) if harness.has_turn_cap else None,
         time_limit_seconds=budget.timeout_seconds,
-        settings_path=settings,
+        settings_path=hooks.settings,
+        max_cost_usd=budget.cost_usd,
+        max_tokens=budget.tokens,
         cwd=cwd,
     )
     argv = harness.build_command(spec)
@@ -268,12 +276,13 @@ def _execute(
                 conn,
                 run_id,
                 config.kill_grace_seconds,
-                session_id if settings is not None else None,
+                session_id if hooks.installed else None,
                 timing,
-                self_stopping=settings is not None and settings.suffix == ".ts",
+                self_stopping=hooks.self_stopping,
             )
         finally:
             if agent.group_alive():
+                mark_stopping(str(paths.root))
                 agent.stop(config.kill_grace_seconds)
             agent.close()
     seconds = time.monotonic() - t0
@@ -296,6 +305,7 @@ def _execute(
             before=before,
             session_id=session_id,
             stop_latency=timing.get("stop_latency_seconds"),
+            gated=hooks.installed,
         ),
     )
 
@@ -330,6 +340,7 @@ def _watch(
             )
 
     check = LimitCheck(budget, stream_format(adapter))
+    refused = paths.refused
     with paths.events.open("ab") as out:
         live = LiveRun(
             agent,
@@ -341,9 +352,12 @@ def _watch(
             session_tail=tail,
             cancelled=cancel,
             on_progress=progress,
+            gate_refused=refused.exists if hooked_session else None,
         )
         result = live.run()
     if result.limit is not None:
+        # From here on the gate and the Pi extension refuse whatever they cannot count.
+        mark_stopping(str(paths.root))
         if self_stopping and check.at_step_boundary:
             # pi's run extension aborts before model request N+1 by itself; a signal
             # now would kill the gate call it is waiting on and let that request out.
@@ -370,6 +384,7 @@ def _watch(
                 # The per-run hook may have ended the agent itself, exactly at the limit.
                 stop = gate_verdict(env["TETHER_HOME"], hooked_session) or stop
         else:
+            mark_stopping(str(paths.root))
             how = agent.stop(grace)
             stop = RunStatus.TIMEOUT
     if tail is not None:

@@ -26,7 +26,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--scenario",
         default="five-steps",
-        help="five-steps | forever | steps:N (N-1 tool steps, then a final text); "
+        help="five-steps | forever | touch-forever | steps:N (N-1 tool steps, then a final text); "
         "default: five-steps",
     )
     p.add_argument("--port", type=int, default=0, help="port to bind (0: any free port)")

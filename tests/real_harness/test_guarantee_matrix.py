@@ -1,0 +1,129 @@
+"""The guarantee matrix: every real CLI under every limit, against a model that never stops.
+
+The scripted model server's ``touch-forever`` script asks for one shell call per
+step, each leaving ``tick-K.done`` in the work folder. So the files prove which
+calls were *executed* (not only asked for), and the server's request log which
+model calls were made. For each CLI and limit: the run ends with the limit's
+exit code, nothing past the limit ran, and a model request that was already in
+flight when the stop landed is named in the report rather than hidden.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether.harnesses.base import Harness
+from tether.testing.model_server import ModelServer, client_setup
+
+pytestmark = pytest.mark.real_harness
+
+TETHER = str(Path(sys.executable).parent / "tether")
+HARNESSES = ["claude-code", "codex", "copilot", "pi"]
+
+
+@dataclass(frozen=True)
+class Limit:
+    flags: tuple[str, ...]
+    exit_code: int
+    status: str
+    # calls the limit lets run (None: not fixed, e.g. a timeout)
+    calls: int | None
+    config: str = ""
+
+
+LIMITS = {
+    "iterations-3": Limit(("--iterations", "3"), 20, "iteration_limit", 3),
+    "tool-calls-2": Limit(("--tool-calls", "2"), 21, "tool_call_limit", 2),
+    "timeout": Limit(("--timeout", "3"), 22, "timeout", None),
+    "gate-budget-3": Limit((), 21, "tool_call_limit", 3, config="gate_budget = 3\n"),
+}
+
+
+def _toml_inline(env: dict[str, str]) -> str:
+    return "{ " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in env.items()) + " }"
+
+
+def run_limited(
+    harness: str, exe: Path, server: ModelServer, tmp_path: Path, home: Path, limit: Limit
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    setup = client_setup(harness, tmp_path / "home", server.port)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "tether.toml").write_text(
+        f"kill_grace_seconds = 2\n{limit.config}\n"
+        f"[profiles.real]\nharness = {json.dumps(harness)}\n"
+        + (f"model = {json.dumps(setup.model)}\n" if setup.model else "")
+        + f"args = {json.dumps(list(setup.extra_args))}\n"
+        f"env = {_toml_inline(setup.env)}\ndefault = true\n"
+    )
+    node_dir = Path(shutil.which("node") or "/usr/bin/node").parent
+    env = {
+        "PATH": f"{exe.parent}{os.pathsep}{node_dir}{os.pathsep}{os.environ['PATH']}",
+        "TETHER_HOME": str(home),
+        "TETHER_USER_CONFIG": str(tmp_path / "none.toml"),
+        "HOME": str(tmp_path / "home"),
+    }
+    timeout = [] if "--timeout" in limit.flags else ["--timeout", "90"]
+    done = subprocess.run(
+        [TETHER, "run", "--json", "--prompt", "Run the scripted steps.", *limit.flags, *timeout],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=150,
+        check=False,
+    )
+    return done, work
+
+
+@pytest.mark.parametrize("limit_name", sorted(LIMITS))
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_nothing_past_the_limit_runs(
+    harness: str,
+    limit_name: str,
+    agent_cli: Callable[[str], tuple[Harness, Path]],
+    model_server: Callable[..., ModelServer],
+    tmp_path: Path,
+    tether_home: Path,
+) -> None:
+    limit = LIMITS[limit_name]
+    _adapter, exe = agent_cli(harness)
+    server = model_server("touch-forever", think=0.05)
+    done, work = run_limited(harness, exe, server, tmp_path, tether_home, limit)
+    files = sorted(p.name for p in work.glob("tick-*.done"))
+    why = (
+        f"stderr: {done.stderr[-1500:]}\nfiles: {files}\n"
+        f"requests: {[(r.step, r.action) for r in server.requests]}"
+    )
+    assert done.returncode == limit.exit_code, why
+    record: dict[str, Any] = json.loads(done.stdout)
+    assert record["status"] == limit.status, why
+    report = json.loads(Path(record["run_dir"], "report.json").read_text())
+    served = [c for r in server.requests for c in r.tool_calls]
+    if limit.calls is not None:
+        # exactly the allowed calls ran, in order; none past the limit
+        assert files == [f"tick-{k}.done" for k in range(1, limit.calls + 1)], why
+    else:
+        # a timeout: every executed call was one the model asked for, in order
+        assert files == [f"tick-{k}.done" for k in range(1, len(files) + 1)], why
+        assert len(files) <= len(served), why
+    if limit.status == "tool_call_limit":
+        refused = report["refused_call"]
+        assert refused is not None, why
+        assert refused["executed"] is False, why
+        assert f"tick-{limit.calls + 1}.done" in refused["call"], (refused, why)
+    if limit.status == "iteration_limit":
+        # the model was asked for at most one step past the limit; one in flight is named
+        assert server.model_calls <= 4, why
+        if report["iterations"]["used"] > 3:
+            assert report["in_flight"] is not None, why

@@ -74,7 +74,7 @@ def test_each_call_counts_once_whichever_hook_files_deliver_it(
             argv, make = HOOK_FILES[name]
             done = run_gate(gate_exe, argv, env_for(), json.dumps(make(step, millis)))
             assert done.returncode == 0, done.stderr
-    assert session_status(tether_home, SESSION)["calls_used"] == 5
+    assert session_status(tether_home, SESSION).calls_used == 5
 
 
 def test_budget_10_allows_exactly_10_calls_with_the_gate_in_both_formats(
@@ -100,4 +100,4 @@ def test_two_different_calls_at_the_same_instant_count_twice(
     argv, make = HOOK_FILES["copilot project hooks"]
     for step in (1, 2):
         run_gate(gate_exe, argv, env_for(), json.dumps(make(step, 1796126271329)))
-    assert session_status(tether_home, SESSION)["calls_used"] == 2
+    assert session_status(tether_home, SESSION).calls_used == 2

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_support import run_gate
+from tests.gate.gate_support import run_gate
 
 from tether.gate.counter import session_status
 

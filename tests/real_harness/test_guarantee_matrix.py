@@ -118,6 +118,7 @@ def test_nothing_past_the_limit_runs(
         assert files == [f"tick-{k}.done" for k in range(1, len(files) + 1)], why
         assert len(files) <= len(served), why
     if limit.status == "tool_call_limit":
+        assert limit.calls is not None
         refused = report["refused_call"]
         assert refused is not None, why
         assert refused["executed"] is False, why

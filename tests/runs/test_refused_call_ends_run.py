@@ -13,8 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from conftest import Project
+from tests.runs.conftest import Project
 
 
 @pytest.mark.parametrize("fmt", ["claude-code", "codex", "copilot", "pi"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import Project
+from tests.runs.conftest import Project
 
 
 def test_the_token_limit_stops_at_the_first_event_that_crosses_it(project: Project) -> None:

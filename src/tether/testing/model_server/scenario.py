@@ -21,8 +21,9 @@ Built-in scenarios:
   not exist, exit 2), step 2 ``echo after the failure``, step 3 the final text
   ``Done after a failing step.``
 - ``call:NAME`` (or ``call:NAME:{JSON arguments}``): step 1 calls the offered
-  tool named ``NAME`` — or whose name ends in ``__NAME``, ``.NAME``, ``/NAME`` or
-  ``-NAME``, as agent CLIs prefix MCP tools (``mcp__tether__loop_tick``) — with
+  tool named ``NAME`` — or whose name ends in ``__NAME``, ``.NAME``, ``/NAME``,
+  ``-NAME`` or ``_NAME``, as agent CLIs prefix MCP tools (``mcp__tether__loop_tick``,
+  ``tether_loop_tick``) — with
   those arguments; step 2 the final text ``Called NAME.``
 """
 
@@ -152,8 +153,11 @@ def _parse_call(spec: str) -> Scenario:
 
 
 def matches_tool(offered: str, wanted: str) -> bool:
-    """Whether the offered tool name is ``wanted``, bare or with a client's prefix."""
-    return offered == wanted or any(offered.endswith(sep + wanted) for sep in ("__", ".", "/", "-"))
+    """Whether the offered tool name is ``wanted``, bare or with a client's prefix
+    (``mcp__tether__`` for Claude Code and Codex, ``tether_`` for Vibe)."""
+    return offered == wanted or any(
+        offered.endswith(sep + wanted) for sep in ("__", ".", "/", "-", "_")
+    )
 
 
 def parse_scenario(spec: str) -> Scenario:

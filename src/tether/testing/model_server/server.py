@@ -299,7 +299,8 @@ class ModelServer:
                 )
             elif isinstance(scripted, NamedCall):
                 named = next(
-                    (t for t in req.tools if matches_tool(t.qualified, scripted.name)), None
+                    (t for t in req.tools if t.qualified == scripted.name),
+                    next((t for t in req.tools if matches_tool(t.qualified, scripted.name)), None),
                 )
                 if named is None:
                     offered = ", ".join(req.tool_names)

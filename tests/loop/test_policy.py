@@ -282,3 +282,19 @@ def test_a_todo_item_whose_run_the_gate_refused_waits_for_approval(
     assert second.returncode == 14, second.stdout + second.stderr
     assert "TODO.md:3 waits for an approval/decision" in second.stdout
     assert _runs(project) == 1
+
+
+def test_the_loop_follow_up_of_a_hand_started_run_is_under_the_policy(
+    project: Project, tmp_path: Path
+) -> None:
+    _push_project(project, tmp_path)
+    project.all_sources_ready()
+    by_hand = _tether(
+        project, "run", "--unit", "share-readme", "--iterations", "1", "--prompt", "Share it."
+    )
+    assert by_hand.returncode == 20, by_hand.stdout + by_hand.stderr  # stopped by the limit
+    follow = _tether(project, "loop", "tick")
+    assert follow.returncode == 0, follow.stdout + follow.stderr
+    assert "(unit share-readme)" in follow.stdout
+    assert "the gate refused `git push origin main`: it waits for a person" in follow.stdout
+    assert not list((project.home / "policy").iterdir())

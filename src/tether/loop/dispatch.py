@@ -567,6 +567,7 @@ def _manual_follow_up(loop: Loop, found: unfinished.ManualFollowUp, dry_run: boo
         )
     prompt_file = Path(run.run_dir) / "prompt.md"
     original = prompt_file.read_text("utf-8") if prompt_file.is_file() else ""
+    gate = GateFile(loop.config.home, loop.policy.gate_data(None, loop.project_root))
     request = RunRequest(
         prompt=prompts.manual_follow_up_prompt(run.unit or run.id, original),
         profile=loop.profile,
@@ -575,11 +576,19 @@ def _manual_follow_up(loop: Loop, found: unfinished.ManualFollowUp, dry_run: boo
         follow_up=run.id,
         justification=loop.justification,
         cwd=loop.project_root,
+        env=gate.env(),
     )
-    outcome = loop.dispatcher(request)
+    try:
+        outcome = loop.dispatcher(request)
+        refusals = gate.refusals()
+    finally:
+        gate.remove()
+    refused = "; ".join(dict.fromkeys(f"`{r.get('command', '?')}`" for r in refusals))
     return Dispatched(
         f"follow-up {outcome.run_id} of {run.id} (unit {run.unit}): {REASON_TEXT[outcome.stop]} "
-        f"({_counts(outcome)})" + _demo_note(loop),
+        f"({_counts(outcome)})"
+        + (f"; the gate refused {refused}: it waits for a person" if refused else "")
+        + _demo_note(loop),
         run_id=outcome.run_id,
         stop=outcome.stop.value,
         follow_up_of=run.id,

@@ -115,11 +115,19 @@ def next_cmd(root: str | None, as_json: bool) -> None:
     """Claim exactly one entry (oldest first) and print it with the ingest instructions."""
     from tether.ingest.steps import claim_next
 
-    ctx, _ = _queue(root)
+    ctx, queue = _queue(root)
     claim = claim_next(ctx.wiki)
     if claim is None:
+        loose = queue.loose_files()
         if as_json:
             _print(None)
+        elif loose:
+            shown = ", ".join(loose[:5]) + (f" and {len(loose) - 5} more" if len(loose) > 5 else "")
+            click.echo(
+                f"no released entry waits, but incoming/ holds {len(loose)} file(s) put there by "
+                f"hand: {shown}. A person releases each: `tether ingest collect PATH`, then "
+                f"`tether ingest release ID`."
+            )
         else:
             click.echo("nothing waits in incoming/")
         return
@@ -147,7 +155,13 @@ def end_cmd(root: str | None, entry_id: str | None) -> None:
 
 
 @ingest.command("continue-here")
-def continue_here_cmd() -> None:
+@click.option(
+    "--session",
+    "session_id",
+    metavar="ID",
+    help="The session (or context) to follow; default: the one that passed the gate last.",
+)
+def continue_here_cmd(session_id: str | None) -> None:
     """The user's explicit request to go on in this context: say why not, then a new session id."""
     from tether.cli.session import SessionRefusedError
     from tether.gate.home import resolve_home
@@ -156,7 +170,7 @@ def continue_here_cmd() -> None:
 
     click.echo(RECOMMENDATION)
     try:
-        record = new_session(resolve_home(), reason=REASON_USER)
+        record = new_session(resolve_home(), reason=REASON_USER, session=session_id)
     except NewSessionRefusedError as exc:
         raise SessionRefusedError(str(exc)) from None
     click.echo(

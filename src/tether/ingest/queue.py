@@ -36,6 +36,7 @@ from tether.ingest.manifest import (
     BUNDLE,
     MANIFEST,
     SOURCE,
+    dialog_reasons,
     entry_id,
     read_manifest,
     sha256_of,
@@ -289,16 +290,52 @@ class Queue:
 
     # --- one entry per run (agent side) -------------------------------------------
 
-    def next(self, owner: str) -> tuple[Entry, bool] | None:
-        """Claim the oldest waiting entry for ``owner`` (or give back its open claim)."""
+    def next(self, owner: str, *, headless: bool = False) -> tuple[Entry, bool] | None:
+        """Claim the oldest waiting entry for ``owner`` (or give back its open claim).
+
+        One unit per session: a session that already ended an entry is refused
+        (``IngestRefusedError``, exit 30); only a new session id opens the next
+        one. A headless run (``headless``) never gets an entry that needs the
+        user: those go to the human (``HumanStopError``, exit 41) when nothing
+        else waits.
+        """
         for entry in self.claims():
             if entry.claim().get("owner") == owner:
                 return entry, True
+        ended = [e for e in self.finished() if e.claim().get("owner") == owner]
+        if ended:
+            raise IngestRefusedError(
+                f"refused: this session already worked on entry {ended[-1].id}; one unit per "
+                f"session. Next: /clear, then ingest (a fresh session claims the next entry)."
+            )
+        held: list[tuple[Entry, list[str]]] = []
         for entry in self.waiting():
+            if headless:
+                reasons = dialog_reasons(entry.manifest, self.raw)
+                if reasons:
+                    held.append((entry, reasons))
+                    continue
             claimed = self.claim(entry, owner)
             if claimed is not None:
                 return claimed, False
+        if held:
+            names = ", ".join(f"{e.id} ({'; '.join(r)})" for e, r in held)
+            raise HumanStopError(
+                f"stop: what waits needs the user, and a headless run never takes it: {names}. "
+                f"It goes to the human: `tether ingest run` files a USER/decision ticket for "
+                f"each; the user ingests it interactively."
+            )
         return None
+
+    def loose_files(self) -> list[str]:
+        """Names in incoming/ that are no released entry (dropped there by hand)."""
+        if not self.incoming.is_dir():
+            return []
+        return sorted(
+            child.name
+            for child in self.incoming.iterdir()
+            if not child.name.startswith(".") and not (child / MANIFEST).is_file()
+        )
 
     def claim(self, entry: Entry, owner: str) -> Entry | None:
         """Claim this waiting entry and accept its source into raw/; None if it was taken."""

@@ -7,10 +7,13 @@ one home.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
 from tether.config.schema import WikiSettings
+from tether.gate import db
+from tether.gate.home import resolve_home
 from tether.gate.session_id import resolve
 from tether.ingest.instructions import entry_summary, ingest_instructions
 from tether.ingest.lines import BUNDLES, ENTRIES, end_lines, templates
@@ -20,8 +23,31 @@ from tether.wiki.layout import Wiki
 
 
 def session_owner() -> str:
-    """Who claims: the session key the gate counts this process under."""
-    return resolve(None, None).key
+    """Who claims: the session the gate counts this process under.
+
+    A context that was given a new session id (``tether session new``,
+    ``tether ingest continue-here``) claims under that new id: those are the
+    only legitimate boundaries between two units of one context.
+    """
+    key = resolve(None, None).key
+    try:
+        conn = db.connect_reader(resolve_home())
+    except (db.GateDatabaseError, OSError):
+        return key  # no gate database yet: no context was ever re-pointed
+    try:
+        row = conn.execute(
+            "SELECT session_id FROM contexts WHERE context_key = ?", (key,)
+        ).fetchone()
+    except db.Error:
+        row = None
+    finally:
+        conn.close()
+    return key if row is None else str(row[0])
+
+
+def headless() -> bool:
+    """True inside a ``tether run`` (no person in the loop to answer a question)."""
+    return bool(os.environ.get("TETHER_RUN_ID"))
 
 
 @dataclass(frozen=True)
@@ -37,7 +63,7 @@ class Claim:
 
 def claim_next(wiki: Wiki, owner: str | None = None) -> Claim | None:
     """Claim exactly one entry (oldest first) for ``owner``; None when nothing waits."""
-    found = Queue(wiki).next(owner or session_owner())
+    found = Queue(wiki).next(owner or session_owner(), headless=headless())
     if found is None:
         return None
     entry, resumed = found

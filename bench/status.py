@@ -6,6 +6,7 @@ still running, reports on the limit stops), then measures, in this one run:
 - ``tether --help`` as a new process (the baseline), and ``tether status`` and
   ``tether status --json`` as new processes: best and median of ``--repeats``
   wall-clock times. Targets: status <= 150 ms and <= 2x ``tether --help``.
+  Then one status process phase by phase (where the time goes).
 - the dashboard's runs page: the server's work for one page (``runs_page``:
   the query, the count, the rows) in-process, first page, a deep page and a
   filtered page, best and median; and the same pages over HTTP against a real
@@ -140,6 +141,13 @@ def main() -> None:
                 f"   (targets <= 150 ms, <= 2x)"
             )
 
+        # where a status process spends its time: one fresh process, phase by phase
+        breakdown = subprocess.run(
+            [sys.executable, "-c", PHASES], env=env, cwd=root, capture_output=True, text=True
+        )
+        print("\none `tether status` process, phase by phase (wall clock, first use):")
+        print(breakdown.stdout.rstrip() or breakdown.stderr)
+
         # the runs page: the server's work, in-process
         from tether.dashboard.data import runs_page
         from tether.store.db import connect_reader
@@ -236,6 +244,36 @@ def main() -> None:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+PHASES = """
+import time
+t = time.perf_counter()
+def lap(label):
+    global t
+    now = time.perf_counter()
+    print(f"  {label:<44} {(now - t) * 1000:7.1f} ms")
+    t = now
+import click
+from tether.config import load_config
+config = load_config()
+lap("click + configuration")
+from tether.status import collect as c
+from tether.store.db import connect_reader
+conn = connect_reader(config.home)
+lap("store opened read-only")
+now = time.time()
+c.running_panel(conn, now); lap("runs in progress (+ psutil)")
+c.loops_panel(conn, now); lap("loop (+ the loop package)")
+c.watch_panel(config, conn, now, survey=False); lap("watch registry and wakes")
+c.watch_panel(config, conn, now, survey=True); lap("watch survey (+ its imports, processes, tmux)")
+c.gate_panel(config.home); c.ingest_panel(config); c.room_panel(config.home)
+lap("gate, ingest, room")
+c.ended_panel(conn, 10); lap("last ended runs")
+from rich.console import Console
+from tether.status.view import screen
+lap("rich (text output only)")
+"""
 
 
 def _timed(work: Callable[[], object]) -> float:

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from tether.cli.render import print_json
-from tether.cli.watch import open_store, watch_settings
+from tether.cli.watch_common import open_store, watch_settings
 from tether.cli.watch_status import not_counted_lines, wake_lines
 from tether.errors import UsageError
 

@@ -16,6 +16,9 @@ from typing import Any, TypeVar
 import click
 
 from tether.cli.render import print_json
+from tether.cli.watch_common import open_store, watch_settings
+from tether.cli.watch_status import not_counted_lines, status, wake_lines
+from tether.cli.watch_subagents import add_subagent, remove_subagent
 from tether.errors import UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -40,28 +43,6 @@ def _tuning(func: F) -> F:
         "--interval", type=_SECONDS, metavar="S", help="Seconds between checks (default 30)."
     )(func)
     return func
-
-
-def watch_settings(
-    interval: float | None = None, idle: float | None = None, wake_min: float | None = None
-) -> tuple[Any, Path]:
-    from tether.config import load_config
-    from tether.config.schema import WatchSettings
-
-    config = load_config(
-        overrides={
-            "watch.interval": interval,
-            "watch.idle_threshold": idle,
-            "watch.wake_min_interval": wake_min,
-        }
-    )
-    return config.section("watch", WatchSettings), config.home
-
-
-def open_store(home: Path) -> sqlite3.Connection:
-    from tether.store import db
-
-    return db.connect(home)
 
 
 def _tether_argv() -> list[str]:
@@ -483,10 +464,6 @@ def claude_hook(install: bool, uninstall: bool, scope: str, project_dir: Path | 
     if install:
         click.echo("note: Claude Code reads hooks at session start; restart running sessions.")
 
-
-# the commands that live in their own modules (imported last: they use the helpers above)
-from tether.cli.watch_status import not_counted_lines, status, wake_lines  # noqa: E402
-from tether.cli.watch_subagents import add_subagent, remove_subagent  # noqa: E402
 
 watch.add_command(status)
 watch.add_command(add_subagent)

@@ -47,7 +47,7 @@ def status(limit: int, as_json: bool) -> None:
     """The orchestrators (alive or gone, and why), the subagents, and the newest wakes."""
     import time
 
-    from tether.cli.watch import open_store, watch_settings
+    from tether.cli.watch_common import open_store, watch_settings
     from tether.watch.acks import with_acks
     from tether.watch.daemon import subagent_dict
     from tether.watch.registry import list_wakes

@@ -23,7 +23,7 @@ def add_subagent(
     """Count a pane or a process as a subagent, whatever subagents_scope says."""
     import psutil
 
-    from tether.cli.watch import open_store, watch_settings
+    from tether.cli.watch_common import open_store, watch_settings
     from tether.watch.registry import add_subagent as add
     from tether.watch.tmux import Tmux
 
@@ -58,7 +58,7 @@ def add_subagent(
 @click.argument("subagent_id", type=int)
 def remove_subagent(subagent_id: int) -> None:
     """Stop counting a subagent added with add-subagent."""
-    from tether.cli.watch import open_store, watch_settings
+    from tether.cli.watch_common import open_store, watch_settings
     from tether.watch.registry import remove_subagent as remove
 
     _, home = watch_settings()

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tests.room.room_support import room_question
 from tests.wikigen import GenWiki, generate
 
 from tether.skills import shipped_skills
@@ -137,7 +138,8 @@ def check_loop_tick(p: Project) -> None:
 
 
 def _question(p: Project) -> str:
-    return f"What is {p.wiki.word_of('hub')}?"
+    # finds the page and more by their words ("What is X?" alone is read directly)
+    return room_question(p.wiki.word_of("hub"))
 
 
 def check_room_brief(p: Project) -> None:

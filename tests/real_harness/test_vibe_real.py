@@ -180,3 +180,26 @@ def test_tether_run_refuses_the_vibe_call_past_the_tool_call_limit(
     # the user's VIBE_HOME was not touched: the hook lives in the run's own home
     assert not (tmp_path / "home" / ".vibe" / "hooks.toml").exists()
     assert (Path(record["run_dir"]) / "vibe-home" / "hooks.toml").is_file()
+
+
+def test_tether_run_stops_vibe_at_the_token_limit_with_vibe_own_belt(
+    agent_cli: Callable[[str], tuple[Harness, Path]],
+    model_server: Callable[..., ModelServer],
+    tmp_path: Path,
+    tether_home: Path,
+) -> None:
+    # Each model call of this script reports about 8000 input tokens: the third
+    # one passes 20000. Vibe's own --max-tokens ends the turn there, before the
+    # third call's tool runs; tether reads the usage from the journal.
+    _adapter, exe = agent_cli("vibe")
+    server = model_server("touch-forever", think=0.05)
+    done, work = _tether_run(exe, server, tmp_path, tether_home, "--tokens", "20000")
+    why = f"stderr: {done.stderr[-2000:]}\nrequests: {[r.step for r in server.requests]}"
+    assert done.returncode == 25, why
+    record = json.loads(done.stdout)
+    assert record["status"] == "token_limit", why
+    assert "--max-tokens" in record["argv"] and "20000" in record["argv"], record["argv"]
+    assert server.model_calls == 3, why
+    assert _ticks(work) == ["tick-1.done", "tick-2.done"], why
+    spent = record["usage"]["input_tokens"] + record["usage"]["output_tokens"]
+    assert spent > 20000, record["usage"]

@@ -82,12 +82,19 @@ class LimitCheck:
         """Decide by the stream's upper bound from now on (it can grow without steps)."""
         self.use_stream_bound = True
 
-    def after(self, event: Event, ledger: Ledger) -> RunStatus | None:
+    def spent(self, ledger: Ledger) -> RunStatus | None:
+        """The spending limit the ledger's usage is past, if any."""
         usage = ledger.usage
         if self._tokens is not None and usage.input_tokens + usage.output_tokens > self._tokens:
             return RunStatus.TOKEN_LIMIT
         if self._cost is not None and (usage.cost_usd or 0.0) > self._cost:
             return RunStatus.COST_LIMIT
+        return None
+
+    def after(self, event: Event, ledger: Ledger) -> RunStatus | None:
+        spent = self.spent(ledger)
+        if spent is not None:
+            return spent
         if ledger.iterations > self._iterations:
             return RunStatus.ITERATION_LIMIT
         if self.use_stream_bound and stream_upper_bound(ledger) > self._iterations:

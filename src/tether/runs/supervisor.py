@@ -379,7 +379,9 @@ def _watch(
                 # The session file may close the run (Vibe's journal says which of
                 # its own limits ended the turn): read all of it before judging.
                 count(tail.drain(ledger.session_id), ledger)
-            stop = _natural_end(ledger, agent.popen.returncode)
+            # A harness that stopped on its own spending belt (Vibe's --max-tokens
+            # ends the turn the moment its usage passes the budget) is at that limit.
+            stop = check.spent(ledger) or _natural_end(ledger, agent.popen.returncode)
             if hooked_session is not None:
                 # The per-run hook may have ended the agent itself, exactly at the limit.
                 stop = gate_verdict(env["TETHER_HOME"], hooked_session) or stop

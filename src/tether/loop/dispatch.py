@@ -15,65 +15,34 @@ file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tether.board import BoardView, State, Ticket
 from tether.errors import BudgetError
-from tether.loop import blockers, prompts, routines, todo, unfinished
+from tether.loop import blockers, prompts, routines, unfinished
 from tether.loop.context import LoopError
+from tether.loop.dispatch_todo import manual_follow_up, todo_unit
+from tether.loop.dispatched import (
+    DEMONSTRATION_WARNING,
+    Dispatched,
+    counts,
+    demo_note,
+    demonstrated,
+    report_path,
+)
 from tether.loop.level1 import Work
 from tether.loop.policy import GateFile
 from tether.run_status import RunStatus
 from tether.runs.report import REASON_TEXT
 
+__all__ = ["DEMONSTRATION_WARNING", "Dispatched", "dispatch", "triage_target"]
+
 if TYPE_CHECKING:
     from tether.loop.context import Loop
     from tether.runs.outcome import RunOutcome
     from tether.runs.supervisor import RunRequest
-
-
-# Said on every tick whose unit went to the built-in agent nobody chose.
-DEMONSTRATION_WARNING = (
-    "no agent profile is configured, so this run used tether's built-in `scripted` "
-    "profile: a fake agent that does no real work. Its outcome is a demonstration: no "
-    "ticket moves to DONE, no TODO box is ticked. Configure a real agent in tether.toml "
-    '([profiles.NAME] with harness = "claude-code", "codex", ... and default = true), '
-    "or choose a profile with --profile or [loop] profile."
-)
-
-
-@dataclass
-class Dispatched:
-    summary: str
-    run_id: str | None = None
-    stop: str | None = None
-    follow_up_of: str | None = None
-    report: str | None = None
-    moved: list[str] = field(default_factory=list)  # "T-… → DONE"
-    cancelled: bool = False
-    would: bool = False  # dry run: nothing was done
-    demonstration: bool = False  # the built-in agent nobody chose: nothing recorded
-    # what the tick decided, the same in a dry run and a real one:
-    # "run", "follow-up", "give-up", "triage", "routine", "policy"
-    decision: str = ""
-    unit: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "summary": self.summary,
-            "run_id": self.run_id,
-            "stop": self.stop,
-            "follow_up_of": self.follow_up_of,
-            "report": self.report,
-            "moved": self.moved,
-            "cancelled": self.cancelled,
-            "dry_run": self.would,
-            "demonstration": self.demonstration,
-            "decision": self.decision,
-            "unit": self.unit,
-        }
 
 
 def dispatch(loop: Loop, work: Work, view: BoardView, *, dry_run: bool) -> Dispatched:
@@ -83,7 +52,7 @@ def dispatch(loop: Loop, work: Work, view: BoardView, *, dry_run: bool) -> Dispa
     if work.ticket is not None:
         return _ticket(loop, work, work.ticket, dry_run)
     if work.todo is not None:
-        return _todo(loop, work.todo, dry_run)
+        return todo_unit(loop, work.todo, dry_run)
     if work.routine is not None:
         unit = f"routine:{work.routine.name}"
         if dry_run:
@@ -93,7 +62,7 @@ def dispatch(loop: Loop, work: Work, view: BoardView, *, dry_run: bool) -> Dispa
         _, summary = routines.run_routine(loop, work.routine)
         return Dispatched(summary, decision="routine", unit=unit)
     assert work.follow_up is not None
-    return _manual_follow_up(loop, work.follow_up, dry_run)
+    return manual_follow_up(loop, work.follow_up, dry_run)
 
 
 # --- triage --------------------------------------------------------------------
@@ -224,7 +193,7 @@ def _ticket(loop: Loop, work: Work, ticket: Ticket, dry_run: bool) -> Dispatched
             )
         kind = f"a follow-up of {previous.id}" if previous else "a run"
         return Dispatched(
-            f'would start {kind} on {ticket.id} "{ticket.title}"' + _demo_note(loop),
+            f'would start {kind} on {ticket.id} "{ticket.title}"' + demo_note(loop),
             follow_up_of=previous.id if previous else None,
             would=True,
             demonstration=loop.demonstration,
@@ -267,7 +236,7 @@ def _ticket(loop: Loop, work: Work, ticket: Ticket, dry_run: bool) -> Dispatched
     refusals = gate.refusals()
     gate.remove()
     if loop.demonstration:
-        done = _demonstrated(outcome, f"{ticket.id}; it stays in {ticket.location}", moved)
+        done = demonstrated(outcome, f"{ticket.id}; it stays in {ticket.location}", moved)
     elif refusals:
         done = _refused(loop, ticket, outcome, previous.id if previous else None, refusals, moved)
     else:
@@ -293,10 +262,10 @@ def _refused(
         f"a human approval: its run tried {steps}, which the autonomy policy refuses "
         f"without one; approve with `tether board approve {ticket.id}` (or change the ticket)"
     )
-    report = _report_path(outcome)
+    report = report_path(outcome)
     kind = f"follow-up {outcome.run_id} of {follow_up}" if follow_up else f"run {outcome.run_id}"
     note = (
-        f"run {outcome.run_id} ended: {REASON_TEXT[outcome.stop]} ({_counts(outcome)}); "
+        f"run {outcome.run_id} ended: {REASON_TEXT[outcome.stop]} ({counts(outcome)}); "
         f"the gate refused {steps}"
     )
     front = {**_attempt_front(ticket, [*ticket.runs, outcome.run_id], outcome.run_id)}
@@ -327,24 +296,6 @@ def _startable(loop: Loop, request: RunRequest) -> None:
         timeout=request.timeout,
         budget_request=request.budget_request,
         justification=request.justification,
-    )
-
-
-def _demo_note(loop: Loop) -> str:
-    return " (a demonstration: the built-in scripted agent)" if loop.demonstration else ""
-
-
-def _demonstrated(outcome: RunOutcome, where: str, moved: list[str]) -> Dispatched:
-    """A run of the built-in agent nobody chose: reported, nothing written back."""
-    return Dispatched(
-        f"demonstration run {outcome.run_id} by the built-in scripted agent: "
-        f"{REASON_TEXT[outcome.stop]} ({_counts(outcome)}); nothing recorded on {where}",
-        run_id=outcome.run_id,
-        stop=outcome.stop.value,
-        report=_report_path(outcome),
-        moved=moved,
-        cancelled=outcome.stop is RunStatus.CANCELLED,
-        demonstration=True,
     )
 
 
@@ -382,17 +333,6 @@ def _ticket_request(loop: Loop, ticket: Ticket, follow_up: str | None) -> RunReq
     )
 
 
-def _counts(outcome: RunOutcome) -> str:
-    led = outcome.ledger
-    return f"{led.iterations} iterations, {led.tool_calls} tool calls"
-
-
-def _report_path(outcome: RunOutcome) -> str | None:
-    if outcome.report is None or outcome.paths is None:
-        return None
-    return str(outcome.paths.report_md)
-
-
 def _attempt_front(ticket: Ticket, runs: list[str], run_id: str) -> dict[str, Any]:
     """``runs``/``last_run``, and what tells a person's later change (see ``unfinished``)."""
     front: dict[str, Any] = {
@@ -424,7 +364,7 @@ def _record_ticket(
         check = " ".join(failed["command"])
         where = f"{outcome.paths.stages}" if outcome.paths is not None else "stages.json"
         note = (
-            f"run {outcome.run_id} completed ({_counts(outcome)}), but its post-run stage "
+            f"run {outcome.run_id} completed ({counts(outcome)}), but its post-run stage "
             f"`{check}` failed (exit {failed['exit_code']}; output in {where}); not done yet"
         )
         updated = loop.board.update(ticket.id, front=attempt, note=note)
@@ -437,19 +377,19 @@ def _record_ticket(
         loop.board.move(
             ticket.id,
             State.DONE,
-            note=f"done in run {outcome.run_id} ({_counts(outcome)})",
+            note=f"done in run {outcome.run_id} ({counts(outcome)})",
             front={**attempt, "report": None},
         )
         moved.append(f"{ticket.id} → DONE")
-        base.summary = f"{kind} on {ticket.id} completed ({_counts(outcome)}) → DONE"
+        base.summary = f"{kind} on {ticket.id} completed ({counts(outcome)}) → DONE"
         return base
-    report = _report_path(outcome)
+    report = report_path(outcome)
     base.report = report
     linked = f"; report: {report}" if report else ""
-    note = f"run {outcome.run_id} ended: {REASON_TEXT[outcome.stop]} ({_counts(outcome)}){linked}"
+    note = f"run {outcome.run_id} ended: {REASON_TEXT[outcome.stop]} ({counts(outcome)}){linked}"
     updated = loop.board.update(ticket.id, front={**attempt, "report": report}, note=note)
     base.summary = (
-        f"{kind} on {ticket.id} stopped: {REASON_TEXT[outcome.stop]} ({_counts(outcome)}){linked}"
+        f"{kind} on {ticket.id} stopped: {REASON_TEXT[outcome.stop]} ({counts(outcome)}){linked}"
     )
     streak = unfinished.ticket_streak(loop.conn, updated)
     if outcome.stop is not RunStatus.CANCELLED and streak >= loop.settings.max_attempts:
@@ -473,128 +413,4 @@ def _give_up(loop: Loop, ticket: Ticket, streak: int, moved: list[str]) -> Dispa
         moved=moved,
         decision="give-up",
         unit=f"ticket:{ticket.id}",
-    )
-
-
-# --- TODO items and hand-started runs ------------------------------------------
-
-
-def _todo(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
-    from tether.runs.supervisor import RunRequest
-
-    last = unfinished.last_run_of_unit(loop.conn, item.key)
-    previous = unfinished.followable(loop.conn, last.id if last else None)
-    if dry_run:
-        kind = f"a follow-up of {previous.id}" if previous else "a run"
-        return Dispatched(
-            f"would start {kind} on {item.file}:{item.line} {item.text!r}" + _demo_note(loop),
-            follow_up_of=previous.id if previous else None,
-            would=True,
-            demonstration=loop.demonstration,
-            decision="follow-up" if previous else "run",
-            unit=item.key,
-        )
-    iterations = loop.settings.follow_up_iterations if previous else None
-    gate = GateFile(loop.config.home, loop.policy.gate_data(None, loop.project_root))
-    request = RunRequest(
-        prompt=prompts.todo_prompt(item),
-        profile=loop.profile,
-        unit=item.key,
-        iterations=iterations,
-        follow_up=previous.id if previous else None,
-        justification=loop.justification,
-        cwd=loop.project_root,
-        env=gate.env(),
-    )
-    try:
-        outcome = loop.dispatcher(request)
-        refusals = gate.refusals()
-    finally:
-        gate.remove()
-    where = f"{item.file}:{item.line}"
-    if loop.demonstration:
-        shown = _demonstrated(outcome, f"{where}; its box stays open", [])
-        shown.decision, shown.unit = ("follow-up" if previous else "run"), item.key
-        return shown
-    result = Dispatched(
-        "",
-        run_id=outcome.run_id,
-        stop=outcome.stop.value,
-        follow_up_of=previous.id if previous else None,
-        report=_report_path(outcome),
-        cancelled=outcome.stop is RunStatus.CANCELLED,
-        decision="follow-up" if previous else "run",
-        unit=item.key,
-    )
-    failed = outcome.failed_stage if outcome.stop is RunStatus.COMPLETED else None
-    if refusals:
-        steps = "; ".join(dict.fromkeys(f"`{r.get('command', '?')}`" for r in refusals))
-        todo.hold(loop.project_root, item, f"waits for approval: the gate refused {steps}")
-        result.summary = (
-            f"run {outcome.run_id} on {where}: the gate refused {steps}; box left open, "
-            f"the item now waits for approval"
-        )
-    elif failed is not None:
-        result.summary = (
-            f"run {outcome.run_id} on {where} completed, but its post-run stage "
-            f"`{' '.join(failed['command'])}` failed (exit {failed['exit_code']}); box left open"
-        )
-    elif outcome.stop is RunStatus.COMPLETED:
-        ticked = todo.mark_done(loop.project_root, item, f"done in tether run {outcome.run_id}")
-        result.summary = f"run {outcome.run_id} on {where} completed ({_counts(outcome)})" + (
-            "; box ticked" if ticked else "; the item changed meanwhile, box left as is"
-        )
-    else:
-        result.summary = (
-            f"run {outcome.run_id} on {where} stopped: "
-            f"{REASON_TEXT[outcome.stop]}; report: {result.report}"
-        )
-    return result
-
-
-def _manual_follow_up(loop: Loop, found: unfinished.ManualFollowUp, dry_run: bool) -> Dispatched:
-    from tether.runs.supervisor import RunRequest
-
-    run = found.run
-    if dry_run:
-        return Dispatched(
-            f"would follow up run {run.id} (unit {run.unit})" + _demo_note(loop),
-            follow_up_of=run.id,
-            would=True,
-            demonstration=loop.demonstration,
-            decision="follow-up",
-            unit=run.unit,
-        )
-    prompt_file = Path(run.run_dir) / "prompt.md"
-    original = prompt_file.read_text("utf-8") if prompt_file.is_file() else ""
-    gate = GateFile(loop.config.home, loop.policy.gate_data(None, loop.project_root))
-    request = RunRequest(
-        prompt=prompts.manual_follow_up_prompt(run.unit or run.id, original),
-        profile=loop.profile,
-        unit=run.unit,
-        iterations=loop.settings.follow_up_iterations,
-        follow_up=run.id,
-        justification=loop.justification,
-        cwd=loop.project_root,
-        env=gate.env(),
-    )
-    try:
-        outcome = loop.dispatcher(request)
-        refusals = gate.refusals()
-    finally:
-        gate.remove()
-    refused = "; ".join(dict.fromkeys(f"`{r.get('command', '?')}`" for r in refusals))
-    return Dispatched(
-        f"follow-up {outcome.run_id} of {run.id} (unit {run.unit}): {REASON_TEXT[outcome.stop]} "
-        f"({_counts(outcome)})"
-        + (f"; the gate refused {refused}: it waits for a person" if refused else "")
-        + _demo_note(loop),
-        run_id=outcome.run_id,
-        stop=outcome.stop.value,
-        follow_up_of=run.id,
-        report=_report_path(outcome),
-        cancelled=outcome.stop is RunStatus.CANCELLED,
-        demonstration=loop.demonstration,
-        decision="follow-up",
-        unit=run.unit,
     )

@@ -1,0 +1,141 @@
+"""Doing a TODO item or the follow-up of a hand-started run: one run, written back.
+
+A TODO item's box is ticked when its run completed (and its post-run stages
+passed); a run whose step the gate's autonomy policy refused leaves the box
+open with a note that makes it wait for a person.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tether.loop import prompts, todo, unfinished
+from tether.loop.dispatched import Dispatched, counts, demo_note, demonstrated, report_path
+from tether.loop.policy import GateFile
+from tether.run_status import RunStatus
+from tether.runs.report import REASON_TEXT
+
+if TYPE_CHECKING:
+    from tether.loop.context import Loop
+
+
+def todo_unit(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
+    from tether.runs.supervisor import RunRequest
+
+    last = unfinished.last_run_of_unit(loop.conn, item.key)
+    previous = unfinished.followable(loop.conn, last.id if last else None)
+    if dry_run:
+        kind = f"a follow-up of {previous.id}" if previous else "a run"
+        return Dispatched(
+            f"would start {kind} on {item.file}:{item.line} {item.text!r}" + demo_note(loop),
+            follow_up_of=previous.id if previous else None,
+            would=True,
+            demonstration=loop.demonstration,
+            decision="follow-up" if previous else "run",
+            unit=item.key,
+        )
+    iterations = loop.settings.follow_up_iterations if previous else None
+    gate = GateFile(loop.config.home, loop.policy.gate_data(None, loop.project_root))
+    request = RunRequest(
+        prompt=prompts.todo_prompt(item),
+        profile=loop.profile,
+        unit=item.key,
+        iterations=iterations,
+        follow_up=previous.id if previous else None,
+        justification=loop.justification,
+        cwd=loop.project_root,
+        env=gate.env(),
+    )
+    try:
+        outcome = loop.dispatcher(request)
+        refusals = gate.refusals()
+    finally:
+        gate.remove()
+    where = f"{item.file}:{item.line}"
+    if loop.demonstration:
+        shown = demonstrated(outcome, f"{where}; its box stays open", [])
+        shown.decision, shown.unit = ("follow-up" if previous else "run"), item.key
+        return shown
+    result = Dispatched(
+        "",
+        run_id=outcome.run_id,
+        stop=outcome.stop.value,
+        follow_up_of=previous.id if previous else None,
+        report=report_path(outcome),
+        cancelled=outcome.stop is RunStatus.CANCELLED,
+        decision="follow-up" if previous else "run",
+        unit=item.key,
+    )
+    failed = outcome.failed_stage if outcome.stop is RunStatus.COMPLETED else None
+    if refusals:
+        steps = "; ".join(dict.fromkeys(f"`{r.get('command', '?')}`" for r in refusals))
+        todo.hold(loop.project_root, item, f"waits for approval: the gate refused {steps}")
+        result.summary = (
+            f"run {outcome.run_id} on {where}: the gate refused {steps}; box left open, "
+            f"the item now waits for approval"
+        )
+    elif failed is not None:
+        result.summary = (
+            f"run {outcome.run_id} on {where} completed, but its post-run stage "
+            f"`{' '.join(failed['command'])}` failed (exit {failed['exit_code']}); box left open"
+        )
+    elif outcome.stop is RunStatus.COMPLETED:
+        ticked = todo.mark_done(loop.project_root, item, f"done in tether run {outcome.run_id}")
+        result.summary = f"run {outcome.run_id} on {where} completed ({counts(outcome)})" + (
+            "; box ticked" if ticked else "; the item changed meanwhile, box left as is"
+        )
+    else:
+        result.summary = (
+            f"run {outcome.run_id} on {where} stopped: "
+            f"{REASON_TEXT[outcome.stop]}; report: {result.report}"
+        )
+    return result
+
+
+def manual_follow_up(loop: Loop, found: unfinished.ManualFollowUp, dry_run: bool) -> Dispatched:
+    from tether.runs.supervisor import RunRequest
+
+    run = found.run
+    if dry_run:
+        return Dispatched(
+            f"would follow up run {run.id} (unit {run.unit})" + demo_note(loop),
+            follow_up_of=run.id,
+            would=True,
+            demonstration=loop.demonstration,
+            decision="follow-up",
+            unit=run.unit,
+        )
+    prompt_file = Path(run.run_dir) / "prompt.md"
+    original = prompt_file.read_text("utf-8") if prompt_file.is_file() else ""
+    gate = GateFile(loop.config.home, loop.policy.gate_data(None, loop.project_root))
+    request = RunRequest(
+        prompt=prompts.manual_follow_up_prompt(run.unit or run.id, original),
+        profile=loop.profile,
+        unit=run.unit,
+        iterations=loop.settings.follow_up_iterations,
+        follow_up=run.id,
+        justification=loop.justification,
+        cwd=loop.project_root,
+        env=gate.env(),
+    )
+    try:
+        outcome = loop.dispatcher(request)
+        refusals = gate.refusals()
+    finally:
+        gate.remove()
+    refused = "; ".join(dict.fromkeys(f"`{r.get('command', '?')}`" for r in refusals))
+    return Dispatched(
+        f"follow-up {outcome.run_id} of {run.id} (unit {run.unit}): {REASON_TEXT[outcome.stop]} "
+        f"({counts(outcome)})"
+        + (f"; the gate refused {refused}: it waits for a person" if refused else "")
+        + demo_note(loop),
+        run_id=outcome.run_id,
+        stop=outcome.stop.value,
+        follow_up_of=run.id,
+        report=report_path(outcome),
+        cancelled=outcome.stop is RunStatus.CANCELLED,
+        demonstration=loop.demonstration,
+        decision="follow-up",
+        unit=run.unit,
+    )

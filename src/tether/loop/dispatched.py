@@ -1,0 +1,85 @@
+"""What a tick did with its unit (``Dispatched``), and the small helpers every kind of unit
+shares: the words for a run's counts, its report's path, a demonstration run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tether.run_status import RunStatus
+from tether.runs.report import REASON_TEXT
+
+if TYPE_CHECKING:
+    from tether.loop.context import Loop
+    from tether.runs.outcome import RunOutcome
+
+
+# Said on every tick whose unit went to the built-in agent nobody chose.
+DEMONSTRATION_WARNING = (
+    "no agent profile is configured, so this run used tether's built-in `scripted` "
+    "profile: a fake agent that does no real work. Its outcome is a demonstration: no "
+    "ticket moves to DONE, no TODO box is ticked. Configure a real agent in tether.toml "
+    '([profiles.NAME] with harness = "claude-code", "codex", ... and default = true), '
+    "or choose a profile with --profile or [loop] profile."
+)
+
+
+@dataclass
+class Dispatched:
+    summary: str
+    run_id: str | None = None
+    stop: str | None = None
+    follow_up_of: str | None = None
+    report: str | None = None
+    moved: list[str] = field(default_factory=list)  # "T-… → DONE"
+    cancelled: bool = False
+    would: bool = False  # dry run: nothing was done
+    demonstration: bool = False  # the built-in agent nobody chose: nothing recorded
+    # what the tick decided, the same in a dry run and a real one:
+    # "run", "follow-up", "give-up", "triage", "routine", "policy"
+    decision: str = ""
+    unit: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "summary": self.summary,
+            "run_id": self.run_id,
+            "stop": self.stop,
+            "follow_up_of": self.follow_up_of,
+            "report": self.report,
+            "moved": self.moved,
+            "cancelled": self.cancelled,
+            "dry_run": self.would,
+            "demonstration": self.demonstration,
+            "decision": self.decision,
+            "unit": self.unit,
+        }
+
+
+def demo_note(loop: Loop) -> str:
+    return " (a demonstration: the built-in scripted agent)" if loop.demonstration else ""
+
+
+def demonstrated(outcome: RunOutcome, where: str, moved: list[str]) -> Dispatched:
+    """A run of the built-in agent nobody chose: reported, nothing written back."""
+    return Dispatched(
+        f"demonstration run {outcome.run_id} by the built-in scripted agent: "
+        f"{REASON_TEXT[outcome.stop]} ({counts(outcome)}); nothing recorded on {where}",
+        run_id=outcome.run_id,
+        stop=outcome.stop.value,
+        report=report_path(outcome),
+        moved=moved,
+        cancelled=outcome.stop is RunStatus.CANCELLED,
+        demonstration=True,
+    )
+
+
+def counts(outcome: RunOutcome) -> str:
+    led = outcome.ledger
+    return f"{led.iterations} iterations, {led.tool_calls} tool calls"
+
+
+def report_path(outcome: RunOutcome) -> str | None:
+    if outcome.report is None or outcome.paths is None:
+        return None
+    return str(outcome.paths.report_md)

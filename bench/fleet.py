@@ -77,9 +77,7 @@ def one(root: Path, url: str, projects: int, units: int, workers: int) -> dict[s
 def _all_stopped(store: FleetStore, names: list[str]) -> bool:
     projects = {p.name: p for p in store.projects()}
     return all(
-        n in projects
-        and projects[n].worker is None
-        and "STOP" in (projects[n].last_line or "")
+        n in projects and projects[n].worker is None and "STOP" in (projects[n].last_line or "")
         for n in names
     )
 

@@ -154,3 +154,4 @@ def test_the_reference_documents_every_key(world: World) -> None:
     assert set(status["ingest"]) | {"error"} == set(_documented("ingest"))
     assert set(status["room"]) == set(_documented("room"))
     assert set(status["ended"][0]) == set(_documented("ended[]"))
+    assert set(status["fleet"]) | {"error"} == set(_documented("fleet"))

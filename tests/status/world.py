@@ -80,7 +80,34 @@ def build(home: Path, project: Path, *, live_run: bool = True, board: str = BOAR
     _ended_runs(home)
     _loop_and_watch(home, board)
     _gate(home)
+    _fleet(home)
     return _ingest_and_room(home, project, wiki_root)
+
+
+def _fleet(home: Path) -> None:
+    """An embedded fleet: two workers (one silent), a project that ran, one that is paused."""
+    from tether.fleet.store import FleetStore, Worker
+
+    (home / "fleet").mkdir(parents=True, exist_ok=True)
+    store = FleetStore.open(f"sqlite:///{home / 'fleet' / 'fleet.db'}")
+    try:
+        for name, beat in (("build-1", NOW - 1), ("laptop", NOW - 120)):
+            store.heartbeat(Worker(name, name, "host", 4000, NOW - 600, beat, 1, None))
+        store.add_project("api", "file:///repos/api.git", "main")
+        store.add_project("docs", "file:///repos/docs.git", "main")
+        store.unit_ended(
+            "api",
+            seq=1,
+            worker="build-1",
+            line="TETHER-LOOP: CONTINUE — level 1 did work, the loop goes on.",
+            exit_code=0,
+            fleet_runs=[],
+            did_work=True,
+            at=NOW - 30,
+        )
+        store.set_paused("docs", True)
+    finally:
+        store.close()
 
 
 def _live_run(home: Path) -> None:

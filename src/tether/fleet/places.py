@@ -21,6 +21,12 @@ class Places:
         return self.database.startswith("sqlite")
 
 
+def configured(config: Config) -> bool:
+    """This home knows a fleet: a database is set, or the embedded one exists (cheap)."""
+    settings = config.section("fleet", FleetSettings)
+    return settings.database is not None or (config.home / "fleet" / "fleet.db").is_file()
+
+
 def places(config: Config) -> Places:
     settings = config.section("fleet", FleetSettings)
     base = config.home / "fleet"

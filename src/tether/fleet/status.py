@@ -6,6 +6,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from tether.config import Config
 from tether.fleet.places import Places, display
 from tether.fleet.store import FleetStore
 
@@ -79,8 +80,11 @@ def queue_depths(places: Places) -> dict[str, dict[str, int]]:
     return depths
 
 
-def fleet_status(store: FleetStore, places: Places) -> FleetStatus:
-    now = time.time()
+def fleet_status(
+    store: FleetStore, places: Places, *, now: float | None = None, queues: bool = True
+) -> FleetStatus:
+    """Workers and projects; ``queues=False`` skips asking DBOS for queue depths."""
+    now = time.time() if now is None else now
     dead_after = places.settings.dead_after
     workers = [
         WorkerStatus(
@@ -94,7 +98,7 @@ def fleet_status(store: FleetStore, places: Places) -> FleetStatus:
         )
         for w in store.workers()
     ]
-    depths = queue_depths(places)
+    depths = queue_depths(places) if queues else {}
     projects: list[ProjectStatus] = []
     for p in store.projects():
         counts = depths.get(p.name, {})
@@ -129,3 +133,32 @@ def fleet_status(store: FleetStore, places: Places) -> FleetStatus:
             )
         )
     return FleetStatus(display(places.database), workers, projects)
+
+
+def status_panel(config: Config, *, now: float | None = None) -> dict[str, Any] | None:
+    """The fleet as ``tether status`` shows it: None where this home knows no fleet.
+
+    Read-only: no table is created and no database server is waited for; a
+    fleet database that cannot be read is one line in ``error``.
+    """
+    from tether.fleet.places import configured
+    from tether.fleet.places import places as places_of
+    from tether.fleet.store import FleetDatabaseError
+
+    if not configured(config):
+        return None
+    found = places_of(config)
+    try:
+        store = FleetStore.open(found.database, create=False)
+        try:
+            return fleet_status(store, found, now=now).as_dict()
+        finally:
+            store.close()
+    except FleetDatabaseError as exc:
+        return {"database": display(found.database), "error": str(exc)}
+    except Exception as exc:  # a database without the fleet's tables, an odd URL
+        first = str(exc).strip().splitlines()
+        return {
+            "database": display(found.database),
+            "error": f"cannot read the fleet: {first[0] if first else type(exc).__name__}",
+        }

@@ -153,10 +153,12 @@ class FleetStore:
         self.engine = engine
 
     @classmethod
-    def open(cls, url: str) -> FleetStore:
+    def open(cls, url: str, *, create: bool = True) -> FleetStore:
+        """The fleet's tables at ``url``; ``create=False`` only reads (for ``tether status``)."""
         engine = sa.create_engine(url, future=True, pool_pre_ping=True)
         store = cls(engine)
-        store.create()
+        if create:
+            store.create()
         return store
 
     def create(self) -> None:
@@ -281,9 +283,10 @@ class FleetStore:
         exit_code: int,
         fleet_runs: list[FleetRun],
         did_work: bool,
+        at: float | None = None,
     ) -> None:
         """The unit's signal line, its runs and the project's progress: one transaction."""
-        now = time.time()
+        now = time.time() if at is None else at
         with self.begin() as conn:
             conn.execute(
                 signals.insert().values(

@@ -25,7 +25,7 @@ NEAR_BUDGET = 0.8  # a gate session this far into its call budget is shown
 ENDED_SHOWN = 10
 WAKES_SHOWN = 5
 BUNDLE_SHOWN = 3
-PANELS = ("running", "loops", "watch", "gate", "ingest", "room", "ended")
+PANELS = ("running", "loops", "watch", "gate", "ingest", "room", "ended", "fleet")
 
 T = TypeVar("T")
 
@@ -57,10 +57,25 @@ def collect(
             "ingest": ingest_panel(config),
             "room": room_panel(config.home),
             "ended": _tolerant(lambda: ended_panel(conn, opts.ended)),
+            "fleet": fleet_panel(config, moment),
         }
     finally:
         if conn is not None:
             conn.close()
+
+
+def fleet_panel(config: Config, moment: float) -> dict[str, Any] | None:
+    """The fleet's workers and projects, where this home knows a fleet (else None).
+
+    Its database engine is loaded only then, so a status without a fleet pays nothing.
+    """
+    from tether.fleet.places import configured
+
+    if not configured(config):
+        return None
+    from tether.fleet.status import status_panel
+
+    return status_panel(config, now=moment)
 
 
 def _tolerant(read: Callable[[], list[T]]) -> list[T]:

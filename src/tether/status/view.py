@@ -201,6 +201,32 @@ def ended(status: dict[str, Any]) -> RenderableType:
     return table
 
 
+def fleet(status: dict[str, Any]) -> RenderableType:
+    found = status.get("fleet")
+    if found is None:
+        return _empty("no fleet in this home")
+    if "error" in found:
+        return _empty(f"{found['database']}: {found['error']}")
+    alive = [w["name"] for w in found["workers"] if w["alive"]]
+    silent = [w["name"] for w in found["workers"] if not w["alive"]]
+    table = _table("project", "state", "worker", "units", "queued", "last signal line")
+    for p in found["projects"]:
+        line = p["stopped_reason"] if p["state"] == "stopped" else (p["last_line"] or "")
+        table.add_row(
+            p["name"],
+            p["state"],
+            p["worker"] or "",
+            str(p["units_done"]),
+            str(p["queue_depth"]),
+            line,
+        )
+    head = Text(
+        f"workers alive: {', '.join(alive) or 'none'}"
+        + (f"; silent: {', '.join(silent)}" if silent else "")
+    )
+    return Group(head, table)
+
+
 PANELS: dict[str, tuple[str, Callable[[dict[str, Any]], RenderableType]]] = {
     "running": ("Runs in progress", running),
     "loops": ("Loop", loops),
@@ -209,6 +235,7 @@ PANELS: dict[str, tuple[str, Callable[[dict[str, Any]], RenderableType]]] = {
     "ingest": ("Ingest queue", ingest),
     "room": ("Room", room),
     "ended": ("Last ended runs", ended),
+    "fleet": ("Fleet", fleet),
 }
 
 

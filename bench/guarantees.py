@@ -49,7 +49,7 @@ LIMITS = {
     "iterations": Limit("iterations 3", ("--iterations", "3"), 20, 3),
     "gate-budget": Limit("gate budget 3", (), 21, 3, gate_budget=3),
     "timeout": Limit("timeout 4s", ("--timeout", "4"), 22, None),
-    "tokens": Limit("tokens 3000", ("--tokens", "3000"), 25, None),
+    "tokens": Limit("tokens 3000", ("--tokens", "3000"), 25, None),  # exit 3 on Copilot
 }
 
 

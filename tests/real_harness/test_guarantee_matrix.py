@@ -46,6 +46,8 @@ LIMITS = {
     "tool-calls-2": Limit(("--tool-calls", "2"), 21, "tool_call_limit", 2),
     "timeout": Limit(("--timeout", "3"), 22, "timeout", None),
     "gate-budget-3": Limit((), 21, "tool_call_limit", 3, config="gate_budget = 3\n"),
+    # a model request is far above 3000 tokens: the first reported usage crosses it
+    "tokens-3000": Limit(("--tokens", "3000"), 25, "token_limit", None),
 }
 
 
@@ -101,6 +103,11 @@ def test_nothing_past_the_limit_runs(
     server = model_server("touch-forever", think=0.05)
     done, work = run_limited(harness, exe, server, tmp_path, tether_home, limit)
     files = sorted(p.name for p in work.glob("tick-*.done"))
+    if limit.status == "token_limit" and harness == "copilot":
+        # its stream reports no usage: refused up front rather than never firing
+        assert done.returncode == 3, done.stderr
+        assert server.model_calls == 0 and files == []
+        return
     why = (
         f"stderr: {done.stderr[-1500:]}\nfiles: {files}\n"
         f"requests: {[(r.step, r.action) for r in server.requests]}"

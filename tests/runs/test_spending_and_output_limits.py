@@ -59,3 +59,16 @@ def test_events_jsonl_never_grows_past_its_cap(project: Project) -> None:
     assert 0 < events.stat().st_size <= 20000
     report = json.loads(Path(record["run_dir"], "report.json").read_text())
     assert report["stop_reason"] == "output_limit"
+
+
+def test_a_token_limit_where_the_harness_reports_no_usage_is_a_config_error(
+    project: Project,
+) -> None:
+    project.write_config(["--steps", "3"])
+    toml = (project.root / "tether.toml").read_text()
+    toml += '\n[profiles.copilot]\nharness = "copilot"\n'
+    (project.root / "tether.toml").write_text(toml)
+    done = project.tether("run", "--profile", "copilot", "--prompt", "go", "--tokens", "5000")
+    assert done.returncode == 3, done.stderr
+    assert "reports none" in done.stderr and "--iterations" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

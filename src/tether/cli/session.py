@@ -147,7 +147,7 @@ def log(limit: int | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 def status(session_id: str | None, as_json: bool) -> None:
     """Calls used, call budget, iterations and lock state of a session."""
-    from tether.gate import db
+    from tether.gate import db, messages
     from tether.gate.counter import status_row
     from tether.gate.newsession import latest_context
 
@@ -169,14 +169,11 @@ def status(session_id: str | None, as_json: bool) -> None:
     iterations = data["iteration_budget"]
     click.echo(f"session     {data['session_id']}")
     click.echo(
-        f"calls       {data['calls_used']} of {data['call_budget']} used"
+        f"calls       {messages.calls_used(data['calls_used'], data['call_budget'])}"
         + ("  LOCKED" if data["locked"] else "")
     )
     click.echo(f"budget from {data['budget_source']}")
-    click.echo(
-        f"iterations  {data['batches']}"
-        + (f" of {iterations}" if iterations is not None else " (no iteration budget)")
-    )
+    click.echo(f"iterations  {messages.iterations_used(data['batches'], iterations)}")
     if data.get("run_id"):
         click.echo(f"run         {data['run_id']}")
     click.echo(f"last call   {_when(data['updated_at'])}")

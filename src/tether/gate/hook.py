@@ -392,12 +392,15 @@ def run_tick(args: list[str]) -> int:
 def _describe(status: dict[str, object]) -> str:
     used, budget = status["calls_used"], status["call_budget"]
     iterations = status["iteration_budget"]
+    assert isinstance(used, int) and isinstance(budget, int)
+    batches = status["batches"]
+    assert isinstance(batches, int) and (iterations is None or isinstance(iterations, int))
     lines = [
         f"session:    {status['session_id']}",
-        f"calls:      {used} of {budget} used" + (" (locked)" if status["locked"] else ""),
+        f"calls:      {messages.calls_used(used, budget)}"
+        + (" (locked)" if status["locked"] else ""),
         f"budget:     {status['budget_source']}",
-        f"iterations: {status['batches']}"
-        + (f" of {iterations}" if iterations is not None else " (no iteration budget)"),
+        f"iterations: {messages.iterations_used(batches, iterations)}",
     ]
     if status.get("context_key") and status["context_key"] != status["session_id"]:
         lines.append(f"context:    {status['context_key']} ({status['id_source']})")

@@ -52,3 +52,22 @@ def stopping(reason: str) -> str:
         f"tether: call refused. This run is being stopped, and {reason.split(';')[0]}; "
         f"no uncounted call goes through while a run stops. Do not call more tools."
     )
+
+
+def calls_used(used: int, budget: int) -> str:
+    """How much of a call budget is used. Refused calls are counted too (attempts),
+    so past the budget the line says how many ran and how many were refused."""
+    refused = max(0, used - budget)
+    if refused:
+        return f"{budget} of {budget} used, {refused} more refused ({used} attempted)"
+    return f"{used} of {budget} used"
+
+
+def iterations_used(done: int, budget: int | None) -> str:
+    """Iterations against their budget; one past it is the step that was already
+    under way when the limit was reached (stopped before it acted further)."""
+    if budget is None:
+        return f"{done} (no iteration budget)"
+    if done > budget:
+        return f"{done} of {budget} (the last {done - budget} began before the stop landed)"
+    return f"{done} of {budget}"

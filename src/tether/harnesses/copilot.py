@@ -149,6 +149,9 @@ class CopilotHarness:
     # ``--max-autopilot-continues`` limits continuation prompts in autopilot
     # mode, not model calls, so there is no turn cap to pass.
     has_turn_cap: ClassVar[bool] = False
+    # 1.0.102's --output-format json stream carries no token usage (measured
+    # against the scripted model server): a token limit could never fire
+    reports_tokens: ClassVar[bool] = False
 
     def build_command(self, spec: RunSpec) -> list[str]:
         prompt = " " + spec.prompt if spec.prompt.startswith("-") else spec.prompt

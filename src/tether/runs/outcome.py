@@ -76,11 +76,10 @@ class Ending:
 
 
 def finish_run(conn: Any, end: Ending) -> RunOutcome:
-    """Write the report (limit stop, cancel) or run the post-run stages, then the record."""
+    """Write the report (every run that did not complete: limit, cancel, failure) or run
+    the post-run stages, then the record. So any ended run can be followed up."""
     ended = datetime.now(UTC)
-    report = (
-        _write_report(end, ended) if end.stop.is_limit or end.stop is RunStatus.CANCELLED else None
-    )
+    report = _write_report(end, ended) if end.stop is not RunStatus.COMPLETED else None
     stages: list[dict[str, Any]] | None = None
     exit_code = end.stop.exit_code
     stop_reason = f"{end.stop.value} ({end.how})" if end.how != "exited" else end.stop.value

@@ -36,6 +36,7 @@ def choose_budget(
     tokens: int | None = None,
     cost_usd: float | None = None,
     reports_cost: bool = True,
+    reports_tokens: bool = True,
 ) -> Budget:
     cap = config.max_iterations_cap
     if budget_request is not None:
@@ -92,6 +93,13 @@ def choose_budget(
         key="cost_limit_usd",
         cap_key="max_cost_cap_usd",
     )
+    if token_limit is not None and not reports_tokens:
+        raise ConfigError(
+            f"a token limit needs a harness that reports token usage in its stream; "
+            f"{profile.harness} (profile {profile.name!r}) reports none, so the limit could "
+            f"never fire. Use --iterations or --tool-calls instead.",
+            key="token_limit",
+        )
     if cost_limit is not None and not reports_cost:
         raise ConfigError(
             f"a cost limit needs a harness that reports cost; {profile.harness} (profile "

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import psutil
 
-from tether.events.accounting import Ledger, count
+from tether.events.accounting import Ledger, count, stream_upper_bound
 from tether.events.lines import iter_lines
 from tether.events.model import AnyEvent
 from tether.harnesses import get_harness
@@ -76,10 +76,32 @@ def run_events(row: RunRow) -> Iterator[AnyEvent]:
             yield from adapter.parse_line(line)
 
 
-def recount(row: RunRow) -> Ledger:
-    """The ledger of whatever the run's stream recorded before it was cut off."""
+def recount(row: RunRow, env: dict[str, str] | None = None) -> Ledger:
+    """The ledger of whatever the run's stream recorded before it was cut off.
+
+    A harness whose stream has no per-step event (Codex) counts its steps from
+    its own session file when that can still be found; else the stream's upper
+    bound stands in (marked ``bound``), never the stream's zero.
+    """
     ledger = Ledger()
     count(run_events(row), ledger)
+    adapter = _adapter(row)
+    if adapter.iteration_source != "session_file":
+        return ledger
+    path = (
+        adapter.session_file(ledger.session_id, env if env is not None else dict(os.environ))
+        if ledger.session_id
+        else None
+    )
+    if path is not None and path.is_file():
+        session = Ledger()
+        with path.open("rb") as f:
+            count((e for line in iter_lines(f) for e in adapter.parse_session_line(line)), session)
+        ledger.iterations = session.iterations
+        ledger.iteration_source = "session_file"
+    else:
+        ledger.iterations = max(ledger.iterations, stream_upper_bound(ledger))
+        ledger.iteration_source = "bound"
     return ledger
 
 

@@ -61,7 +61,7 @@ class RunRequest:
 
 
 class _Cancel:
-    """SIGINT/SIGTERM to the supervisor become an orderly cancel of the agent."""
+    """SIGINT/SIGTERM/SIGHUP to the supervisor become an orderly cancel of the agent."""
 
     def __init__(self) -> None:
         self.requested = False
@@ -74,7 +74,8 @@ class _Cancel:
         def handler(signum: int, frame: FrameType | None) -> None:
             self.requested = True
 
-        old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+        # SIGHUP too: a closed terminal ends the run in order, with its report
+        old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
         try:
             for s in old:
                 signal.signal(s, handler)
@@ -125,6 +126,7 @@ def supervise(
         tokens=request.tokens,
         cost_usd=request.cost_usd,
         reports_cost=bool(getattr(get_harness(profile.harness), "reports_cost", False)),
+        reports_tokens=bool(getattr(get_harness(profile.harness), "reports_tokens", True)),
     )
     harness = get_harness(profile.harness)
     cwd = (request.cwd or Path.cwd()).resolve()

@@ -147,16 +147,18 @@ def _page(
     )
 
 
-def fused_hits(index: Index, question: str, limit: int) -> tuple[list[Hit], set[str]]:
+def fused_hits(
+    index: Index, question: str, limit: int, nearest_limit: int | None = None
+) -> tuple[list[Hit], set[str]]:
     """bm25 and word-vector similarity fused: the pages for ``question``, best first.
 
     A page's score is ``(1 - SEMANTIC_SHARE) * b + SEMANTIC_SHARE * s``: ``b`` its
     bm25 relative to the best bm25 hit (0 when bm25 does not find it), ``s`` how
     far its cosine similarity to the question lies above the wiki's mean, relative
     to the most similar page (0 at or below the mean). Candidates are the bm25
-    hits and the ``limit`` most similar pages; with no bm25 hit at all (no word
-    of the question is in the wiki) there are none. Also returns the paths bm25
-    found.
+    hits and the ``nearest_limit`` (default ``limit``) most similar pages; with no
+    bm25 hit at all (no word of the question is in the wiki) there are none. Also
+    returns the paths bm25 found.
     """
     hits = index.search(question, limit=limit)
     if not hits:
@@ -164,15 +166,9 @@ def fused_hits(index: Index, question: str, limit: int) -> tuple[list[Hit], set[
     best = hits[0].score if hits else 0.0
     bm25 = {h.page.path: (h.score / best if best > 0 else 0.0) for h in hits}
     rows = {h.page.path: h.page for h in hits}
-    sims = index.similar(question)
-    semantic: dict[str, float] = {}
-    if sims:
-        mean = sum(sims.values()) / len(sims)
-        top = max(sims.values())
-        if top > mean:
-            semantic = {p: max(0.0, (v - mean) / (top - mean)) for p, v in sims.items()}
-    nearest = sorted(semantic, key=lambda p: (-semantic[p], p))[:limit]
-    missing = [p for p in nearest if p not in rows]
+    semantic = index.similar(question, nearest_limit or limit, also=bm25)
+    nearest = [p for p in semantic if p not in bm25]
+    missing = nearest
     rows.update(index.by_paths(missing))
     fused: list[Hit] = []
     for path in {*bm25, *nearest}:
@@ -194,7 +190,7 @@ def make_brief(index: Index, question: str, budget: int = DEFAULT_BUDGET) -> Bri
     if not question.strip():
         raise UsageError("give the question the room should answer")
     stale = stale_reasons(index)
-    hits, worded = fused_hits(index, question, max(4 * budget, 40))
+    hits, worded = fused_hits(index, question, max(4 * budget, 40), budget)
     best = hits[0].score if hits else 0.0
     matches = [h for h in hits if best > 0 and h.score >= MATCH_CUTOFF * best]
     candidates: dict[str, BriefPage] = {}
@@ -212,7 +208,8 @@ def make_brief(index: Index, question: str, budget: int = DEFAULT_BUDGET) -> Bri
         chosen = sorted(found, key=lambda p: (-p.priority, p.id.lower()))[:budget]
     else:
         chosen = ranked[:budget]
-    rest = [p for p in ranked if p not in chosen]
+    taken = {p.page_path for p in chosen}
+    rest = [p for p in ranked if p.page_path not in taken]
     return Brief(question, budget, query_terms(question), chosen, rest[:CUT_SHOWN], len(rest))
 
 

@@ -362,11 +362,12 @@ class Index:
         hits.sort(key=lambda h: (-h.score, h.page.path))
         return hits[:limit]
 
-    def similar(self, question: str) -> dict[str, float]:
-        """Every page's cosine similarity to ``question`` (word vectors; see ``semantic``)."""
-        from tether.wiki.semantic import similarities
+    def similar(self, question: str, limit: int, also: Iterable[str] = ()) -> dict[str, float]:
+        """The ``limit`` pages closest to ``question`` by word vectors, and ``also``: 0..1 each
+        (see ``tether.wiki.semantic``)."""
+        from tether.wiki.semantic import similar
 
-        return similarities(self.conn, str(self.path), question)
+        return similar(self.conn, str(self.path), question, limit, also)
 
     def _rows_by_rowid(self, rowids: list[int]) -> dict[int, PageRow]:
         out: dict[int, PageRow] = {}

@@ -21,6 +21,7 @@ import hashlib
 import re
 import sqlite3
 import threading
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +36,7 @@ _WORDS = re.compile(r"[^\W\d_][\w'-]*")
 META_KEY = "vectors_generation"
 _BATCH = 512
 _lock = threading.Lock()
-_cache: dict[str, tuple[int, list[str], Any]] = {}
+_cache: dict[str, tuple[int, list[str], dict[str, int], Any]] = {}
 
 
 @lru_cache(maxsize=1)
@@ -117,8 +118,8 @@ def sync(conn: sqlite3.Connection) -> int:
     return now
 
 
-def similarities(conn: sqlite3.Connection, key: str, question: str) -> dict[str, float]:
-    """Cosine similarity of ``question`` to every page (by path)."""
+def _matrix(conn: sqlite3.Connection, key: str) -> tuple[list[str], dict[str, int], Any]:
+    """(paths, path -> row, the vectors), kept per index file and generation."""
     import numpy as np
 
     now = sync(conn)
@@ -131,10 +132,36 @@ def similarities(conn: sqlite3.Connection, key: str, question: str) -> dict[str,
                 if rows
                 else np.zeros((0, DIM), dtype=np.float32)
             )
-            cached = (now, [r[0] for r in rows], matrix)
+            paths = [r[0] for r in rows]
+            cached = (now, paths, {p: i for i, p in enumerate(paths)}, matrix)
             _cache[key] = cached
-    _, paths, matrix = cached
+    return cached[1], cached[2], cached[3]
+
+
+def similar(
+    conn: sqlite3.Connection, key: str, question: str, limit: int, also: Iterable[str] = ()
+) -> dict[str, float]:
+    """How close each page is to ``question``, 0..1: the ``limit`` closest pages and ``also``.
+
+    A page's value is how far its cosine similarity lies above the wiki's mean,
+    relative to the closest page (0 at or below the mean).
+    """
+    import numpy as np
+
+    paths, where, matrix = _matrix(conn, key)
     if not paths:
         return {}
-    scores = matrix @ embed([question])[0]
-    return dict(zip(paths, scores.tolist(), strict=True))
+    raw = matrix @ embed([question])[0]
+    mean = float(raw.mean())
+    top = float(raw.max())
+    if top <= mean:
+        return {}
+    norm = np.clip((raw - mean) / (top - mean), 0.0, None)
+    k = min(limit, len(paths))
+    nearest: list[int] = np.argpartition(-norm, k - 1)[:k].tolist() if k > 0 else []
+    out = {paths[i]: float(norm[i]) for i in nearest}
+    for path in also:
+        index = where.get(path)
+        if index is not None:
+            out[path] = float(norm[index])
+    return out

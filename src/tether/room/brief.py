@@ -202,7 +202,10 @@ def make_brief(index: Index, question: str, budget: int = DEFAULT_BUDGET) -> Bri
     # the <= 2 rule counts the pages the question's words found, before any neighbour
     # (and before pages only the word vectors suggest)
     found = [c for path, c in candidates.items() if path in worded or c.why == EPISODE]
-    _add_neighbours(index, matches[:budget], best, candidates, stale)
+    # neighbours hang on what the words found (a page only the vectors suggest is
+    # a weaker sign, and its links would crowd the list)
+    roots = [h for h in matches if h.page.path in worded][:budget]
+    _add_neighbours(index, roots, best, candidates, stale)
     ranked = sorted(candidates.values(), key=lambda p: (-p.priority, p.id.lower()))
     if len(found) <= READ_DIRECTLY_MAX:
         chosen = sorted(found, key=lambda p: (-p.priority, p.id.lower()))[:budget]

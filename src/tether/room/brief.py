@@ -1,7 +1,8 @@
 """W01 + W02: the Tier-A brief and the page list fixed within the budget B.
 
 Cheap, in the main session, before anything is read: candidates from the
-index, seed episodes, the 1-hop relation neighbours of the B best matches, stale
+index, seed episodes, the 1-hop relation neighbours of the B best matches the
+question's words found, stale
 flags from the wiki's stale list. Every candidate gets a priority and the B
 highest make the list (matches, episodes and neighbours together never exceed
 B); the rest is the ``cut`` list. When the question finds two pages or fewer

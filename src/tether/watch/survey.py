@@ -38,6 +38,7 @@ from tether.watch.wake import SubagentView
 # A pane without an agent stays "starting" this long after something last ran in it:
 # its shell is between two commands (`cd x && setup; agent`) for a moment.
 STARTING_GRACE = 2.0
+NOT_COUNTED_EVERY = 5.0
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,8 @@ class Surveyor:
         self._ran: set[str] = set()  # subagents seen running: without an agent now, they ended
         self._runs: dict[str, Subagent] = {}  # runs seen running, to report how they ended
         self._busy: dict[str, float] = {}  # agentless panes: when something last ran in them
+        self._ignored: list[NotCounted] = []
+        self._ignored_at: float | None = None
 
     def close(self) -> None:
         self.gate.close()
@@ -133,21 +136,27 @@ class Surveyor:
         runs = run_subagents(conn, table, skip_runs)
         found += runs + self._ended_runs(conn, runs)
         found = [self._starting_or_ended(s, table) for s in found]
-        ignored = not_counted(
-            table,
-            panes,
-            found,
-            (
-                (v.orchestrator.name, _roots(v, panes))
-                for v in orchestrators
-                if v.alive and v.orchestrator.run_id is None
-            ),
-            frozenset(r.agent.pid for r in runs if r.agent is not None)
-            | _run_groups(conn, skip_runs),
-            scope=scope,
-            sessions=sessions,
-            folders=self.settings.subagents_folders,
-        )
+        # the whole process table is looked through for agents seen but not counted at
+        # most every NOT_COUNTED_EVERY seconds: on a busy machine each new process costs
+        # a read of its command line
+        moment = time.monotonic()
+        if self._ignored_at is None or moment - self._ignored_at >= NOT_COUNTED_EVERY:
+            self._ignored_at = moment
+            self._ignored = not_counted(
+                table,
+                panes,
+                found,
+                (
+                    (v.orchestrator.name, _roots(v, panes))
+                    for v in orchestrators
+                    if v.alive and v.orchestrator.run_id is None
+                ),
+                frozenset(r.agent.pid for r in runs if r.agent is not None)
+                | _run_groups(conn, skip_runs),
+                scope=scope,
+                sessions=sessions,
+                folders=self.settings.subagents_folders,
+            )
         taken = frozenset(session for v in orchestrators for session in v.sessions)
         by_cwd = self._sessions_by_cwd(found, taken)
         views = [self._view(s, now, by_cwd.get(s.key, ())) for s in found]
@@ -156,7 +165,7 @@ class Surveyor:
         self.finder.forget(
             {(s.agent.pid, s.agent.create_time) for s in found if s.agent is not None}
         )
-        return Survey(now, views, orchestrators, table, panes, ignored)
+        return Survey(now, views, orchestrators, table, panes, list(self._ignored))
 
     def _starting_or_ended(self, sub: Subagent, table: ProcessTable) -> Subagent:
         """A pane without an agent yet is ``starting`` while something runs in it."""

@@ -48,10 +48,13 @@ def test_three_workers_six_projects_each_unit_once_in_order(
     projects = [make_project(tmp_path / "repos", f"p{i}", units=3) for i in range(1, 7)]
     fleet = Fleet(tmp_path / "machine", url)
     try:
-        for p in projects:
-            fleet.tether("fleet", "add", p.name, "--repo", p.url)
+        # the workers first, all at once on a database that does not exist yet:
+        # they race to create it, and the projects arrive while they run
         for name in ("w1", "w2", "w3"):
             fleet.start_worker(name, concurrency=2)
+        fleet.wait_until("three workers", lambda s: len(s["workers"]) == 3, timeout=60)
+        for p in projects:
+            fleet.tether("fleet", "add", p.name, "--repo", p.url)
         status = fleet.wait_until("every project stopped", all_stopped([p.name for p in projects]))
         store = FleetStore.open(sqlalchemy_url(url))
         workers_used: set[str] = set()

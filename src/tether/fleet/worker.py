@@ -118,7 +118,7 @@ def ensure_database(url: str, say: Say, stop: threading.Event) -> None:
     unless ``stop`` is set: then one attempt, and a ``FleetDatabaseError``.
     """
     import sqlalchemy as sa
-    from sqlalchemy.exc import OperationalError, ProgrammingError
+    from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 
     target = sa.make_url(url)
     name = target.database
@@ -138,7 +138,7 @@ def ensure_database(url: str, say: Say, stop: threading.Event) -> None:
                     ).first()
                     if exists is None:
                         # another worker may create it a moment before this one
-                        with contextlib.suppress(ProgrammingError):
+                        with contextlib.suppress(ProgrammingError, IntegrityError):
                             conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
                 return
             except OperationalError as exc:

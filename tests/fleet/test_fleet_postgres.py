@@ -10,6 +10,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+import pytest
 from tests.fleet.fleet_support import Fleet, all_stopped
 
 from tether.board import State
@@ -41,6 +42,7 @@ def _check_project(store: FleetStore, project: FleetProject, scratch: Path) -> l
     return runs
 
 
+@pytest.mark.timeout(600)
 def test_three_workers_six_projects_each_unit_once_in_order(
     tmp_path: Path, postgres: Postgres
 ) -> None:
@@ -73,6 +75,7 @@ def test_three_workers_six_projects_each_unit_once_in_order(
         fleet.stop_all()
 
 
+@pytest.mark.timeout(600)
 def test_a_worker_killed_mid_run_is_recovered_and_its_run_followed_up(
     tmp_path: Path, postgres: Postgres
 ) -> None:
@@ -119,6 +122,7 @@ def test_a_worker_killed_mid_run_is_recovered_and_its_run_followed_up(
         fleet.stop_all()
 
 
+@pytest.mark.timeout(600)
 def test_a_worker_waits_for_an_unreachable_database_and_loses_nothing(tmp_path: Path) -> None:
     import random
     import tempfile

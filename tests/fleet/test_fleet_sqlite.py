@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from tests.fleet.fleet_support import Fleet, all_stopped
 
 from tether.board import State
 from tether.testing.fleet import board_of, make_project
 
 
+@pytest.mark.timeout(600)
 def test_two_workers_on_the_embedded_sqlite_default(tmp_path: Path) -> None:
     projects = [make_project(tmp_path / "repos", name, units=2) for name in ("left", "right")]
     fleet = Fleet(tmp_path / "machine", database=None)
@@ -29,6 +31,7 @@ def test_two_workers_on_the_embedded_sqlite_default(tmp_path: Path) -> None:
         fleet.stop_all()
 
 
+@pytest.mark.timeout(600)
 def test_pause_and_resume(tmp_path: Path) -> None:
     project = make_project(tmp_path / "repos", "paused", units=2)
     fleet = Fleet(tmp_path / "machine", database=None)

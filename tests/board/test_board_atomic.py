@@ -98,6 +98,26 @@ CRASH_BETWEEN_STEPS = textwrap.dedent(
 )
 
 
+def test_a_crash_before_the_rename_out_of_waiting_leaves_a_well_formed_waiting_ticket(
+    tmp_path: Path,
+) -> None:
+    board = Board(tmp_path / "tickets")
+    ticket = board.add(
+        "x", state=State.WAITING, reason="scheduled", front={"until": "2030-01-01"}, body="b\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", CRASH_BETWEEN_STEPS, str(board.root), ticket.id],
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 9
+    view = Board(board.root).load()
+    assert view.malformed == ()
+    (again,) = view.tickets
+    assert again.state is State.WAITING and again.until is not None
+    assert "finished" in again.body
+
+
 def test_a_crash_between_rewrite_and_rename_leaves_the_updated_ticket_in_place(
     tmp_path: Path,
 ) -> None:

@@ -326,10 +326,23 @@ class Board:
             moved = self._checked(target, state, reason, new_front, body)
         except TicketFormatError as exc:  # name the file that exists, not the one refused
             raise TicketFormatError(exc.reason, path=ticket.path) from None
-        if new_front != dict(ticket.front) or body != ticket.body:
-            rewrite(ticket.path, _render(moved.front, body))
-        if not same_folder:
-            rename_into(ticket.path, target)
+        if same_folder:
+            if new_front != dict(ticket.front) or body != ticket.body:
+                rewrite(ticket.path, _render(moved.front, body))
+            return moved
+        # Rewrite in place, then one rename: a crash between the two leaves the
+        # updated ticket where it was. So that it is well-formed there, the old
+        # state's own keys (an ``until``, a ``check``) stay until the rename and
+        # are dropped by one more rewrite in the new folder.
+        interim = {**moved.front}
+        for key in STATE_KEYS.get(ticket.state, ()):
+            if key in ticket.front and key not in interim:
+                interim[key] = ticket.front[key]
+        if interim != dict(ticket.front) or body != ticket.body:
+            rewrite(ticket.path, _render(ordered(interim), body))
+        rename_into(ticket.path, target)
+        if interim != moved.front:
+            rewrite(target, _render(moved.front, body))
         return moved
 
     def _checked(

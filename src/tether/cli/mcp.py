@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
-from tether.errors import UsageError
+from tether.cli.install_options import chosen, install_options, project_dir_root
 from tether.harness_registry import BUILTIN
 
 
@@ -32,29 +31,13 @@ def mcp(ctx: click.Context) -> None:
 HARNESS_NAMES = tuple(name for name in BUILTIN if name not in ("scripted", "pi"))
 
 
-def _options(func: Any) -> Any:
-    func = click.option("--dry-run", is_flag=True, help="Print the diff; write nothing.")(func)
-    func = click.option(
-        "--project-dir",
-        type=click.Path(file_okay=False, path_type=Path),
-        help="Project root (default: nearest parent with tether.toml or .git, else the cwd).",
-    )(func)
-    func = click.option(
-        "--scope",
-        type=click.Choice(["project", "user"]),
-        default="project",
-        show_default=True,
-        help="project: this project's MCP configuration; user: your user-wide one.",
-    )(func)
-    func = click.option(
-        "--all", "every", is_flag=True, help="claude-code, codex, copilot and vibe."
-    )(func)
-    func = click.option(
-        "--harness",
-        type=click.Choice([*HARNESS_NAMES, "pi"]),
-        help="The agent CLI (pi has no MCP client: refused, with what to use instead).",
-    )(func)
-    return func
+_options = install_options(
+    harnesses=[*HARNESS_NAMES, "pi"],
+    harness_help="The agent CLI (pi has no MCP client: refused, with what to use instead).",
+    all_help="claude-code, codex, copilot and vibe.",
+    scope_help="project: this project's MCP configuration; user: your user-wide one.",
+    dry_run_help="Print the diff; write nothing.",
+)
 
 
 def _run(
@@ -66,14 +49,11 @@ def _run(
     install: bool,
 ) -> None:
     from tether.cli.mcp_server import install as mcp_install
-    from tether.gate.home import project_root
 
-    if every == (harness is not None):
-        raise UsageError("give exactly one of --harness NAME and --all")
-    root = Path(project_root(None if project_dir is None else str(project_dir)))
+    root = project_dir_root(project_dir)
     pending: dict[Path, str | None] = {}
     verb = "registered in" if install else "removed from"
-    for name in HARNESS_NAMES if every else [harness or ""]:
+    for name in chosen(harness, every, HARNESS_NAMES):
         change = mcp_install.plan(name, scope, root, install=install, pending=pending)
         pending[change.path] = change.after
         if not change.changed:

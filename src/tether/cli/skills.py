@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from tether.errors import UsageError
+from tether.cli.install_options import chosen, install_options, project_dir_root
 from tether.harness_registry import BUILTIN
 
 # the agent CLIs (tether.skills.HARNESSES, without loading the skills package)
@@ -20,34 +20,17 @@ def skills() -> None:
 
 
 def _targets(harness: str | None, every: bool) -> list[str]:
-    if every == (harness is not None):
-        raise UsageError("give exactly one of --harness NAME and --all")
-    return list(HARNESS_NAMES) if every else [harness or ""]
+    return chosen(harness, every, HARNESS_NAMES)
 
 
-def _root(project_dir: Path | None) -> Path:
-    from tether.gate.home import project_root
-
-    return Path(project_root(None if project_dir is None else str(project_dir)))
-
-
-def _options(func: Any) -> Any:
-    func = click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")(func)
-    func = click.option(
-        "--project-dir",
-        type=click.Path(file_okay=False, path_type=Path),
-        help="Project root (default: nearest parent with tether.toml, else the cwd).",
-    )(func)
-    func = click.option(
-        "--scope",
-        type=click.Choice(["project", "user"]),
-        default="project",
-        show_default=True,
-        help="project: this project's skills folder; user: your user-wide one.",
-    )(func)
-    func = click.option("--all", "every", is_flag=True, help="Every harness tether knows.")(func)
-    func = click.option("--harness", type=click.Choice(HARNESS_NAMES), help="The agent CLI.")(func)
-    return func
+_root = project_dir_root
+_options = install_options(
+    harnesses=HARNESS_NAMES,
+    harness_help="The agent CLI.",
+    all_help="Every harness tether knows.",
+    scope_help="project: this project's skills folder; user: your user-wide one.",
+    dry_run_help="Print the plan; write nothing.",
+)
 
 
 def _run(plan: Any, dry_run: bool) -> None:

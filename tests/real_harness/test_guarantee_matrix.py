@@ -102,7 +102,8 @@ def test_nothing_past_the_limit_runs(
     _adapter, exe = agent_cli(harness)
     server = model_server("touch-forever", think=0.05)
     done, work = run_limited(harness, exe, server, tmp_path, tether_home, limit)
-    files = sorted(p.name for p in work.glob("tick-*.done"))
+    # in call order: tick-10 after tick-9, not after tick-1
+    files = sorted((p.name for p in work.glob("tick-*.done")), key=lambda n: int(n[5:-5]))
     if limit.status == "token_limit" and harness == "copilot":
         # its stream reports no usage: refused up front rather than never firing
         assert done.returncode == 3, done.stderr

@@ -43,6 +43,9 @@ def test_columns_mirror_the_table(conn: sqlite3.Connection) -> None:
         "timeout",
         "failed",
         "cancelled",
+        "token_limit",
+        "cost_limit",
+        "output_limit",
         "abandoned",
     )
 

@@ -327,7 +327,8 @@ def _hooks(harness: str, calls: list[tuple[dict[str, Any], str | None]], cwd: Pa
 @pytest.mark.parametrize(
     ("harness", "tool", "signal", "call_id"),
     [
-        ("copilot", "bash", "permissionRequest", None),
+        # Copilot sends no call id: the gate makes one from the call's time, tool and input
+        ("copilot", "bash", "permissionRequest", "call@"),
         ("codex", "Bash", "PermissionRequest", "call_mock_s1_c0_50af7f15"),
     ],
 )
@@ -337,19 +338,23 @@ def test_copilot_and_codex_permission_requests_are_confirmation_waits(
     harness: str,
     tool: str,
     signal: str,
-    call_id: str | None,
+    call_id: str,
 ) -> None:
     session, calls = _asked(harness)
     _hooks(harness, calls, tmp_path)
     wait = _wait_of(tether_home, session)
     assert wait is not None
-    assert (wait.kind, wait.tool, wait.input, wait.signal, wait.call_id) == (
+    assert (wait.kind, wait.tool, wait.input, wait.signal) == (
         "confirmation",
         tool,
         '{"command": "echo step 1"}',
         signal,
-        call_id,
     )
+    assert call_id is not None and wait.call_id is not None
+    if call_id == "call@":
+        assert wait.call_id.startswith("call@") and f":{tool}:" in wait.call_id, wait.call_id
+    else:
+        assert wait.call_id == call_id
 
 
 @pytest.mark.parametrize("harness", ["copilot", "codex"])

@@ -92,3 +92,18 @@ def test_every_gate_module_is_stdlib_only(module: str) -> None:
         check=True,
     )
     assert _offenders(json.loads(proc.stdout)) == []
+
+
+def test_main_in_process_leaves_the_callers_signals_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ignoring SIGTERM is for the gate's own process: a disposition set to ignore is
+    inherited by every child the caller starts later, which then cannot be stopped."""
+    import signal
+
+    from tether.gate import hook
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+    monkeypatch.setenv("TETHER_HOME", str(tmp_path))
+    hook.main(["tick", "--session", "signals"])
+    assert {s: signal.getsignal(s) for s in before} == before

@@ -467,7 +467,9 @@ def main(argv: list[str] | None = None) -> int:
         _emit(f"tether-gate {__version__}")
         return EXIT_OK
     command = COMMANDS.get(args[0])
-    if command is not None and args[0] != "status":
+    # Only as its own process (the console script): a caller that runs main()
+    # in-process keeps its signals, and so do the children it starts later.
+    if argv is None and command is not None and args[0] != "status":
         _ignore_stop_signals()
     try:
         if command is None:

@@ -236,7 +236,9 @@ def _subagent_items(items: object) -> list[dict[str, object]]:
 def check_subagents_list(p: Project) -> None:
     deadline = time.monotonic() + 60
     while True:
-        items = _subagent_items(_json(p.run("tether subagents list --json")))
+        listed = _json(p.run("tether subagents list --json"))
+        assert isinstance(listed, dict) and isinstance(listed["not_counted"], list)
+        items = _subagent_items(listed["subagents"])
         if any(i["running"] for i in items) or time.monotonic() > deadline:
             break
         time.sleep(0.5)

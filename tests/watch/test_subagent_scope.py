@@ -79,7 +79,7 @@ def test_a_subagent_in_another_window_of_the_session_wakes_the_orchestrator_once
     )
     project = _project(tmp_path, lab)
     _tether(project, "watch", "add-orchestrator", "--tmux-pane", pane)
-    listed = _tether(project, "subagents", "list", "--json")
+    listed = _tether(project, "subagents", "list", "--json")["subagents"]
     assert [(s["key"], s["state"]) for s in listed] == [(f"pane:{sub}", "waits-for-confirmation")]
     daemon = subprocess.Popen(
         [TETHER, "watch"], cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -121,8 +121,14 @@ def test_an_agent_outside_the_scope_is_named_with_its_reason_until_it_is_added(
     ) in text
     once = _tether(project, "watch", "once", "--json")
     assert any(n["pane"] == other for n in once["not_counted"])
+    listed_json = _tether(project, "subagents", "list", "--json")
+    assert listed_json["running"] == 0 and listed_json["subagents"] == []
+    (named,) = [n for n in listed_json["not_counted"] if n["pane"] == other]
+    assert named["reason"].startswith("tmux session 'side' is not the orchestrator's ('lab'")
+    assert f"`tether watch add-subagent --tmux-pane {other}` counts it" in named["reason"]
+    assert isinstance(named["pid"], int) and named["name"]
     _tether(project, "watch", "add-subagent", "--tmux-pane", other)
-    listed = _tether(project, "subagents", "list", "--json")
+    listed = _tether(project, "subagents", "list", "--json")["subagents"]
     assert [(s["key"], s["state"], s["label"]) for s in listed] == [
         (f"pane:{other}", "working", f"other (pane {other})")
     ]
@@ -130,7 +136,7 @@ def test_an_agent_outside_the_scope_is_named_with_its_reason_until_it_is_added(
     (project / "tether.toml").unlink()
     project = _project(tmp_path, lab, subagents_scope="server")
     _tether(project, "watch", "remove-subagent", "1")
-    listed = _tether(project, "subagents", "list", "--json")
+    listed = _tether(project, "subagents", "list", "--json")["subagents"]
     assert [s["key"] for s in listed] == [f"pane:{other}"]
 
 
@@ -146,7 +152,7 @@ def test_a_pane_whose_agent_has_not_started_is_starting_not_ended(
     late = lab.window(folder, ["bash", "-c", f"cat {shlex.quote(str(go))} > /dev/null; {agent}"])
     project = _project(tmp_path, lab, subagents_folders=[str(folder)])
     _tether(project, "watch", "add-orchestrator", "--tmux-pane", pane)
-    listed = _tether(project, "subagents", "list", "--json")
+    listed = _tether(project, "subagents", "list", "--json")["subagents"]
     assert [(s["key"], s["state"]) for s in listed] == [(f"pane:{late}", "starting")]
     waiting = subprocess.Popen(
         [TETHER, "subagents", "wait", "--timeout", "30", "--json"],
@@ -184,7 +190,7 @@ def test_a_long_tool_of_an_agent_that_never_asks_is_no_confirmation_wait(
         )
     project = _project(tmp_path, lab)
     _tether(project, "watch", "add-orchestrator", "--tmux-pane", pane)
-    listed = {s["key"]: s for s in _tether(project, "subagents", "list", "--json")}
+    listed = {s["key"]: s for s in _tether(project, "subagents", "list", "--json")["subagents"]}
     assert listed[f"pane:{claude}"]["state"] == "waits-for-confirmation"  # Bash asks there
     assert listed[f"pane:{pi}"]["state"] == "runs-a-long-tool"  # Pi has no dialogs
     text = str(_tether(project, "subagents", "list"))

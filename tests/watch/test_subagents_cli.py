@@ -125,7 +125,7 @@ def test_a_run_started_by_tether_run_is_a_subagent_and_its_hang_is_seen(
     try:
 
         def waiting() -> dict[str, Any] | None:
-            found = _json(project, "subagents", "list", "--json")
+            found = _json(project, "subagents", "list", "--json")["subagents"]
             return next((s for s in found if s["state"] == "waits-for-confirmation"), None)
 
         sub = wait_until(waiting, timeout=20, what="the run to hang on step 3")
@@ -140,7 +140,7 @@ def test_a_run_started_by_tether_run_is_a_subagent_and_its_hang_is_seen(
     finally:
         run.send_signal(signal.SIGTERM)
         run.communicate(timeout=30)
-    final = _json(project, "subagents", "list", "--json")
+    final = _json(project, "subagents", "list", "--json")["subagents"]
     assert [s for s in final if s["kind"] == "run"] == []  # no longer running
 
 

@@ -219,7 +219,7 @@ def test_a_bash_pane_with_a_live_agent_child_runs_and_bash_on_read_does_not(
     project = _project(tmp_path, lab, subagents_dir)
 
     def listed() -> dict[str, Any] | None:
-        found = {s["pane"]: s for s in _tether(project, "subagents", "list", "--json")}
+        found = {s["pane"]: s for s in _tether(project, "subagents", "list", "--json")["subagents"]}
         return found if found.get(live, {}).get("running") else None
 
     found = wait_until(listed, what="the live subagent")

@@ -37,7 +37,7 @@ def list_(as_json: bool) -> None:
     """Every subagent and its state (running, waits for confirmation, ended)."""
     import time
 
-    from tether.watch.daemon import subagent_dict
+    from tether.watch.daemon import subagents_dict
     from tether.watch.survey import Surveyor
 
     settings, home = watch_settings()
@@ -45,7 +45,7 @@ def list_(as_json: bool) -> None:
     conn = open_store(home)
     survey = surveyor.look(conn, time.time())
     if as_json:
-        print_json([subagent_dict(v) for v in survey.subagents])
+        print_json(subagents_dict(survey))
         return
     click.echo(f"{len(survey.running)} of {len(survey.subagents)} subagent(s) running")
     for line in _subagent_lines(survey):

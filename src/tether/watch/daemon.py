@@ -89,6 +89,16 @@ class CycleReport:
         }
 
 
+def subagents_dict(survey: Survey) -> dict[str, Any]:
+    """What ``subagents list --json`` (and its MCP tool) prints: the subagents, how many run,
+    and the agent processes seen but not counted, each with its reason."""
+    return {
+        "running": len(survey.running),
+        "subagents": [subagent_dict(v) for v in survey.subagents],
+        "not_counted": [n.as_dict() for n in survey.not_counted],
+    }
+
+
 def subagent_dict(view: SubagentView) -> dict[str, Any]:
     sub, wait = view.subagent, view.wait
     return {

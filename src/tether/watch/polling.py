@@ -57,6 +57,7 @@ class WaitOutcome:
             "running": len(self.survey.running),
             "orchestrator": None if self.orchestrator is None else self.orchestrator.id,
             "subagents": [subagent_dict(v) for v in self.survey.subagents],
+            "not_counted": [n.as_dict() for n in self.survey.not_counted],
         }
 
 

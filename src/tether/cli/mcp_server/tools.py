@@ -89,15 +89,14 @@ def subagents_wait(args: Mapping[str, Any]) -> Answer:
 
 
 def subagents_list(args: Mapping[str, Any]) -> Answer:
-    from tether.watch.daemon import subagent_dict
+    from tether.watch.daemon import subagents_dict
 
     surveyor, conn = _watch()
     try:
         survey = surveyor.look(conn, time.time())
     finally:
         conn.close()
-    items = [subagent_dict(v) for v in survey.subagents]
-    return _json_answer({"running": len(survey.running), "subagents": items})
+    return _json_answer(subagents_dict(survey))
 
 
 # --- loop and board ------------------------------------------------------------------
@@ -287,7 +286,7 @@ TOOLS: tuple[Tool, ...] = (
         "subagents_list",
         "List subagents",
         "Every subagent the watchdog sees and its state (working, waits-for-confirmation, "
-        "waits-for-input, ended).",
+        "waits-for-input, ended), and the agents seen but not counted, with the reason.",
         {},
         (),
         subagents_list,

@@ -26,6 +26,7 @@ import pytest
 from tether.events.counting import count_stream
 from tether.harnesses.base import Harness, RunSpec
 from tether.testing.model_server import ModelServer, client_setup
+from tether.testing.model_server.clients import VIBE_ALIAS, VIBE_INPUT_PRICE, VIBE_OUTPUT_PRICE
 
 # Vibe takes seconds to start (a minute on a loaded machine): more than the
 # suite's default 120 s per test.
@@ -91,7 +92,12 @@ def test_vibe_forever_stopped_by_sigterm_counts_equal_the_model_log(
 
 
 def _tether_run(
-    exe: Path, server: ModelServer, tmp_path: Path, tether_home: Path, *limits: str
+    exe: Path,
+    server: ModelServer,
+    tmp_path: Path,
+    tether_home: Path,
+    *limits: str,
+    vibe_args: tuple[str, ...] = (),
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
     setup = client_setup("vibe", tmp_path / "home", server.port)
     work = tmp_path / "work"
@@ -100,7 +106,7 @@ def _tether_run(
     (work / "tether.toml").write_text(
         "kill_grace_seconds = 2\n\n"
         '[profiles.vibe]\nharness = "vibe"\n'
-        f"args = {json.dumps(list(setup.extra_args))}\n"
+        f"args = {json.dumps([*setup.extra_args, *vibe_args])}\n"
         f"env = {env_toml}\ndefault = true\n"
     )
     env = {
@@ -203,3 +209,55 @@ def test_tether_run_stops_vibe_at_the_token_limit_with_vibe_own_belt(
     assert _ticks(work) == ["tick-1.done", "tick-2.done"], why
     spent = record["usage"]["input_tokens"] + record["usage"]["output_tokens"]
     assert spent > 20000, record["usage"]
+
+
+def test_tether_run_stops_vibe_at_the_cost_limit_with_vibe_own_belt(
+    agent_cli: Callable[[str], tuple[Harness, Path]],
+    model_server: Callable[..., ModelServer],
+    tmp_path: Path,
+    tether_home: Path,
+) -> None:
+    # The scripted model is priced at 1 and 2 USD per million input and output
+    # tokens in Vibe's config; each call reports about 8000 input tokens, so the
+    # third one passes 0.02 USD. tether derives the cost from the journal's usage
+    # and those prices; Vibe's own --max-price 0.02 is the second belt. Vibe's
+    # export (--output-dir) carries the cost Vibe itself computed.
+    _adapter, exe = agent_cli("vibe")
+    server = model_server("touch-forever", think=0.05)
+    export = tmp_path / "vibe-export"
+    done, work = _tether_run(
+        exe,
+        server,
+        tmp_path,
+        tether_home,
+        "--cost",
+        "0.02",
+        vibe_args=("--output-dir", str(export)),
+    )
+    why = f"stderr: {done.stderr[-2000:]}\nrequests: {[r.step for r in server.requests]}"
+    assert done.returncode == 26, why
+    record = json.loads(done.stdout)
+    assert record["status"] == "cost_limit", why
+    argv = record["argv"]
+    assert argv[argv.index("--max-price") + 1] == "0.02", argv
+    assert f"VIBE_ACTIVE_MODEL={VIBE_ALIAS}" in argv, argv  # the model tether priced, pinned
+    # the model server's log: three calls, the third the first past 0.02 USD
+    calls = [r for r in server.requests if r.kind == "agent"]
+    costs = [
+        (r.input_tokens * VIBE_INPUT_PRICE + r.output_tokens * VIBE_OUTPUT_PRICE) / 1e6
+        for r in calls
+    ]
+    assert len(calls) == 3, why
+    assert sum(costs[:2]) <= 0.02 < sum(costs), costs
+    # no tool of the crossing call ran
+    assert _ticks(work) == ["tick-1.done", "tick-2.done"], why
+    # the iterations are the journal's, not the stream's bound
+    assert (record["iterations"], record["report"]["iterations_exact"]) == (3, True), why
+    used = record["report"]["cost_usd"]
+    assert used["limit"] == 0.02
+    assert used["used"] == pytest.approx(sum(costs), rel=1e-9), (used, costs)
+    assert record["usage"]["input_tokens"] == sum(r.input_tokens for r in calls)
+    # the same figure Vibe computed for itself
+    vibe_own = json.loads((export / "export.json").read_text())
+    assert vibe_own["cost_usd"] == pytest.approx(used["used"], rel=1e-9), vibe_own["cost_usd"]
+    assert "cost (USD)" in Path(record["run_dir"], "report.md").read_text()

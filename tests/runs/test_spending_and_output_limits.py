@@ -72,3 +72,22 @@ def test_a_token_limit_where_the_harness_reports_no_usage_is_a_config_error(
     assert done.returncode == 3, done.stderr
     assert "reports none" in done.stderr and "--iterations" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_cost_limit_for_a_vibe_model_without_prices_is_a_config_error(
+    project: Project,
+) -> None:
+    # Vibe's cost is derived from the active model's prices: none configured, none to stop on.
+    vibe_home = project.root.parent / "vibe-home"
+    vibe_home.mkdir()
+    (vibe_home / "config.toml").write_text(
+        'active_model = "free"\n\n[[models]]\nname = "free"\nprovider = "mistral"\n'
+    )
+    project.write_config(["--steps", "3"])
+    toml = (project.root / "tether.toml").read_text()
+    toml += f'\n[profiles.vibe]\nharness = "vibe"\nenv = {{ VIBE_HOME = "{vibe_home}" }}\n'
+    (project.root / "tether.toml").write_text(toml)
+    done = project.tether("run", "--profile", "vibe", "--prompt", "go", "--cost", "0.5")
+    assert done.returncode == 3, done.stderr
+    assert "'free' has no prices" in done.stderr and "input_price" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

@@ -42,7 +42,7 @@ from tether.errors import UsageError
     "cost_usd",
     type=click.FloatRange(min=0, min_open=True),
     metavar="USD",
-    help="Cost limit in USD (only for harnesses that report cost).",
+    help="Cost limit in USD (only for harnesses that report cost, or derive it: Vibe).",
 )
 @click.option(
     "--follow-up",

@@ -24,13 +24,18 @@ The journal also closes the turn: ``latestTurn`` with ``status: "completed"``
 and ``stopReason`` null for a finished turn, ``"limit"`` when Vibe itself
 stopped it on a limit (with the last completion's ``request.iteration`` at its
 ``max_iterations`` that limit was ``--max-turns``).
+
+Neither the stream nor the journal has a cost. An adapter made by
+:meth:`VibeHarness.priced` knows the active model's prices and gives each
+completion's usage its cost the way Vibe computes it for ``--max-price``
+(:mod:`tether.harnesses.vibe_prices`): derived, not reported.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -49,10 +54,9 @@ from tether.events.model import (
     Usage,
     unknown,
 )
-from tether.harnesses.base import IterationSource, RunSpec, decode_line, home_dir
+from tether.harnesses.base import IterationSource, RunSpec, decode_line
+from tether.harnesses.vibe_prices import HOME_ENV, MODEL_ENV, VibePrices, resolve_prices, vibe_home
 
-MODEL_ENV = "VIBE_ACTIVE_MODEL"
-HOME_ENV = "VIBE_HOME"
 EFFECT_PREFIX = "effect-"
 # Vibe's own wall-clock belt fires this long after tether's own timeout.
 TIME_LIMIT_SLACK_SECONDS = 5.0
@@ -170,17 +174,48 @@ class VibeHarness:
     turn_cap_is_exact: ClassVar[bool] = True
     # The stream shows a tool call only once it has finished (start and result at once).
     announces_calls: ClassVar[bool] = False
+    # Derived from the active model's configured prices, once ``priced`` resolved them.
+    reports_cost: ClassVar[bool] = True
 
-    def __init__(self) -> None:
+    def __init__(self, prices: VibePrices | None = None) -> None:
         # From the journal's last completion request: whether a "limit" stop was the turn cap.
         self._iteration: int | None = None
         self._max_iterations: int | None = None
+        self.prices = prices
+
+    def priced(
+        self,
+        env: Mapping[str, str],
+        cwd: Path,
+        args: Iterable[str] = (),
+        model: str | None = None,
+    ) -> VibeHarness:
+        """An adapter whose usage events carry their cost, for a run of ``model`` in ``cwd``.
+
+        Raises ``ConfigError`` when Vibe's configuration cannot be read, names an
+        active model it does not define, or prices that model at nothing (a cost
+        limit could then never fire).
+        """
+        prices = resolve_prices(env, cwd, args, model)
+        if prices.input_price == 0 and prices.output_price == 0:
+            from tether.errors import ConfigError
+
+            raise ConfigError(
+                f"Vibe's model {prices.alias!r} has no prices ({prices.source}), so its cost "
+                f"is always 0 and a cost limit could never fire: set input_price and "
+                f"output_price (USD per million tokens) in its [[models]] entry, or use "
+                f"--tokens.",
+                key="cost_limit_usd",
+            )
+        return VibeHarness(prices)
 
     def build_command(self, spec: RunSpec) -> list[str]:
         assignments: list[str] = []
-        if spec.model:
+        # A priced run pins the model it was priced for.
+        model = spec.model or (self.prices.alias if self.prices is not None else None)
+        if model:
             # Vibe has no model flag; any config field can be set as VIBE_<FIELD>.
-            assignments.append(f"{MODEL_ENV}={spec.model}")
+            assignments.append(f"{MODEL_ENV}={model}")
         if spec.settings_path is not None:
             # A per-run VIBE_HOME whose hooks.toml holds the run's hooks
             # (tether.runs.vibe_home lays it over the user's own).
@@ -244,7 +279,7 @@ class VibeHarness:
                 self._max_iterations = payload.request.max_iterations
             return []
         if kind == "action_result":
-            return _completion_result(payload, obj.sequence)
+            return _completion_result(payload, obj.sequence, self.prices)
         if kind == "projection_delta":
             return self._turn_end(payload)
         # command_reserved: the turn/start command names the session
@@ -277,9 +312,7 @@ class VibeHarness:
         """
         if not session_id or "/" in session_id or os.sep in session_id or session_id[0] == ".":
             return None
-        vibe_home = env.get(HOME_ENV)
-        root = Path(vibe_home) if vibe_home else home_dir(env) / ".vibe"
-        journal = root / "logs" / "session" / "unified" / session_id / "journal"
+        journal = vibe_home(env) / "logs" / "session" / "unified" / session_id / "journal"
         try:
             segments = sorted(p for p in journal.iterdir() if p.suffix == ".jsonl")
         except OSError:
@@ -319,7 +352,9 @@ def _failed(status: str, state: _State) -> bool:
     )
 
 
-def _completion_result(payload: _Payload, sequence: int | None) -> list[AnyEvent]:
+def _completion_result(
+    payload: _Payload, sequence: int | None, prices: VibePrices | None
+) -> list[AnyEvent]:
     result = payload.result
     rtype = (result.type if result is not None else None) or ""
     if not rtype.startswith("completion_"):
@@ -338,6 +373,11 @@ def _completion_result(payload: _Payload, sequence: int | None) -> list[AnyEvent
                     input_tokens=u.input_tokens,
                     output_tokens=u.output_tokens,
                     cache_read_tokens=u.cached_input_tokens,
+                    cost_usd=(
+                        prices.cost(u.input_tokens, u.output_tokens, u.cached_input_tokens)
+                        if prices is not None
+                        else None
+                    ),
                     cumulative=False,
                 )
             )

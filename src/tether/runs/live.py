@@ -24,8 +24,10 @@ POLL_SECONDS = 0.25
 SESSION_POLL_SECONDS = 0.02
 PROGRESS_EVERY_SECONDS = 0.5
 READ_SIZE = 1 << 16
-# How long a harness's session file may take to appear before the stream's
-# upper bound is used for the limit instead.
+# How long a harness's session file may take to appear, once the agent has
+# printed its first line, before the stream's upper bound is used for the limit
+# instead. Counted from that line, not from the start: a harness that starts
+# slowly (Vibe: 20-65 s on a loaded machine) has no session to find before it.
 SESSION_FILE_GRACE = 2.0
 
 
@@ -85,7 +87,7 @@ class LiveRun:
         # events.jsonl never grows past its cap: a flooding agent ends as output_limit
         room = self.check.budget.events_max_bytes - self.events_out.tell()
         next_tail_poll = 0.0
-        started = time.monotonic()
+        first_output: float | None = None
         try:
             while True:
                 now = time.monotonic()
@@ -105,6 +107,8 @@ class LiveRun:
                     os.write(out_fd, chunk[: max(room, 0)])
                     return LiveResult(RunStatus.OUTPUT_LIMIT, time.monotonic(), False)
                 if chunk:
+                    if first_output is None:
+                        first_output = now
                     room -= len(chunk)
                     # events.jsonl keeps the stream byte for byte, as it arrived;
                     # one unbuffered write, so a crash loses nothing already read
@@ -116,7 +120,11 @@ class LiveRun:
                     next_tail_poll = now + SESSION_POLL_SECONDS
                     found = self._take(self.tail.poll(self.ledger.session_id))
                     verdict = verdict or found
-                    lost = self.tail.path is None and now - started > SESSION_FILE_GRACE
+                    lost = (
+                        self.tail.path is None
+                        and first_output is not None
+                        and now - first_output > SESSION_FILE_GRACE
+                    )
                     if lost and not self.check.use_stream_bound:
                         self.check.switch_to_stream_bound()
                         self.ledger.iteration_source = "bound"

@@ -130,6 +130,11 @@ def supervise(
     )
     harness = get_harness(profile.harness)
     cwd = (request.cwd or Path.cwd()).resolve()
+    priced = getattr(harness, "priced", None)
+    if budget.cost_usd is not None and callable(priced):
+        # A harness that derives its cost from configured prices (Vibe) resolves
+        # them now, from the agent's own environment, or refuses the run.
+        harness = priced({**base_env, **profile.env}, cwd, tuple(profile.args), profile.model)
     conn = db.connect(config.home)
     try:
         recover_abandoned(conn, config.home)

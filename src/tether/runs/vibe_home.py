@@ -18,15 +18,9 @@ from pathlib import Path
 
 from tether.errors import ConfigError
 from tether.fs import atomic_write_text
-from tether.harnesses.base import home_dir
+from tether.harnesses.vibe_prices import vibe_home as user_vibe_home
 
 HOOKS_FILE = "hooks.toml"
-
-
-def user_vibe_home(env: Mapping[str, str]) -> Path:
-    """``$VIBE_HOME``, else ``~/.vibe`` (Vibe's own rule)."""
-    value = env.get("VIBE_HOME")
-    return Path(value) if value else home_dir(env) / ".vibe"
 
 
 def write_run_vibe_home(run_root: Path, env: Mapping[str, str], gate: list[str]) -> Path:

@@ -10,7 +10,9 @@ for a model call with tools offered, ``side`` for one without tools, ``other``
 for anything else), ``step``, ``action`` (``tool_calls``, ``text``, ``none``),
 ``tool_calls`` (``[{"id", "name", "arguments"}]`` served), ``tool_names``
 (offered, sorted), ``tools_offered``, ``tool_results_in_history`` (results the
-client sent back), ``parallel_tool_calls``.
+client sent back), ``parallel_tool_calls``, ``input_tokens`` and
+``output_tokens`` (the usage the answer reports, so a client's token and cost
+counts can be checked against the log).
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ class RequestRecord:
     tools_offered: int = 0
     tool_results_in_history: int = 0
     parallel_tool_calls: bool | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

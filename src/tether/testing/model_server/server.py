@@ -335,6 +335,8 @@ class ModelServer:
                 tools_offered=len(req.tools),
                 tool_results_in_history=req.tool_results,
                 parallel_tool_calls=req.parallel_tool_calls,
+                input_tokens=input_tokens,
+                output_tokens=OUTPUT_TOKENS,
             )
         )
         return Reply(reply_id, model, calls, text, input_tokens, OUTPUT_TOKENS)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from tether.errors import ConfigError
@@ -125,3 +127,62 @@ def uninstall_cmd(
     _run(harness, scope, project_dir, dry_run, install=False)
     if with_loop:
         _run_loop(harness, scope, project_dir, dry_run, remove=True)
+
+
+@hooks.command("trust")
+@click.option(
+    "--harness",
+    required=True,
+    type=click.Choice(["codex"]),
+    help="The agent CLI (only Codex keeps a trust per hook).",
+)
+@click.option(
+    "--scope",
+    type=SCOPE_CHOICE,
+    help="Only the gate hooks of this scope (default: both).",
+)
+@_project
+@click.option(
+    "--trust-project",
+    is_flag=True,
+    help="Also trust the project folder itself (what `codex exec --trust` saves): Codex "
+    "then loads everything in its .codex folder, not only the gate.",
+)
+def trust_cmd(
+    harness: str, scope: str | None, project_dir: str | None, trust_project: bool
+) -> None:
+    """Record Codex's trust for tether's gate hooks, through Codex itself.
+
+    Codex runs a hook from hooks.json only once its user config.toml trusts
+    that hook's current definition; this asks `codex app-server` which hooks
+    load here and trusts tether's gate entries (never the user's other hooks),
+    as Codex's own /hooks review would. Exit codes: 0 done, 3 Codex could not
+    be asked, 4 no codex on PATH.
+    """
+    import shutil
+
+    from tether.errors import HarnessNotFoundError
+    from tether.gate import codex_trust
+    from tether.gate.home import project_root
+
+    root = str(Path(project_dir or project_root()).resolve())
+    codex = shutil.which("codex")
+    if codex is None:
+        raise HarnessNotFoundError("codex", "codex")
+    try:
+        if trust_project:
+            codex_trust.trust_project(codex, root)
+            click.echo(f"Codex now trusts the project {root}")
+        trusted = codex_trust.trust_gate_hooks(codex, root, scope=scope)
+        hooks = [h for h in codex_trust.list_hooks(codex, root) if h.ours]
+    except codex_trust.CodexTrustError as exc:
+        raise ConfigError(str(exc)) from None
+    for hook in trusted:
+        click.echo(f"trusted {hook.key}")
+    if not hooks:
+        click.echo(
+            f"no gate hook loads in {root}: install it (`tether hooks install --harness codex`); "
+            "a project's hooks load only once Codex trusts the project (--trust-project)"
+        )
+    elif not trusted:
+        click.echo(f"the gate hooks that load in {root} were trusted already")

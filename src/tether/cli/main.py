@@ -20,6 +20,7 @@ from tether.exit_codes import ExitCode
 COMMANDS: dict[str, str] = {
     "dashboard": "tether.cli.dashboard:dashboard",
     "demo": "tether.cli.demo:demo",
+    "doctor": "tether.cli.doctor:doctor",
     "events": "tether.cli.events:events",
     "run": "tether.cli.run:run",
     "runs": "tether.cli.runs:runs",
@@ -48,6 +49,8 @@ SUMMARIES: dict[str, str] = {
     "config": "Show or check tether's configuration (tether.toml, TETHER_* variables).",
     "dashboard": "A live, read-only web view of runs, loop, watchdog and board on 127.0.0.1.",
     "demo": "Run the loop on an example board with the scripted agent (no agent CLI, no network).",
+    "doctor": "Check that the gate stops each agent CLI found: claude-code, codex, copilot, pi, "
+    "vibe.",
     "events": "Read a harness's machine-readable event stream.",
     "fleet": "Many projects' loops on any number of workers, durable (DBOS, PostgreSQL or SQLite).",
     "hooks": "Install or remove the tether-gate hook in an agent CLI.",

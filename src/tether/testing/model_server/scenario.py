@@ -32,7 +32,8 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections.abc import Callable, Iterable
+import shlex
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 _CALL_ID = re.compile(r"(?:call|toolu)_mock_s(\d+)_c(\d+)_[0-9a-f]+")
@@ -128,6 +129,23 @@ def _failing_tool(step: int) -> Action:
     if step == 2:
         return ShellCalls(("echo after the failure",))
     return FinalText("Done after a failing step.")
+
+
+def touch_files(paths: Sequence[str], name: str = "touch-files") -> Scenario:
+    """One shell call per step that creates ``paths[k-1]`` (absolute paths, so the
+    files land outside the agent's working folder), then the final text.
+
+    ``tether doctor``'s probe: whether the file of call K exists proves whether
+    call K was executed, wherever the agent ran.
+    """
+    commands = tuple(f"touch {shlex.quote(path)}" for path in paths)
+
+    def action(step: int) -> Action:
+        if step <= len(commands):
+            return ShellCalls((commands[step - 1],))
+        return FinalText(f"All {len(commands)} calls asked for.")
+
+    return Scenario(name, action, last_step=len(commands) + 1)
 
 
 def _call(name: str, arguments: dict[str, object]) -> Callable[[int], Action]:

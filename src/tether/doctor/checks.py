@@ -1,0 +1,351 @@
+"""The doctor's policy: which CLIs to look at, what to read, and the verdict.
+
+Each harness ends ``enforced`` (the probe proved it), ``not enforced: <why> —
+fix: <command>``, or ``not installed`` (no executable found). The why comes
+from the probe first (what actually ran) and is explained by what was read
+(no hook file, a hook the CLI does not trust, a folder it does not trust, a
+hook that runs another tether-gate).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from tether.doctor.mirror import COPILOT_TRUST_KEYS, mirror, user_dir
+from tether.doctor.model import DoctorReport, HarnessCheck, HookFile, Probe, Trust, Verdict
+from tether.doctor.probe import run_probe, timeout_for
+from tether.gate import hook_inspect, hook_install
+
+HARNESSES = hook_install.HARNESSES
+VERSION_TIMEOUT_S = 20.0
+
+
+@dataclass(frozen=True)
+class Target:
+    """One CLI to check: the harness, its executable, how it was found, its environment."""
+
+    harness: str
+    executable: str | None
+    found_by: str
+    environ: Mapping[str, str]
+
+
+def _executable_name(harness: str) -> str:
+    from tether.harnesses import get_harness
+
+    return get_harness(harness).executable
+
+
+def targets(
+    harnesses: Sequence[str], environ: Mapping[str, str], project: str
+) -> tuple[list[Target], list[str]]:
+    """The CLIs on PATH, then those only a configured profile's PATH finds."""
+    found: list[Target] = []
+    notes: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    for harness in harnesses:
+        exe = shutil.which(_executable_name(harness), path=environ.get("PATH", os.defpath))
+        found.append(Target(harness, exe, "PATH", environ))
+        if exe:
+            seen.add((harness, os.path.realpath(exe)))
+    try:
+        from tether.config import load_config
+
+        profiles = list(load_config(env=environ, cwd=Path(project)).profiles.values())
+    except Exception as exc:  # the doctor still checks what PATH finds
+        notes.append(f"profiles not read: {exc}")
+        profiles = []
+    for profile in profiles:
+        if profile.builtin or profile.harness not in harnesses:
+            continue
+        env = {**environ, **profile.env}
+        exe = shutil.which(_executable_name(profile.harness), path=env.get("PATH", os.defpath))
+        if exe is None or (profile.harness, os.path.realpath(exe)) in seen:
+            continue
+        seen.add((profile.harness, os.path.realpath(exe)))
+        found.append(Target(profile.harness, exe, f"profile {profile.name}", env))
+    return found, notes
+
+
+def version(executable: str, environ: Mapping[str, str]) -> str | None:
+    """The first line ``<cli> --version`` prints, None when it does not answer."""
+    try:
+        done = subprocess.run(
+            [executable, "--version"],
+            env=dict(environ),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=VERSION_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = (done.stdout or done.stderr).decode("utf-8", "replace").strip()
+    return text.splitlines()[0].strip() if text else None
+
+
+def hook_files(harness: str, project: str, environ: Mapping[str, str]) -> list[HookFile]:
+    """Where ``harness`` reads hooks (project, then user), as ``hook_install`` finds them."""
+    files: list[HookFile] = []
+    for scope in ("project", "user"):
+        place = hook_inspect.placement(harness, scope, project, environ)
+        files.append(HookFile(scope, place.path, place.present, place.current, place.error))
+    return files
+
+
+# --- trust ---------------------------------------------------------------------
+
+
+def _under(folder: str, candidates: object) -> str | None:
+    """The entry of ``candidates`` that is ``folder`` or one of its parents."""
+    if not isinstance(candidates, list):
+        return None
+    real = os.path.realpath(folder)
+    for entry in candidates:
+        if isinstance(entry, str) and entry:
+            base = str(Path(entry).expanduser().resolve())
+            if real == base or real.startswith(base.rstrip(os.sep) + os.sep):
+                return entry
+    return None
+
+
+def _codex_trust(
+    executable: str, project: str, environ: Mapping[str, str]
+) -> tuple[list[Trust], list[str]]:
+    import tomllib
+
+    from tether.gate.codex_trust import CodexTrustError, list_hooks
+
+    trust: list[Trust] = []
+    notes: list[str] = []
+    config = user_dir("codex", environ, project) / "config.toml"
+    try:
+        with config.open("rb") as handle:
+            projects = tomllib.load(handle).get("projects", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        projects = {}
+    level = "untrusted"
+    if isinstance(projects, dict):
+        entry = _under(project, [k for k, v in projects.items() if isinstance(v, dict)])
+        if entry is not None:
+            level = str(projects[entry].get("trust_level", "untrusted"))
+    trust.append(Trust("codex project", project, level))
+    # Ask Codex itself, in a throwaway CODEX_HOME that holds a copy of the user's trust.
+    with tempfile.TemporaryDirectory(prefix="tether-doctor-codex-trust-") as tmp:
+        codex_home = Path(tmp) / ".codex"
+        codex_home.mkdir()
+        probe_env = {
+            "PATH": environ.get("PATH", os.defpath),
+            "HOME": tmp,
+            "CODEX_HOME": str(codex_home),
+        }
+        mirror(environ, probe_env, project)
+        try:
+            hooks = list_hooks(executable, project, probe_env)
+        except CodexTrustError as exc:
+            return trust, [f"Codex's hook trust not read: {exc}"]
+    for hook in hooks:
+        if hook.ours:
+            trust.append(Trust(f"codex {hook.source} hook", hook.key, hook.trust))
+    others = sorted({h.source_path for h in hooks if not h.ours and h.source == "project"})
+    for path in others:
+        notes.append(
+            f"{path} holds hooks other than tether's: under `tether run`, Codex runs them "
+            "without trust (--dangerously-bypass-hook-trust); read them before a run"
+        )
+    return trust, notes
+
+
+def _folder_trust(harness: str, project: str, environ: Mapping[str, str]) -> list[Trust]:
+    import json
+    import tomllib
+
+    folder = user_dir(harness, environ, project)
+    try:
+        if harness == "copilot":
+            with (folder / "config.json").open(encoding="utf-8") as handle:
+                data = json.load(handle)
+            listed = [f for k in COPILOT_TRUST_KEYS for f in (data.get(k) or [])]
+            untrusted: list[str] = []
+        else:
+            with (folder / "trusted_folders.toml").open("rb") as handle:
+                data = tomllib.load(handle)
+            listed, untrusted = list(data.get("trusted", [])), list(data.get("untrusted", []))
+    except (OSError, ValueError, AttributeError, TypeError):
+        listed, untrusted = [], []
+    state = "trusted" if _under(project, listed) else "untrusted"
+    if harness == "vibe" and _under(project, untrusted) and state == "untrusted":
+        state = "declined"
+    return [Trust(f"{harness} folder", project, state)]
+
+
+def trust_state(
+    harness: str, executable: str, project: str, environ: Mapping[str, str]
+) -> tuple[list[Trust], list[str]]:
+    if harness == "codex":
+        return _codex_trust(executable, project, environ)
+    if harness in ("copilot", "vibe"):
+        return _folder_trust(harness, project, environ), []
+    return [], []
+
+
+# --- the verdict ---------------------------------------------------------------
+
+
+def _q(path: str) -> str:
+    return shlex.quote(path)
+
+
+def _install(harness: str, scope: str, project: str) -> str:
+    where = "--scope user" if scope == "user" else f"--project-dir {_q(project)}"
+    command = f"tether hooks install --harness {harness} {where}"
+    if harness == "codex":
+        command += f" && tether hooks trust --harness codex {where}"
+    return command
+
+
+def _explain_second_call(
+    harness: str, project: str, hooks: list[HookFile], trust: list[Trust], probe: Probe
+) -> tuple[str, str]:
+    """Why the second call ran, from what was read; and the command that fixes it."""
+    present = [h for h in hooks if h.present]
+    broken = [h for h in hooks if h.error]
+    if broken and not present:
+        return f"{broken[0].error}", f"tether hooks install --harness {harness} --dry-run"
+    states = {t.what: t for t in trust}
+    if not present:
+        why = "no gate hook is installed, so the second call ran"
+        folder = states.get(f"{harness} folder")
+        if folder is not None and folder.state != "trusted":
+            # project hooks would not load in an untrusted folder: the user's scope will
+            return why, _install(harness, "user", project)
+        fix = _install(harness, "project", project)
+        codex_project = states.get("codex project")
+        if codex_project is not None and codex_project.state != "trusted":
+            fix += " --trust-project"
+        return why, fix
+    by_scope = {h.scope: h for h in present}
+    if harness == "codex":
+        for hook in trust:
+            if hook.what.endswith(" hook") and hook.state in ("untrusted", "modified"):
+                scope = "user" if hook.what == "codex user hook" else "project"
+                where = "--scope user" if scope == "user" else f"--project-dir {_q(project)}"
+                path = by_scope.get(scope, present[0]).path
+                return (
+                    f"Codex has not trusted the gate hooks in {path} ({hook.state}), "
+                    "so it skips them without a word",
+                    f"tether hooks trust --harness codex {where}",
+                )
+        project_trust = states.get("codex project")
+        if "user" not in by_scope and project_trust and project_trust.state != "trusted":
+            return (
+                f"Codex does not trust the project {project}, so it skips .codex/hooks.json",
+                f"tether hooks trust --harness codex --project-dir {_q(project)} --trust-project",
+            )
+    if harness in ("copilot", "vibe") and "user" not in by_scope:
+        folder = states.get(f"{harness} folder")
+        if folder and folder.state != "trusted":
+            return (
+                f"{'Copilot' if harness == 'copilot' else 'Vibe'} does not trust the folder "
+                f"{project}, so it skips the project's hooks",
+                _install(harness, "user", project),
+            )
+    stale = [h for h in present if not h.current]
+    if stale:
+        return (
+            f"the hook in {stale[0].path} runs another tether-gate than this one",
+            _install(harness, stale[0].scope, project),
+        )
+    if probe.gate_refused:
+        return (
+            "the gate refused the second call but the CLI ran it anyway",
+            "use `tether run`, whose per-run hook holds the limit",
+        )
+    return (
+        "the installed hook never reached the gate, so the second call ran",
+        _install(harness, present[0].scope, project),
+    )
+
+
+def verdict(
+    harness: str,
+    project: str,
+    hooks: list[HookFile],
+    trust: list[Trust],
+    probe: Probe,
+    timeout: float,
+) -> tuple[Verdict, str | None, str | None]:
+    if probe.holds:
+        return "enforced", None, None
+    keep = f"tether doctor --harness {harness} --keep (keeps the probe's logs)"
+    if probe.error:
+        return "not enforced", f"the probe could not start the CLI: {probe.error}", keep
+    if probe.timed_out:
+        return (
+            "not enforced",
+            f"probe timed out after {timeout:g} s",
+            f"tether doctor --harness {harness} --timeout {timeout * 2:g}",
+        )
+    if probe.model_calls == 0:
+        tail = probe.stderr_tail.splitlines()[-1] if probe.stderr_tail else "no output"
+        return (
+            "not enforced",
+            f"the CLI never reached the scripted model (exit {probe.exit_code}: {tail})",
+            keep,
+        )
+    if probe.second_ran:
+        why, fix = _explain_second_call(harness, project, hooks, trust, probe)
+        return "not enforced", why, fix
+    if not probe.first_ran:
+        return "not enforced", "the first call did not run either", keep
+    return "not enforced", "the CLI stopped before it asked for the second call", keep
+
+
+def check(
+    target: Target, project: str, *, timeout: float | None = None, keep: bool = False
+) -> HarnessCheck:
+    """One CLI, read and probed."""
+    if target.executable is None:
+        return HarnessCheck(target.harness, "not installed", found_by=target.found_by)
+    harness, exe, env = target.harness, target.executable, target.environ
+    hooks = hook_files(harness, project, env)
+    trust, notes = trust_state(harness, exe, project, env)
+    limit = timeout_for(harness) if timeout is None else timeout
+    probe = run_probe(harness, exe, project, env, timeout=limit, keep=keep)
+    outcome, why, fix = verdict(harness, project, hooks, trust, probe, limit)
+    return HarnessCheck(
+        harness,
+        outcome,
+        why,
+        fix,
+        executable=exe,
+        found_by=target.found_by,
+        version=version(exe, env),
+        hooks=hooks,
+        trust=trust,
+        probe=probe,
+        notes=notes,
+    )
+
+
+def run_doctor(
+    project: str,
+    environ: Mapping[str, str],
+    harnesses: Sequence[str] = HARNESSES,
+    *,
+    timeout: float | None = None,
+    keep: bool = False,
+) -> DoctorReport:
+    """Every CLI found, checked side by side (each probe in its own folders)."""
+    found, notes = targets(harnesses, environ, project)
+    with ThreadPoolExecutor(max_workers=max(1, len(found))) as pool:
+        checks = list(pool.map(lambda t: check(t, project, timeout=timeout, keep=keep), found))
+    return DoctorReport(project, checks, notes)

@@ -1,0 +1,188 @@
+"""``tether doctor`` against the real agent CLIs: the verdict is what the probe proves.
+
+Each test gets a throwaway HOME (the "user's" home, where trust is kept) and a
+project; PATH holds only the CLI under test. The doctor's own probe runs each
+CLI against the scripted model server with a gate budget of 1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether.harnesses.base import Harness
+
+pytestmark = pytest.mark.real_harness
+
+TETHER = str(Path(sys.executable).parent / "tether")
+HARNESSES = ("claude-code", "codex", "copilot", "pi", "vibe")
+CHECK_FAILED = 40
+
+
+def _env(tmp_path: Path, exe: Path | None) -> dict[str, str]:
+    """A minimal environment: the user's HOME, and PATH with only this CLI on it."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    if exe is not None:
+        link = bin_dir / exe.name
+        if not link.exists():
+            link.symlink_to(exe)
+    node_dir = Path(shutil.which("node") or "/usr/bin/node").parent
+    home = tmp_path / "user-home"
+    home.mkdir(exist_ok=True)
+    return {
+        "PATH": os.pathsep.join([str(bin_dir), str(node_dir), "/usr/bin", "/bin"]),
+        "HOME": str(home),
+        "TETHER_USER_CONFIG": str(tmp_path / "no-user-config.toml"),
+    }
+
+
+def doctor(
+    project: Path, env: dict[str, str], *args: str
+) -> tuple[int, dict[str, Any] | None, str]:
+    done = subprocess.run(
+        [TETHER, "doctor", "--json", *args],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=400,
+        check=False,
+    )
+    try:
+        data = json.loads(done.stdout)
+    except ValueError:
+        data = None
+    return done.returncode, data, done.stderr
+
+
+def run_fix(fix: str, project: Path, env: dict[str, str]) -> None:
+    """Run the fix the doctor printed, as a user would paste it."""
+    for part in fix.split(" && "):
+        argv = shlex.split(part)
+        assert argv[0] == "tether", fix
+        done = subprocess.run(
+            [TETHER, *argv[1:]],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, (part, done.stdout, done.stderr)
+
+
+def only(data: dict[str, Any] | None, harness: str) -> dict[str, Any]:
+    assert data is not None
+    checks = [c for c in data["checks"] if c["harness"] == harness]
+    assert len(checks) == 1, data
+    check: dict[str, Any] = checks[0]
+    return check
+
+
+def test_codex_untrusted_project_hooks_are_not_enforced_until_trusted(
+    agent_cli: Callable[[str], tuple[Harness, Path]], tmp_path: Path
+) -> None:
+    _adapter, exe = agent_cli("codex")
+    env = _env(tmp_path, exe)
+    project = tmp_path / "project"
+    project.mkdir()
+    codex_home = Path(env["HOME"]) / ".codex"
+    codex_home.mkdir()
+    # the user trusts the project folder, but has not reviewed its hooks
+    (codex_home / "config.toml").write_text(f'[projects."{project}"]\ntrust_level = "trusted"\n')
+    run_fix(f"tether hooks install --harness codex --project-dir {project}", project, env)
+
+    code, data, err = doctor(project, env, "--harness", "codex")
+    check = only(data, "codex")
+    assert code == CHECK_FAILED, (err, check)
+    assert check["verdict"] == "not enforced", check
+    assert "Codex has not trusted the gate hooks" in check["why"], check
+    assert check["fix"] == f"tether hooks trust --harness codex --project-dir {project}"
+    assert check["probe"]["second_ran"] and check["probe"]["gate_refused"] == 0, check
+    assert {t["state"] for t in check["trust"] if t["what"] == "codex project hook"} == {
+        "untrusted"
+    }
+
+    run_fix(check["fix"], project, env)
+    code, data, err = doctor(project, env, "--harness", "codex")
+    check = only(data, "codex")
+    assert code == 0, (err, check)
+    assert check["verdict"] == "enforced", check
+    assert check["line"] == "codex: enforced"
+    probe = check["probe"]
+    assert probe["first_ran"] and not probe["second_ran"], probe
+    assert probe["gate_refused"] >= 1, probe
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_not_enforced_without_the_gate_then_enforced_after_the_fix(
+    harness: str, agent_cli: Callable[[str], tuple[Harness, Path]], tmp_path: Path
+) -> None:
+    _adapter, exe = agent_cli(harness)
+    env = _env(tmp_path, exe)
+    project = tmp_path / "project"
+    project.mkdir()
+
+    code, data, err = doctor(project, env, "--harness", harness)
+    check = only(data, harness)
+    assert code == CHECK_FAILED, (err, check)
+    assert check["verdict"] == "not enforced", check
+    assert check["why"].startswith("no gate hook is installed"), check
+    assert check["fix"].startswith(f"tether hooks install --harness {harness} "), check
+    assert check["line"] == f"{harness}: not enforced: {check['why']} — fix: {check['fix']}"
+    assert check["executable"] == str(tmp_path / "bin" / exe.name)
+    assert check["version"], check
+    assert {h["scope"] for h in check["hooks"]} == {"project", "user"}
+    assert not any(h["present"] for h in check["hooks"])
+    probe = check["probe"]
+    assert probe["first_ran"] and probe["second_ran"], probe
+    assert probe["model_calls"] >= 3, probe
+    assert data is not None and data["ok"] is False
+    # the project is untouched by the probe: no side-effect file, no state folder
+    assert sorted(p.name for p in project.iterdir()) == []
+
+    run_fix(check["fix"], project, env)
+    code, data, err = doctor(project, env, "--harness", harness)
+    check = only(data, harness)
+    assert code == 0, (err, check)
+    assert check["verdict"] == "enforced", check
+    assert any(h["present"] and h["current"] for h in check["hooks"]), check
+    probe = check["probe"]
+    assert probe["first_ran"] and not probe["second_ran"], probe
+    assert probe["gate_refused"] >= 1, probe
+    assert data is not None and data["ok"] is True
+
+
+def test_not_installed_when_no_cli_is_on_path(tmp_path: Path) -> None:
+    env = _env(tmp_path, None)
+    project = tmp_path / "project"
+    project.mkdir()
+    code, data, err = doctor(project, env)
+    assert code == 0, err
+    assert data is not None
+    assert [(c["harness"], c["verdict"]) for c in data["checks"]] == [
+        (h, "not installed") for h in HARNESSES
+    ]
+    assert all(c["probe"] is None for c in data["checks"])
+    text = subprocess.run(
+        [TETHER, "doctor", "--harness", "pi"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert text.returncode == 0
+    assert text.stdout.splitlines()[-1] == "pi: not installed"

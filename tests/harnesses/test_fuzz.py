@@ -4,6 +4,7 @@ events and never raises."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tether.events.lines import OVERSIZE
-from tether.events.model import AnyEvent, Event, MalformedLine, UnknownLine
+from tether.events.model import AnyEvent, Event, MalformedLine, UnknownLine, Usage
 from tether.harness_registry import BUILTIN
 from tether.harnesses import get_harness
 from tether.harnesses.base import Harness
+from tether.harnesses.vibe import VibeHarness
+from tether.harnesses.vibe_prices import VibePrices
 
 TRANSCRIPTS = Path(__file__).parents[1] / "transcripts"
 FUZZ = settings(
@@ -175,9 +178,14 @@ def test_session_samples_cover_codex_and_vibe() -> None:
 def test_session_lines_with_one_value_replaced(data: st.DataObject) -> None:
     harness, obj = data.draw(st.sampled_from(SESSION_SAMPLES))
     adapter = get_harness(harness)
+    if harness == "vibe" and data.draw(st.booleans()):
+        # a priced adapter (a run with a cost limit) costs every completion's usage
+        adapter = VibeHarness(VibePrices("m", 1.5, 7.5, cached_input_price=0.15))
     line = json.dumps(_mutate(obj, data)).encode()
     cut = data.draw(st.integers(0, len(line)))
     for raw in (line, line[:cut]):
         events = adapter.parse_session_line(raw)
         assert isinstance(events, list)
         assert all(isinstance(e, Event) for e in events)
+        costs = [e.cost_usd for e in events if isinstance(e, Usage) and e.cost_usd is not None]
+        assert all(math.isfinite(c) for c in costs), costs

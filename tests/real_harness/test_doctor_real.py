@@ -186,3 +186,108 @@ def test_not_installed_when_no_cli_is_on_path(tmp_path: Path) -> None:
     )
     assert text.returncode == 0
     assert text.stdout.splitlines()[-1] == "pi: not installed"
+
+
+def test_codex_user_scope_hooks_trusted_in_the_users_config_are_enforced(
+    agent_cli: Callable[[str], tuple[Harness, Path]], tmp_path: Path
+) -> None:
+    """Codex keys hook trust by the hooks.json path: the probe's copy of the user's
+    CODEX_HOME must carry that trust over to its own copy of the file."""
+    _adapter, exe = agent_cli("codex")
+    env = _env(tmp_path, exe)
+    project = tmp_path / "project"
+    project.mkdir()
+    run_fix("tether hooks install --harness codex --scope user", project, env)
+    code, data, err = doctor(project, env, "--harness", "codex")
+    check = only(data, "codex")
+    assert code == CHECK_FAILED, (err, check)
+    assert check["fix"] == "tether hooks trust --harness codex --scope user", check
+
+    run_fix(check["fix"], project, env)
+    code, data, err = doctor(project, env, "--harness", "codex")
+    check = only(data, "codex")
+    assert code == 0, (err, check)
+    assert check["verdict"] == "enforced", check
+    assert {t["state"] for t in check["trust"] if t["what"] == "codex user hook"} == {"trusted"}
+
+
+def test_codex_notes_the_projects_other_hooks(
+    agent_cli: Callable[[str], tuple[Harness, Path]], tmp_path: Path
+) -> None:
+    """``tether run`` runs a project's hooks without trust: the doctor names the file."""
+    _adapter, exe = agent_cli("codex")
+    env = _env(tmp_path, exe)
+    project = tmp_path / "project"
+    (project / ".codex").mkdir(parents=True)
+    own = {"type": "command", "command": "true", "timeout": 5}
+    hooks = {"hooks": {"Stop": [{"hooks": [own]}]}}
+    (project / ".codex" / "hooks.json").write_text(json.dumps(hooks))
+    run_fix(
+        f"tether hooks install --harness codex --project-dir {project}"
+        f" && tether hooks trust --harness codex --project-dir {project} --trust-project",
+        project,
+        env,
+    )
+    code, data, err = doctor(project, env, "--harness", "codex")
+    check = only(data, "codex")
+    assert code == 0, (err, check)
+    assert check["verdict"] == "enforced", check
+    assert any(
+        note.startswith(f"{project / '.codex' / 'hooks.json'} holds hooks other than tether's")
+        for note in check["notes"]
+    ), check
+
+
+def test_a_hook_that_runs_a_gone_tether_gate_is_not_enforced(
+    agent_cli: Callable[[str], tuple[Harness, Path]], tmp_path: Path
+) -> None:
+    _adapter, exe = agent_cli("claude-code")
+    env = _env(tmp_path, exe)
+    project = tmp_path / "project"
+    project.mkdir()
+    run_fix(f"tether hooks install --harness claude-code --project-dir {project}", project, env)
+    settings = project / ".claude" / "settings.json"
+    gate = str(Path(sys.executable).parent / "tether-gate")
+    settings.write_text(settings.read_text().replace(gate, str(tmp_path / "gone" / "tether-gate")))
+    code, data, err = doctor(project, env, "--harness", "claude-code")
+    check = only(data, "claude-code")
+    assert code == CHECK_FAILED, (err, check)
+    assert check["why"] == f"the hook in {settings} runs another tether-gate than this one"
+    assert check["fix"] == f"tether hooks install --harness claude-code --project-dir {project}"
+    assert check["probe"]["second_ran"], check
+
+
+def test_a_cli_only_a_profile_finds_is_checked_too(
+    agent_cli: Callable[[str], tuple[Harness, Path]], tmp_path: Path
+) -> None:
+    _adapter, exe = agent_cli("claude-code")
+    env = _env(tmp_path, None)  # not on the user's PATH
+    project = tmp_path / "project"
+    project.mkdir()
+    profile_path = os.pathsep.join([str(exe.parent), env["PATH"]])
+    (project / "tether.toml").write_text(
+        f'[profiles.claude]\nharness = "claude-code"\ndefault = true\n'
+        f'env = {{ PATH = "{profile_path}" }}\n'
+    )
+    run_fix(f"tether hooks install --harness claude-code --project-dir {project}", project, env)
+    code, data, err = doctor(project, env, "--harness", "claude-code")
+    assert data is not None, err
+    found = [(c["found_by"], c["verdict"]) for c in data["checks"]]
+    assert found == [("PATH", "not installed"), ("profile claude", "enforced")], data
+    assert code == 0, err
+
+
+def test_a_probe_that_runs_out_of_time_says_so(
+    agent_cli: Callable[[str], tuple[Harness, Path]], tmp_path: Path
+) -> None:
+    """Vibe needs far more than a second to start: the probe stops it and says why."""
+    _adapter, exe = agent_cli("vibe")
+    env = _env(tmp_path, exe)
+    project = tmp_path / "project"
+    project.mkdir()
+    code, data, err = doctor(project, env, "--harness", "vibe", "--timeout", "1")
+    check = only(data, "vibe")
+    assert code == CHECK_FAILED, (err, check)
+    assert check["why"] == "probe timed out after 1 s", check
+    assert check["fix"] == "tether doctor --harness vibe --timeout 2"
+    assert check["probe"]["timed_out"] and check["probe"]["seconds"] < 30, check

@@ -10,7 +10,10 @@ The gate runs as the installed console script, by its absolute path, exactly as
 a harness's hook configuration calls it, with the recorded Claude Code
 PreToolUse payload (a fresh tool_use_id per call, so every call counts). It
 prints medians, 90th percentiles and the ratios gate/(b) and gate/(a) (targets:
-at most 1.15x and 3x). It never asserts a time.
+at most 1.15x and 3x). A fourth line times the same payload without its
+``session_id``: the gate then walks ``/proc`` and asks its memory of earlier
+calls (the process-tree fallback), printed as its own ratio against (b). It
+never asserts a time.
 
 The gate's modules are byte-compiled first, as an installed wheel has them:
 with ``PYTHONDONTWRITEBYTECODE=1`` a module edited since its last compile would
@@ -121,6 +124,11 @@ def main() -> None:
                 {**base_payload, "tool_use_id": f"toolu_bench_{next(counter)}"}
             ).encode()
 
+        def payload_without_id() -> bytes:
+            data = {**base_payload, "tool_use_id": f"toolu_bench_{next(counter)}"}
+            data.pop("session_id")
+            return json.dumps(data).encode()
+
         contenders: dict[str, Callable[[], float]] = {
             "(a) python -I -S -c pass": lambda: timed([python, "-I", "-S", "-c", "pass"], b"", env),
             "(b) minimal stdlib hook (json+sqlite3 WAL)": lambda: timed(
@@ -128,6 +136,9 @@ def main() -> None:
             ),
             "tether-gate hook --harness claude-code": lambda: timed(
                 [gate, "hook", "--harness", "claude-code"], payload(), env
+            ),
+            "the same, no session id (process fallback)": lambda: timed(
+                [gate, "hook", "--harness", "claude-code"], payload_without_id(), env
             ),
         }
         for run in contenders.values():  # warm up: byte-compile, page cache, db creation
@@ -144,9 +155,10 @@ def main() -> None:
     print(f"  gate: {gate}")
     for name, values in samples.items():
         print(describe(name, values))
-    a, b, g = (statistics.median(v) for v in samples.values())
+    a, b, g, f = (statistics.median(v) for v in samples.values())
     print(f"  ratio gate / (b) = {g / b:5.2f}x   (target <= 1.15x)")
     print(f"  ratio gate / (a) = {g / a:5.2f}x   (target <= 3x)")
+    print(f"  ratio fallback / (b) = {f / b:5.2f}x")
     print(f"  calls the gate counted: {counted} (warm-up included)")
 
 

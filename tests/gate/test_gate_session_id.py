@@ -79,7 +79,7 @@ def test_fresh_child_per_call_shares_one_id_and_locks_at_call_61(
     assert key.startswith(_key_of(int(result["pid"])))  # type: ignore[call-overload]
     assert (used, locked) == (61, 1)
     sources = query(tether_home, "SELECT DISTINCT id_source FROM events")
-    assert sources == [("process:group-leader",)]
+    assert sources == [("process:command-parent",)]
 
 
 def test_two_agent_processes_get_distinct_ids(
@@ -91,9 +91,13 @@ def test_two_agent_processes_get_distinct_ids(
     results = [_finish(first), _finish(second)]
     rows = dict(query(tether_home, "SELECT session_id, calls_used FROM sessions"))
     assert len(rows) == 2
+    events = query(tether_home, "SELECT context_key, session_id FROM events ORDER BY id")
     for result, calls in zip(results, (3, 4), strict=True):
-        (key,) = [k for k in rows if k.startswith(_key_of(int(result["pid"])))]  # type: ignore[call-overload]
-        assert rows[key] == calls
+        own = _key_of(int(result["pid"]))  # type: ignore[call-overload]
+        # The wrapper agent's first call counts under its wrapper; from the second
+        # on the agent process is proved to outlast it and counts that session on.
+        (session,) = {sid for key, sid in events if key.startswith(own)}
+        assert rows[session] == calls
 
 
 def test_a_known_agent_executable_is_found_above_wrappers(

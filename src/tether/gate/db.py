@@ -192,7 +192,31 @@ def m002_event_details(conn: sqlite3.Connection) -> None:
         conn.execute(f"ALTER TABLE events ADD COLUMN {column} TEXT")
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (m001_initial, m002_event_details)
+def m003_fallback_processes(conn: sqlite3.Connection) -> None:
+    """What the session-id fallback remembers between calls (``gate/anchor.py``):
+    processes seen at a first call (``first``: how the walk found it, the
+    long-lived candidates above it, one key a line, the gate's start time in
+    clock ticks) and processes proved to outlive the calls below them (``anchor``)."""
+    conn.execute(
+        """
+        CREATE TABLE fallback_processes (
+            process_key TEXT PRIMARY KEY,
+            state       TEXT NOT NULL,
+            why         TEXT NOT NULL,
+            above       TEXT NOT NULL,
+            at_ticks    INTEGER NOT NULL,
+            at          REAL NOT NULL
+        )
+        """
+    )
+    conn.execute("CREATE INDEX fallback_processes_by_state ON fallback_processes (state, at)")
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+    m001_initial,
+    m002_event_details,
+    m003_fallback_processes,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

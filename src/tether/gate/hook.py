@@ -31,7 +31,17 @@ import json
 import os
 import sys
 
-from tether.gate import contracts, counter, db, messages, policy, roomrule, runstop, session_id
+from tether.gate import (
+    anchor,
+    contracts,
+    counter,
+    db,
+    messages,
+    policy,
+    roomrule,
+    runstop,
+    session_id,
+)
 from tether.gate.home import resolve_home
 
 TYPE_CHECKING = False
@@ -152,7 +162,8 @@ def _malformed(harness: str, raw: bytes, reason: str) -> int:
     try:
         conn = db.connect(resolve_home())
         try:
-            state = counter.lock_state(conn, resolved.key)
+            resolved = _settled(conn, resolved, record=False)
+            state = None if resolved.unresolved else counter.lock_state(conn, resolved.key)
         finally:
             conn.close()
     except (db.GateDatabaseError, db.Error) as exc:
@@ -235,6 +246,13 @@ def run_hook(args: list[str]) -> int:
     try:
         conn = db.connect(home)
         try:
+            resolved = _settled(conn, resolved)
+            if resolved.unresolved:
+                if call.kind == contracts.KIND_TOOL:
+                    text = messages.unresolved()
+                    _err(text)
+                    _emit(contracts.deny(harness, text))
+                return EXIT_OK
             _bind_run_session(conn, resolved)
             if call.kind == contracts.KIND_TOOL:
                 outcome = counter.count_call(
@@ -316,6 +334,15 @@ def run_hook(args: list[str]) -> int:
         return _open_or_closed(harness, messages.broken(str(exc)))
 
 
+def _settled(
+    conn: Connection, resolved: session_id.Resolved, record: bool = True
+) -> session_id.Resolved:
+    """The key a process-tree fallback counts under, once the gate's memory is asked."""
+    if resolved.walk is None:
+        return resolved
+    return anchor.settle(conn, resolved.walk, resolved.source, record=record)
+
+
 def _bind_run_session(conn: Connection, resolved: session_id.Resolved) -> None:
     """Under ``tether run``, the harness's own session id counts under the run's id.
 
@@ -353,6 +380,10 @@ def run_tick(args: list[str]) -> int:
     try:
         conn = db.connect(home)
         try:
+            resolved = _settled(conn, resolved)
+            if resolved.unresolved:
+                _err(messages.unresolved())
+                return EXIT_REFUSED
             outcome = counter.count_call(
                 conn,
                 context_key=resolved.key,
@@ -423,6 +454,7 @@ def run_status(args: list[str]) -> int:
     try:
         conn = db.connect(resolve_home())
         try:
+            resolved = _settled(conn, resolved, record=False)
             status = counter.status_row(conn, resolved.key, follow_context=True).as_dict()
         finally:
             conn.close()

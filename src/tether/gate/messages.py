@@ -27,6 +27,17 @@ def held(db_path: str, waited_s: float) -> str:
     )
 
 
+def unresolved() -> str:
+    """The refusal when the gate cannot tell which session a call belongs to."""
+    return (
+        "tether: call refused. tether-gate cannot tell which session this call belongs "
+        "to: no session id in the hook payload or TETHER_SESSION_ID, and every call runs "
+        "in a new process with nothing above it known to last. Do not call more tools; "
+        "the person who starts the agent sets TETHER_SESSION_ID for it, or names its "
+        "executable in TETHER_GATE_AGENTS."
+    )
+
+
 def iteration_stop(session_id: str, batches: int, iteration_budget: int) -> str:
     return (
         f"tether: iteration limit {iteration_budget} reached in session {session_id} "

@@ -133,6 +133,21 @@ def is_transient(info: ProcInfo) -> bool:
     return False
 
 
+def is_alive(pid: int, start_ticks: int) -> bool:
+    """Whether process ``pid`` still runs (not a zombie waiting to be reaped), and is
+    the one that started at ``start_ticks``."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return False
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    try:
+        return fields[0] not in (b"Z", b"X") and int(fields[19]) == start_ticks
+    except (IndexError, ValueError):
+        return False
+
+
 def boot_id() -> str:
     try:
         with open("/proc/sys/kernel/random/boot_id") as handle:

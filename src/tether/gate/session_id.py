@@ -4,7 +4,9 @@ In order: the session id in the hook payload; ``TETHER_SESSION_ID``; the
 harness's own variable; then the long-lived agent process found by walking up
 ``/proc`` from the gate's parent (pid + start time). The gate's own pid and the
 short-lived processes of one call (``sh -c``, wrappers) are never the answer:
-with a per-call id the counter never accumulates.
+with a per-call id the counter never accumulates. What the walk alone cannot
+settle (a process of the call that looks long-lived) is settled against the
+gate's memory of earlier calls in :mod:`tether.gate.anchor`.
 """
 
 from __future__ import annotations
@@ -30,43 +32,120 @@ HARNESS_VARS: dict[str, tuple[str, ...]] = {
 }
 ALL_HARNESS_VARS: tuple[str, ...] = tuple(name for names in HARNESS_VARS.values() for name in names)
 
+# The source of a call whose session cannot be told: the gate refuses it.
+UNRESOLVED = "unresolved"
+# How many long-lived candidates above the chosen process the gate remembers.
+MAX_ABOVE = 8
+
+
+class Walk:
+    """What the process walk found: the process it would count under, why, and the
+    processes above it that are not one-call processes (nearest first).
+
+    ``settled``: the walk is sure (a known agent, init). ``suspect``: the
+    process may live for one call only: it runs the gate itself (a wrapper, or
+    an agent that runs its hooks without a shell), a one-call process started it
+    (it runs inside a command), or there is nothing but one-call processes. The
+    gate's memory of earlier calls has the last word on a suspect
+    (:mod:`tether.gate.anchor`).
+    """
+
+    __slots__ = ("above", "pick", "settled", "suspect", "why")
+
+    def __init__(
+        self,
+        pick: proc.ProcInfo,
+        why: str,
+        above: tuple[proc.ProcInfo, ...] = (),
+        *,
+        settled: bool = False,
+        suspect: bool = False,
+    ) -> None:
+        self.pick = pick
+        self.why = why
+        self.above = above
+        self.settled = settled
+        self.suspect = suspect
+
+    def __repr__(self) -> str:
+        return f"Walk({self.pick!r}, {self.why!r}, above={len(self.above)})"
+
 
 class Resolved:
-    """A context key (what the gate counts under, before any re-pointing) and its source."""
+    """A context key (what the gate counts under, before any re-pointing) and its source.
 
-    __slots__ = ("key", "source")
+    ``walk`` is set when the key comes from the process walk and still has to be
+    settled against the gate's memory (:func:`tether.gate.anchor.settle`).
+    """
 
-    def __init__(self, key: str, source: str) -> None:
+    __slots__ = ("key", "source", "walk")
+
+    def __init__(self, key: str, source: str, walk: Walk | None = None) -> None:
         self.key = key
         self.source = source
+        self.walk = walk
+
+    @property
+    def unresolved(self) -> bool:
+        return self.source == UNRESOLVED
 
     def __repr__(self) -> str:
         return f"Resolved({self.key!r}, {self.source!r})"
 
 
-def fallback_process(start_pid: int | None = None) -> tuple[proc.ProcInfo | None, str]:
-    """The long-lived process behind this call, and why it was chosen.
+def walk(start_pid: int | None = None) -> Walk | None:
+    """The long-lived process behind this call, by the process tree alone.
 
-    Walks up from the parent of the gate: the nearest known agent executable;
-    else the nearest process-group leader that is not a one-call process (an
-    agent started by a shell with job control, or by ``tether run``, leads its
-    group, while the per-call children it spawns stay in that group); else the
-    nearest process that is not a one-call process.
+    Walks up from the parent of the gate: the nearest known agent executable
+    (certain); else the nearest process that is not a one-call process (``sh
+    -c``, ``env``, ``timeout``, the gate ...): when the gate's parent is one,
+    the process that started them, as an agent starts each command; else
+    the outermost. init counts as a long-lived process when it is the gate's
+    parent or started a one-call process of the call (an agent that is a
+    container's first process). Whether that process outlives the call (a
+    wrapper such as ``python wrapper.py``, in its own process group or session
+    or not, looks long-lived here) is settled by
+    :func:`tether.gate.anchor.settle`.
     """
     parent = os.getppid() if start_pid is None else start_pid
     chain = proc.ancestors(parent)
     if not chain:
-        return None, "none"
+        # The gate's parent is init: in a container, the agent itself.
+        init = proc.read_proc(1) if parent == 1 else None
+        return None if init is None else Walk(init, "outermost", settled=True)
+    transient = [proc.is_transient(info) for info in chain]
+    if transient[-1] and chain[-1].ppid == 1:
+        # init started a one-call process of this call: in a container, init is
+        # the agent that runs its commands through ``sh -c``.
+        init = proc.read_proc(1)
+        if init is not None:
+            chain.append(init)
+            transient.append(False)
     for info in chain:
         if match_agent(info.comm, info.argv) is not None:
-            return info, "agent"
-    for info in chain:
-        if info.pgrp == info.pid and not proc.is_transient(info):
-            return info, "group-leader"
-    for info in chain:
-        if not proc.is_transient(info):
-            return info, "long-lived"
-    return chain[-1], "outermost"
+            return Walk(info, "agent", settled=True)
+    if transient[0]:
+        # The gate's parent is a one-call process (``sh -c`` ...): the process that
+        # started that run of one-call processes.
+        index = next((i for i, one_call in enumerate(transient) if not one_call), None)
+        why = "command-parent"
+    else:
+        index, why = 0, "nearest"
+    if index is None:
+        return Walk(chain[-1], "outermost", suspect=True)
+    above = tuple(
+        info
+        for info, one_call in zip(chain[index + 1 :], transient[index + 1 :], strict=True)
+        if not one_call
+    )[:MAX_ABOVE]
+    inside = index + 1 < len(chain) and transient[index + 1]
+    return Walk(chain[index], why, above, suspect=index == 0 or inside)
+
+
+def fallback_process(start_pid: int | None = None) -> tuple[proc.ProcInfo | None, str]:
+    """The process the walk chose and why (before the gate's memory is asked)."""
+    found = walk(start_pid)
+    return (None, "none") if found is None else (found.pick, found.why)
 
 
 def process_key(info: proc.ProcInfo) -> str:
@@ -90,9 +169,10 @@ def resolve(
         value = env.get(name)
         if value:
             return Resolved(value, f"env:{name}")
-    info, why = fallback_process(start_pid)
-    if info is None:
-        # No /proc (or an orphaned gate): the parent pid is the best we have,
-        # and the source says so, so status output makes the weakness visible.
-        return Resolved(f"ppid:{os.getppid()}", "ppid")
-    return Resolved(process_key(info), f"process:{why}")
+    found = walk(start_pid)
+    if found is None:
+        # No /proc to read: nothing tells one call from the next.
+        return Resolved("", UNRESOLVED)
+    if found.settled or not found.suspect:
+        return Resolved(process_key(found.pick), f"process:{found.why}")
+    return Resolved(process_key(found.pick), f"process:{found.why}", found)

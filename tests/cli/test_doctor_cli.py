@@ -56,3 +56,18 @@ def test_the_reference_pages_json_has_the_reports_shape() -> None:
         probe=probe,
     )
     assert _keys(documented) == _keys(DoctorReport("p", [check]).as_dict())
+
+
+def test_hooks_trust_without_codex_on_path_is_exit_4(tmp_path: Path, tether_home: Path) -> None:
+    done = subprocess.run(
+        [TETHER, "hooks", "trust", "--harness", "codex", "--project-dir", str(tmp_path)],
+        cwd=tmp_path,
+        env={"PATH": str(tmp_path), "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 4, done.stderr
+    assert len(done.stderr.splitlines()) == 1
+    assert "'codex' was not found on PATH" in done.stderr

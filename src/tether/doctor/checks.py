@@ -316,11 +316,14 @@ def check(
     if target.executable is None:
         return HarnessCheck(target.harness, "not installed", found_by=target.found_by)
     harness, exe, env = target.harness, target.executable, target.environ
-    hooks = hook_files(harness, project, env)
-    trust, notes = trust_state(harness, exe, project, env)
-    limit = timeout_for(harness) if timeout is None else timeout
-    probe = run_probe(harness, exe, project, env, timeout=limit, keep=keep)
-    outcome, why, fix = verdict(harness, project, hooks, trust, probe, limit)
+    with ThreadPoolExecutor(max_workers=1) as side:
+        asked = side.submit(version, exe, env)  # some CLIs take seconds to say it
+        hooks = hook_files(harness, project, env)
+        trust, notes = trust_state(harness, exe, project, env)
+        limit = timeout_for(harness) if timeout is None else timeout
+        probe = run_probe(harness, exe, project, env, timeout=limit, keep=keep)
+        outcome, why, fix = verdict(harness, project, hooks, trust, probe, limit)
+        found_version = asked.result()
     return HarnessCheck(
         harness,
         outcome,
@@ -328,7 +331,7 @@ def check(
         fix,
         executable=exe,
         found_by=target.found_by,
-        version=version(exe, env),
+        version=found_version,
         hooks=hooks,
         trust=trust,
         probe=probe,

@@ -474,9 +474,10 @@ def notes(harness: str, scope: str, path: str) -> list[str]:
     """What the user still has to do for the hooks to run."""
     if harness == "codex":
         return [
-            "Codex runs new or changed hooks only after you trust them: start `codex` in "
-            "this project and answer the 'Hooks need review' prompt with 'Trust all and "
-            "continue' (or review them with /hooks). Until then Codex skips the gate.",
+            "Codex runs new or changed hooks only after you trust them: run `tether hooks "
+            "trust --harness codex`, or start `codex` in this project and answer the 'Hooks "
+            "need review' prompt with 'Trust all and continue' (or review them with /hooks). "
+            "Until then Codex skips the gate; `tether doctor --harness codex` checks it.",
             "Project hooks (.codex/hooks.json) load only in a trusted project folder.",
             "Re-trust after every `tether hooks install` that changed the file (for example "
             "after the tether-gate path moved).",

@@ -88,10 +88,12 @@ def settle(conn: sqlite3.Connection, walk: Walk, source: str, *, record: bool = 
     """
     pick_key = process_key(walk.pick)
     above_keys = [process_key(info) for info in walk.above]
-    if record:
-        with db.Immediate(conn):
-            return _settle(conn, walk, source, pick_key, above_keys, record)
-    return _settle(conn, walk, source, pick_key, above_keys, record)
+    # Reads first, outside a write transaction: most calls change nothing.
+    resolved, writes = _settle(conn, walk, source, pick_key, above_keys, False)
+    if not record or not writes:
+        return resolved
+    with db.Immediate(conn):
+        return _settle(conn, walk, source, pick_key, above_keys, True)[0]
 
 
 def _settle(
@@ -101,15 +103,17 @@ def _settle(
     pick_key: str,
     above_keys: list[str],
     record: bool,
-) -> Resolved:
+) -> tuple[Resolved, bool]:
+    """The answer, and whether it writes (with ``record``) or would write."""
     if _known(conn, pick_key):
-        if record:
+        first = conn.execute(
+            "SELECT 1 FROM fallback_processes WHERE process_key = ? AND state = ?",
+            (pick_key, FIRST),
+        ).fetchone()
+        if record and first is not None:
             # Alive at a later call: it lasts, and is no evidence of anything.
-            conn.execute(
-                "DELETE FROM fallback_processes WHERE process_key = ? AND state = ?",
-                (pick_key, FIRST),
-            )
-        return Resolved(pick_key, source)
+            conn.execute("DELETE FROM fallback_processes WHERE process_key = ?", (pick_key,))
+        return Resolved(pick_key, source), first is not None
     runs_gate = walk.why == "nearest"
     if runs_gate:
         for key in above_keys:
@@ -118,7 +122,7 @@ def _settle(
                 (key, ANCHOR),
             ).fetchone()
             if row is not None:
-                return Resolved(key, "process:anchor")
+                return Resolved(key, "process:anchor"), False
     now = time.time()
     firsts = conn.execute(
         "SELECT process_key, why, above, at_ticks FROM fallback_processes WHERE state = ? "
@@ -136,13 +140,13 @@ def _settle(
         if match is not None:
             if record:
                 _anchor(conn, match, str(first_key), now)
-            return Resolved(match, "process:anchor")
+            return Resolved(match, "process:anchor"), True
         replaced = replaced or recorded == above_keys
     if record:
         _remember_first(conn, pick_key, walk.why, above_keys, now)
     if replaced:
-        return Resolved("", UNRESOLVED)
-    return Resolved(pick_key, source)
+        return Resolved("", UNRESOLVED), True
+    return Resolved(pick_key, source), True
 
 
 def _outlived(walk: Walk, recorded: list[str], position: dict[str, int], since: int) -> str | None:

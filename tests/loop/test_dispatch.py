@@ -164,6 +164,7 @@ def test_a_todo_item_is_run_and_its_box_ticked(project: Project) -> None:
     run_id = result.dispatched.run_id
     assert todo.read_text() == (
         f"# Next\n\n- [x] add a --version flag — done in tether run {run_id}\n"
+        f"  {loop.session_line()}\n"  # SPEC C9: the item's last line is the stamp
         "- [ ] tidy the imports\n"
     )
     assert "add a --version flag" in _prompt(project, run_id or "")

@@ -17,6 +17,7 @@ from tests.loop.conftest import Project
 from tests.outside_agents import detached, without_agent_vars
 
 from tether.board import State
+from tether.gate.stamp import stamp_session
 from tether.loop import tick
 from tether.loop.policy import Policy
 from tether.store import connect
@@ -272,10 +273,13 @@ def test_a_todo_item_whose_run_the_gate_refused_waits_for_approval(
     first = _tether(project, "loop", "tick")
     assert first.returncode == 0, first.stdout + first.stderr
     assert "the gate refused `git push origin main`" in first.stdout
-    assert todo.read_text() == (
-        "# Next\n\n- [ ] share the readme change — waits for approval: "
-        "the gate refused `git push origin main`\n"
+    held, stamp = todo.read_text().removeprefix("# Next\n\n").splitlines()
+    assert held == (
+        "- [ ] share the readme change — waits for approval: "
+        "the gate refused `git push origin main`"
     )
+    session = stamp_session(project.env()) or "unknown"
+    assert stamp.startswith(f"  session: {session} | tether-loop@")  # SPEC C9
     assert _git("branch", "--list", cwd=remote) == ""
     project.all_sources_ready()
     second = _tether(project, "loop", "tick")  # held now: no second run, it waits for a person

@@ -97,3 +97,47 @@ def test_a_subagent_stamps_with_its_parents_session(project: Project) -> None:
     assert child.returncode == 0, child.stderr
     last = project.board.get(ticket.id).path.read_text().rstrip("\n").splitlines()[-1]
     assert last.strip().startswith(_stamp("parent-7"))
+
+
+@pytest.mark.parametrize(
+    ("env", "session"),
+    [
+        ({"CLAUDE_CODE_SESSION_ID": "abc"}, "abc"),
+        ({"TETHER_SESSION_ID": "explicit-2", "CLAUDE_CODE_SESSION_ID": "abc"}, "explicit-2"),
+        ({}, "unknown"),
+    ],
+    ids=["claude-code", "explicit-first", "unknown"],
+)
+def test_a_ticked_todo_item_ends_with_the_stamp_under_it(
+    project: Project, env: dict[str, str], session: str
+) -> None:
+    todo = project.root / "TODO.md"
+    todo.write_text("# Next\n\n1. [ ] add a --version flag\n2. [ ] tidy the imports\n")
+    done = _run(project, "loop", "tick", **env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = todo.read_text(encoding="utf-8").splitlines()
+    assert lines[2].startswith("1. [x] add a --version flag — done in tether run r-"), lines
+    # the item's own last line: a continuation line indented to the item's text
+    assert lines[3].startswith("   " + _stamp(session)), lines
+    assert lines[4] == "2. [ ] tidy the imports"
+
+
+@pytest.mark.parametrize(
+    ("env", "session"),
+    [
+        ({"CLAUDE_CODE_SESSION_ID": "abc"}, "abc"),
+        ({"TETHER_SESSION_ID": "explicit-5", "CODEX_THREAD_ID": "thr-1"}, "explicit-5"),
+        ({}, "unknown"),
+    ],
+    ids=["claude-code", "explicit-first", "unknown"],
+)
+def test_a_note_given_to_board_move_ends_with_the_stamp(
+    project: Project, env: dict[str, str], session: str
+) -> None:
+    ticket = project.add("Ship the release notes")
+    moved = _run(project, "board", "move", ticket.id, "DONE", "--note", "shipped by hand", **env)
+    assert moved.returncode == 0, moved.stdout + moved.stderr
+    lines = project.board.get(ticket.id).path.read_text().rstrip("\n").splitlines()
+    assert lines[-2].endswith("shipped by hand")
+    stamp = f"session: {session} | tether-board@{socket.gethostname()} | "
+    assert lines[-1].strip().startswith(stamp), lines

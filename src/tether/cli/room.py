@@ -165,8 +165,6 @@ def _print_result(data: dict[str, Any]) -> None:
 @click.argument("source", metavar="FILE|-")
 def conclude_cmd(source: str) -> None:
     """Inside a room: record the room's conclusion (from FILE, or - for stdin)."""
-    from tether.fs import atomic_write_text
-    from tether.gate.roomrule import CONCLUSION_FILE
     from tether.room.state import Room
 
     current = Room.from_env()
@@ -179,7 +177,7 @@ def conclude_cmd(source: str) -> None:
             text = Path(source).read_text("utf-8")
         except OSError as exc:
             raise UsageError(f"cannot read the conclusion {source}: {exc.strerror}") from None
-    atomic_write_text(current.folder / CONCLUSION_FILE, text)
+    current.write_conclusion(text)
     click.echo(f"conclusion recorded for room {current.id} ({len(text.split())} words)")
 
 

@@ -22,6 +22,7 @@ import secrets
 import shutil
 import socket
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +32,7 @@ from tether.errors import PathEscapeError, TetherError, UsageError
 from tether.exit_codes import ExitCode
 from tether.fs import atomic_write_json, resolve_inside
 from tether.gate.newsession import agent_ancestry
+from tether.gate.stamp import stamp
 from tether.ingest.bundle import copy_bundle
 from tether.ingest.manifest import (
     BUNDLE,
@@ -442,8 +444,13 @@ class Queue:
         _fsync_dir(self.raw)
         return target
 
-    def end(self, owner: str, given: str | None = None) -> Entry:
-        """Mark the owner's claimed entry (or ``given``) done."""
+    def end(
+        self, owner: str, given: str | None = None, *, env: Mapping[str, str] | None = None
+    ) -> Entry:
+        """Mark the owner's claimed entry (or ``given``) done.
+
+        The receipt in its manifest is ``ended_at`` and, as the last field,
+        ``session_line``: the session stamp of ``env`` (SPEC C9)."""
         if given is not None:
             folder = self._child(self.claimed, given)
             if not (folder / MANIFEST).is_file():
@@ -466,6 +473,8 @@ class Queue:
             target = self.done / f"{entry.id}.{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%f')}"
         manifest = dict(entry.manifest)
         manifest["ended_at"] = _now()
+        manifest.pop("session_line", None)  # the stamp is the receipt's last field
+        manifest["session_line"] = stamp(os.environ if env is None else env, "tether-ingest")
         write_manifest(entry.folder, manifest)
         entry.folder.rename(target)
         _fsync_dir(self.done)

@@ -38,9 +38,14 @@ def run_lock(queue: Queue) -> Iterator[None]:
         yield
 
 
-def ticket_for(board_root: Path, entry: Entry, reasons: list[str]) -> str:
-    """File a USER/decision ticket for an entry that needs the user; its id."""
+def ticket_for(
+    board_root: Path, entry: Entry, reasons: list[str], env: Mapping[str, str] | None = None
+) -> str:
+    """File a USER/decision ticket for an entry that needs the user; its id.
+
+    The hand-off ends with the session stamp of ``env`` (SPEC C9)."""
     from tether.board import Board, State
+    from tether.gate.stamp import stamp
 
     board = Board(board_root)
     board.ensure()
@@ -53,6 +58,8 @@ def ticket_for(board_root: Path, entry: Entry, reasons: list[str]) -> str:
             "",
             "Ingest it interactively (`tether ingest next` in a fresh context), or complete its "
             "capture manifest.",
+            "",
+            stamp(os.environ if env is None else env, "tether-ingest"),
         ]
     )
     ticket = board.add(
@@ -105,7 +112,7 @@ def run_unattended(
             seen.add(entry.id)
             reasons = dialog_reasons(entry.manifest, queue.raw)
             if reasons:
-                result = _hold(queue, board_root, entry, reasons)
+                result = _hold(queue, board_root, entry, reasons, env)
             else:
                 owner = f"ingest-run:{os.getpid()}:{entry.id}"
                 claimed = queue.claim(entry, owner)
@@ -136,10 +143,11 @@ def run_unattended(
                 if outcome.stop is RunStatus.COMPLETED and stage_exit == NEEDS_HUMAN_EXIT:
                     back = queue.requeue(claimed.id)
                     back = queue.update_manifest(back, sync_exit=NEEDS_HUMAN_EXIT)
-                    hold = _hold(queue, board_root, back, dialog_reasons(back.manifest, queue.raw))
+                    reasons = dialog_reasons(back.manifest, queue.raw)
+                    hold = _hold(queue, board_root, back, reasons, env)
                     result.update(status="user", reasons=hold["reasons"], ticket=hold["ticket"])
                 elif outcome.stop is RunStatus.COMPLETED:
-                    queue.end(owner, claimed.id)
+                    queue.end(owner, claimed.id, env=env)
                     result["status"] = "done"
                 else:
                     result["note"] = (
@@ -152,9 +160,11 @@ def run_unattended(
     return results
 
 
-def _hold(queue: Queue, board_root: Path, entry: Entry, reasons: list[str]) -> dict[str, Any]:
+def _hold(
+    queue: Queue, board_root: Path, entry: Entry, reasons: list[str], env: Mapping[str, str]
+) -> dict[str, Any]:
     ticket = entry.manifest.get("ticket")
     if not ticket:
-        ticket = ticket_for(board_root, entry, reasons)
+        ticket = ticket_for(board_root, entry, reasons, env)
         queue.update_manifest(entry, ticket=ticket)
     return {"id": entry.id, "status": "user", "reasons": reasons, "ticket": ticket}

@@ -82,10 +82,9 @@ class Loop:
 
     def session_line(self) -> str:
         """The closing line of notes the loop writes (SPEC C9): never a guessed value."""
-        from tether.runs.report import hostname, session_line, stamp_session
+        from tether.gate.stamp import stamp
 
-        day = self.clock.now().date().isoformat()
-        return session_line(stamp_session(self.env), "tether-loop", hostname(), day)
+        return stamp(self.env, "tether-loop", day=self.clock.now().date().isoformat())
 
     def require_profile(self) -> None:
         """Refuse to tick with no agent configured (``ConfigError``, exit 3).

@@ -70,7 +70,8 @@ def todo_unit(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
     failed = outcome.failed_stage if outcome.stop is RunStatus.COMPLETED else None
     if refusals:
         steps = "; ".join(dict.fromkeys(f"`{r.get('command', '?')}`" for r in refusals))
-        todo.hold(loop.project_root, item, f"waits for approval: the gate refused {steps}")
+        note = f"waits for approval: the gate refused {steps}"
+        todo.hold(loop.project_root, item, note, loop.session_line())
         result.summary = (
             f"run {outcome.run_id} on {where}: the gate refused {steps}; box left open, "
             f"the item now waits for approval"
@@ -81,7 +82,8 @@ def todo_unit(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
             f"`{' '.join(failed['command'])}` failed (exit {failed['exit_code']}); box left open"
         )
     elif outcome.stop is RunStatus.COMPLETED:
-        ticked = todo.mark_done(loop.project_root, item, f"done in tether run {outcome.run_id}")
+        note = f"done in tether run {outcome.run_id}"
+        ticked = todo.mark_done(loop.project_root, item, note, loop.session_line())
         result.summary = f"run {outcome.run_id} on {where} completed ({counts(outcome)})" + (
             "; box ticked" if ticked else "; the item changed meanwhile, box left as is"
         )

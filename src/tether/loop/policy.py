@@ -177,7 +177,7 @@ def approve(
     Refused (``ApprovalRefusedError``, exit 30) inside an agent's process tree.
     """
     from tether.gate.newsession import agent_ancestry
-    from tether.runs.report import hostname, session_line, stamp_session
+    from tether.gate.stamp import stamp
 
     environ = os.environ if env is None else env
     inside = agent_ancestry(environ=environ)
@@ -192,8 +192,7 @@ def approve(
         record["note"] = note
     text = f"approved by {record['by']}" + (f": {note}" if note else "")
     if board.stamp is None:
-        day = clock.now().date().isoformat()
-        line = session_line(stamp_session(environ), "tether-board", hostname(), day)
+        line = stamp(environ, "tether-board", day=clock.now().date().isoformat())
         board.stamp = lambda: line
     if ticket.state is State.USER and ticket.reason in ("approval", None):
         return board.move(ticket.id, State.ACTIONABLE, note=text, front={APPROVED: record})

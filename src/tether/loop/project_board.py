@@ -6,6 +6,7 @@ through here, so the default folder and the state filter have one home.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -14,13 +15,19 @@ from tether.config import load_config
 
 
 def project_board(path: Path | None = None) -> Board:
-    """The board at ``path``, else ``[loop] board``, else ``<project root>/tickets``."""
+    """The board at ``path``, else ``[loop] board``, else ``<project root>/tickets``.
+
+    Every note written through it ends with the session stamp (``tether-board``)."""
+    from tether.gate.stamp import stamp
+
     config = load_config()
     if path is None:
         loop = config.sections.get("loop")
         configured = getattr(loop, "board", None) if loop is not None else None
         path = config.project_root / (configured or "tickets")
-    return Board(Path(path).absolute(), config.project_root)
+    board = Board(Path(path).absolute(), config.project_root)
+    board.stamp = lambda: stamp(os.environ, "tether-board")
+    return board
 
 
 def state_filter(text: str) -> tuple[State, str | None]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tether.fs import atomic_write_text
+from tether.gate.stamp import is_stamp
 
 OPEN_ITEM = re.compile(r"^(?P<indent>\s*)(?P<bullet>[-*+]|\d+[.)])\s+\[ \]\s+(?P<text>\S.*?)\s*$")
 PREFIX = "todo:"
@@ -109,18 +110,20 @@ def open_items(
     return items, missing
 
 
-def mark_done(root: Path, item: TodoItem, note: str) -> bool:
-    """Tick the item's box (``- [x] text — note``); False if the item is no longer there."""
-    return _rewrite(root, item, note, tick=True)
+def mark_done(root: Path, item: TodoItem, note: str, stamp: str) -> bool:
+    """Tick the item's box (``- [x] text — note``) and put the session ``stamp`` (SPEC C9)
+    on the line under it, inside the item; False if the item is no longer there."""
+    return _rewrite(root, item, note, stamp, tick=True)
 
 
-def hold(root: Path, item: TodoItem, note: str) -> bool:
-    """Leave the box open with a note (``- [ ] text — note``), e.g. that it waits for an
-    approval (a hold word: the item then waits for a person); False if it is gone."""
-    return _rewrite(root, item, note, tick=False)
+def hold(root: Path, item: TodoItem, note: str, stamp: str) -> bool:
+    """Leave the box open with a note (``- [ ] text — note``) and the session ``stamp``
+    under it, e.g. that it waits for an approval (a hold word: the item then waits for a
+    person); False if it is gone."""
+    return _rewrite(root, item, note, stamp, tick=False)
 
 
-def _rewrite(root: Path, item: TodoItem, note: str, *, tick: bool) -> bool:
+def _rewrite(root: Path, item: TodoItem, note: str, stamp: str, *, tick: bool) -> bool:
     path = root / item.file
     try:
         text = path.read_text(encoding="utf-8")
@@ -135,11 +138,16 @@ def _rewrite(root: Path, item: TodoItem, note: str, *, tick: bool) -> bool:
         if seen < item.occurrence:
             seen += 1
             continue
-        ending = line[len(line.rstrip("\r\n")) :]
+        ending = line[len(line.rstrip("\r\n")) :] or "\n"
         body = line.rstrip("\r\n")
         if tick:
             body = body.replace("[ ]", "[x]", 1)
-        lines[index] = f"{body} — {note}{ending}"
+        # the stamp is a continuation line of the item: indented to its text
+        indent = " " * (len(match["indent"]) + len(match["bullet"]) + 1)
+        after = index + 1
+        if after < len(lines) and is_stamp(lines[after]):
+            del lines[after]  # a held item ticked later keeps one stamp, the newest
+        lines[index : index + 1] = [f"{body} — {note}{ending}", f"{indent}{stamp}{ending}"]
         atomic_write_text(path, "".join(lines))
         return True
     return False

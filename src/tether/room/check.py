@@ -2,7 +2,7 @@
 
 Rules (each broken rule is one violation with its line):
 
-- at most 500 words;
+- at most 500 words (the session stamp, SPEC C9, is no claim and not counted);
 - every claim (a paragraph or a list item) cites a page as ``[[page]]``; a
   ``[[…]]`` inside inline code or a fenced code block shows syntax and is no
   citation;
@@ -21,6 +21,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from tether.gate.stamp import is_stamp
 from tether.room.state import Room
 from tether.wiki.page import split_link
 
@@ -101,6 +102,7 @@ def _claims(lines: list[str]) -> list[tuple[int, str]]:
             or BUDGET_LINE.match(line)
             or MISSING_LINE.match(line)
             or STALE_LINE.match(line)
+            or is_stamp(line)
         )
         if special:
             close()
@@ -116,7 +118,7 @@ def _claims(lines: list[str]) -> list[tuple[int, str]]:
 def check_conclusion(text: str, room: Room) -> ConclusionCheck:
     lines = text.splitlines()
     out: list[Violation] = []
-    words = len(text.split())
+    words = sum(len(line.split()) for line in lines if not is_stamp(line))
     if words > MAX_WORDS:
         out.append(
             Violation(

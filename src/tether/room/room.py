@@ -40,14 +40,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from tether.fs import atomic_write_json, atomic_write_text, lock_file
+from tether.fs import atomic_write_json, lock_file
 from tether.gate.roomrule import CONCLUSION_FILE, ENV_ROOM_DIR, ENV_ROOM_ID, NESTED_HINT
+from tether.gate.stamp import stamp_session
 from tether.room.brief import Brief
 from tether.room.check import MAX_WORDS, ConclusionCheck, check_conclusion
 from tether.room.locks import LOCK_PREFIX
 from tether.room.locks import held_by as _held_by
 from tether.room.state import (
     CHECK_FILE,
+    SESSION_KEY,
     Room,
     RoomRefusedError,
     rooms_dir,
@@ -209,9 +211,13 @@ def new_room_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
 
-def room_data(room_id: str, wiki: Wiki, brief: Brief) -> dict[str, Any]:
+def room_data(
+    room_id: str, wiki: Wiki, brief: Brief, env: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """What ``room.json`` records, with the opener's session (SPEC C9) from ``env``."""
     return {
         "id": room_id,
+        SESSION_KEY: stamp_session(os.environ if env is None else env),
         "question": brief.question,
         "budget": brief.budget,
         "wiki_root": str(wiki.root),
@@ -260,11 +266,10 @@ def room_prompt(brief: Brief) -> str:
 
 
 def finish_room(room: Room, conclusion: str | None) -> tuple[str, ConclusionCheck | None]:
-    """Check the conclusion and decide the status (W04)."""
+    """Stamp and check the conclusion and decide the status (W04)."""
     if conclusion is None or not conclusion.strip():
         return STATUS_NO_CONCLUSION, None
-    if not (room.folder / CONCLUSION_FILE).exists():
-        atomic_write_text(room.folder / CONCLUSION_FILE, conclusion)
+    conclusion = room.write_conclusion(conclusion)
     result = check_conclusion(conclusion, room)
     atomic_write_json(room.folder / CHECK_FILE, result.to_dict())
     if not result.ok:
@@ -299,7 +304,7 @@ def open_room(
     with room_lock(home, wiki.root, env) as locks:
         room_id = new_room_id()
         _write_holder(locks, room_id, brief.question)
-        room = Room.create(home, room_id, room_data(room_id, wiki, brief))
+        room = Room.create(home, room_id, room_data(room_id, wiki, brief, env))
         run_env = dict(env)
         run_env[ENV_ROOM_DIR] = str(room.folder)
         run_env[ENV_ROOM_ID] = room_id
@@ -319,6 +324,8 @@ def open_room(
         else:
             conclusion = outcome.ledger.last_assistant_text
         status, result = finish_room(room, conclusion)
+        if result is not None:
+            conclusion = written.read_text("utf-8")  # as written: with its stamp
         run = {
             "run_id": outcome.run_id,
             "stop": outcome.stop.value,

@@ -21,7 +21,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -29,19 +29,23 @@ from typing import Any
 
 from tether.errors import PathEscapeError, TetherError, UsageError
 from tether.exit_codes import ExitCode
-from tether.fs import atomic_write_json, flocked, resolve_inside
+from tether.fs import atomic_write_json, atomic_write_text, flocked, resolve_inside
 
 # The gate refuses other tool calls inside a room and logs them here (REFUSED_TOOL).
 from tether.gate.roomrule import (
+    CONCLUSION_FILE,
     ENV_ROOM_DIR,
     READS_FILE,
     REFUSED_TOOL,
 )
+from tether.gate.stamp import stamp, with_stamp
 from tether.room.locks import ROOMS_DIR
 from tether.wiki.layout import clean_page_name, page_path_forms
 from tether.wiki.links import Resolver
 
 ROOM_FILE = "room.json"
+SESSION_KEY = "session"  # in room.json: the opener's session (None: unknown)
+ROOM_AGENT = "tether-room"
 CHECK_FILE = "check.json"
 
 READ = "read"
@@ -130,6 +134,23 @@ class Room:
     @property
     def id(self) -> str:
         return str(self.data["id"])
+
+    def stamp_line(self, env: Mapping[str, str] | None = None) -> str:
+        """The stamp that ends the conclusion (SPEC C9): the session that opened the room.
+
+        The room is a subagent of its opener, so inside it the opener's session
+        (recorded in ``room.json``, ``unknown`` when it had none) is the one named,
+        not the room run's own; a room recorded without one stamps with ``env``."""
+        environ = os.environ if env is None else env
+        if SESSION_KEY not in self.data:
+            return stamp(environ, ROOM_AGENT)
+        return stamp({}, ROOM_AGENT, explicit=self.data[SESSION_KEY])
+
+    def write_conclusion(self, text: str, env: Mapping[str, str] | None = None) -> str:
+        """Write ``conclusion.md`` ending with the stamp; the text as written."""
+        stamped = with_stamp(text, self.stamp_line(env))
+        atomic_write_text(self.folder / CONCLUSION_FILE, stamped)
+        return stamped
 
     @property
     def budget(self) -> int:

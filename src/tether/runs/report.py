@@ -7,13 +7,13 @@ the Markdown verbatim in its prompt.
 from __future__ import annotations
 
 import json
-import socket
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from tether.events.accounting import Ledger
+from tether.gate.stamp import hostname, session_line
 from tether.run_status import RunStatus
 from tether.runs.budget import Budget
 
@@ -31,34 +31,6 @@ REASON_TEXT = {
 }
 
 _INPUT_KEYS = ("command", "cmd", "file_path", "path", "pattern", "url", "description")
-
-
-def session_line(session_id: str | None, agent: str | None, host: str | None, day: str) -> str:
-    """The closing line of every report (never guessed: ``unknown`` when not known)."""
-    return f"session: {session_id or 'unknown'} | {agent or 'unknown'}@{host or 'unknown'} | {day}"
-
-
-def stamp_session(env: Mapping[str, str], explicit: str | None = None) -> str | None:
-    """The session a stamp names (SPEC C9): the explicit value, then ``TETHER_SESSION_ID``,
-    then the harness's own session variable (``CLAUDE_CODE_SESSION_ID``, ``CODEX_THREAD_ID``,
-    …), else None (written ``unknown``). A subagent inherits its parent's variables, so it
-    stamps with its parent's session."""
-    from tether.gate.session_id import ALL_HARNESS_VARS
-
-    if explicit:
-        return explicit
-    for name in ("TETHER_SESSION_ID", *ALL_HARNESS_VARS):
-        value = env.get(name)
-        if value:
-            return value
-    return None
-
-
-def hostname() -> str | None:
-    try:
-        return socket.gethostname() or None
-    except OSError:
-        return None
 
 
 def _call_summary(name: str, data: Any) -> str:

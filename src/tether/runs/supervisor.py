@@ -23,10 +23,10 @@ from tether.errors import HarnessNotFoundError, UsageError
 from tether.events.accounting import Ledger, count, stream_upper_bound
 from tether.fs import atomic_write_text
 from tether.gate.runstop import mark_stopping
+from tether.gate.stamp import hostname
 from tether.harnesses import get_harness
 from tether.harnesses.base import Harness, RunSpec, bind
 from tether.run_status import RunStatus
-from tether.runs import report as reports
 from tether.runs import worktree
 from tether.runs.budget import Budget, LimitCheck
 from tether.runs.followup_prompt import compose_prompt
@@ -238,7 +238,7 @@ def _execute(
         budget_request=request.budget_request,
         justification=request.justification,
         run_dir=str(paths.root),
-        host=reports.hostname(),
+        host=hostname(),
         depth=int(env["TETHER_DEPTH"]),
     )
     with db.transaction(conn):

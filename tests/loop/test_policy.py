@@ -19,7 +19,7 @@ from tests.outside_agents import detached, without_agent_vars
 from tether.board import State
 from tether.gate.stamp import stamp_session
 from tether.loop import tick
-from tether.loop.policy import Policy
+from tether.loop.policy import MEMO_SIZE, Policy
 from tether.store import connect
 from tether.store.runs import list_runs
 
@@ -93,6 +93,22 @@ def test_a_configured_rule_is_laid_over_the_defaults(project: Project) -> None:
     verdict = loop.policy.assess("Change the licence to MIT")
     assert verdict is not None and verdict.rule == "licence"
     assert loop.policy.assess("Pay the invoice") is None
+
+
+def test_a_text_is_matched_once_and_its_verdict_stays_the_same(project: Project) -> None:
+    policy = project.open().policy
+    text = "Please approve the new pricing page and push it to production today."
+    first = policy.assess(text)
+    assert first is not None and (first.reason, first.rule) == ("approval", "production")
+    assert policy.assess(text) == first  # remembered by content
+    assert policy.assess(text, approved=True) is None  # the approval is part of the key
+    assert policy.assess(text + " ") == first  # another text is matched, same rules
+    session = policy.assess("Log in to the vendor portal and deploy")
+    assert session is not None and session.reason == "session"  # session rules first
+    for n in range(MEMO_SIZE + 10):  # the memo is bounded: the oldest are forgotten
+        assert policy.assess(f"tidy module {n}") is None
+    assert len(policy._memo) == MEMO_SIZE
+    assert policy.assess(text) == first
 
 
 def test_bad_policy_configuration_is_one_line_and_exit_3(project: Project) -> None:

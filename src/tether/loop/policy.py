@@ -18,13 +18,14 @@ each refusal to ``<file>.refused.jsonl``, which the loop reads after the run.
 from __future__ import annotations
 
 import getpass
+import hashlib
 import json
 import os
 import re
 import socket
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -73,12 +74,22 @@ class Verdict:
         return f'{what} (policy rule `{self.rule}` matched "{self.matched}"){how}'
 
 
+# How many texts' verdicts a policy remembers (oldest forgotten first): more than a
+# board's INBOX and open TODO items, so a warm tick matches no text twice.
+MEMO_SIZE = 4096
+
+
 @dataclass(frozen=True)
 class Policy:
     approval: Mapping[str, re.Pattern[str]]
     session: Mapping[str, re.Pattern[str]]
     commands: Mapping[str, str]
     protected_branches: tuple[str, ...]
+    # the verdict per (approved, digest of the text): the rules are fixed for the policy's
+    # life, so a text is matched once; a tick over an unchanged board matches nothing again
+    _memo: dict[tuple[bool, bytes], Verdict | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def from_config(cls, config: Config) -> Policy:
@@ -91,7 +102,26 @@ class Policy:
         )
 
     def assess(self, text: str, *, approved: bool = False) -> Verdict | None:
-        """The first rule the text matches (session rules first: no approval helps there)."""
+        """The first rule the text matches (session rules first: no approval helps there).
+
+        Each rule is a regular expression compiled once; the verdict is remembered
+        by the text's content (``bench/tick.py``: the warm tick matched every INBOX
+        entry again and spent most of its time here)."""
+        key = (
+            approved,
+            hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest(),
+        )
+        try:
+            return self._memo[key]
+        except KeyError:
+            pass
+        verdict = self._match(text, approved)
+        if len(self._memo) >= MEMO_SIZE:
+            del self._memo[next(iter(self._memo))]
+        self._memo[key] = verdict
+        return verdict
+
+    def _match(self, text: str, approved: bool) -> Verdict | None:
         for reason, table in (("session", self.session), ("approval", self.approval)):
             if reason == "approval" and approved:
                 continue

@@ -162,6 +162,8 @@ def test_not_enforced_without_the_gate_then_enforced_after_the_fix(
     assert probe["first_ran"] and not probe["second_ran"], probe
     assert probe["gate_refused"] >= 1, probe
     assert data is not None and data["ok"] is True
+    # nothing but the hook files the fix wrote is in the project
+    assert {p.name for p in project.iterdir()} <= {".claude", ".codex", ".github", ".pi", ".vibe"}
 
 
 def test_not_installed_when_no_cli_is_on_path(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from tether.doctor.mirror import COPILOT_TRUST_KEYS, mirror, user_dir
 from tether.doctor.model import DoctorReport, HarnessCheck, HookFile, Probe, Trust, Verdict
-from tether.doctor.probe import run_probe, timeout_for
+from tether.doctor.probe import run_probe, stop_all, timeout_for
 from tether.gate import hook_inspect, hook_install
 
 HARNESSES = hook_install.HARNESSES
@@ -350,5 +350,9 @@ def run_doctor(
     """Every CLI found, checked side by side (each probe in its own folders)."""
     found, notes = targets(harnesses, environ, project)
     with ThreadPoolExecutor(max_workers=max(1, len(found))) as pool:
-        checks = list(pool.map(lambda t: check(t, project, timeout=timeout, keep=keep), found))
+        try:
+            checks = list(pool.map(lambda t: check(t, project, timeout=timeout, keep=keep), found))
+        except BaseException:
+            stop_all()  # Ctrl-C: no probe's CLI is left running until its timeout
+            raise
     return DoctorReport(project, checks, notes)

@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -38,6 +39,20 @@ TIMEOUT_S: dict[str, float] = {"vibe": 150.0}
 # Flags of the offline setup that would hide the user's own trust state.
 _TRUST_OVERRIDES = frozenset({"--trust", "--trust-folder", "--dangerously-bypass-hook-trust"})
 _PASSED_ON = ("LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "LOGNAME")
+
+
+# The probes running now, so an interrupted doctor stops them at once.
+_running: set[subprocess.Popen[bytes]] = set()
+_running_lock = threading.Lock()
+
+
+def stop_all() -> None:
+    """Kill every probe's CLI (its whole process group) that is still running."""
+    with _running_lock:
+        procs = list(_running)
+    for proc in procs:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
 
 
 def timeout_for(harness: str) -> float:
@@ -142,11 +157,16 @@ def run_probe(
                 except OSError as exc:
                     error = f"cannot start {executable}: {exc.strerror or exc}"
                 else:
+                    with _running_lock:
+                        _running.add(proc)
                     try:
                         exit_code = proc.wait(timeout=limit)
                     except subprocess.TimeoutExpired:
                         timed_out = True
-                    _stop_group(proc)
+                    finally:
+                        _stop_group(proc)
+                        with _running_lock:
+                            _running.discard(proc)
             model_calls = server.model_calls
         allowed, refused = _gate_decisions(gate_home)
         return Probe(

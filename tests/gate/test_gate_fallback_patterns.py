@@ -15,7 +15,9 @@ one of the process layouts that used to give every call a new id:
   in a group of its own runs the gate;
 - ``new-group`` / ``new-session``: ``sh -c`` starts a Python wrapper that runs
   the gate with ``subprocess`` in a new process group (``process_group=0``) or
-  session (``start_new_session=True``).
+  session (``start_new_session=True``);
+- ``node-detached``: ``sh -c`` starts a Node wrapper that spawns the gate with
+  ``detached: true`` (a session of its own).
 
 Every call must count under one session (``calls_used`` reaches 10 under one
 session id), or be refused, never ten ids. The same layouts under an agent
@@ -25,7 +27,6 @@ named in ``TETHER_GATE_AGENTS`` count under the agent itself.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -40,7 +41,7 @@ from tether.gate import messages, proc
 CALLS = 10
 
 AGENT = r"""
-import json, os, subprocess, sys
+import json, os, shlex, subprocess, sys
 
 gate, pattern, calls, payload_file = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 py = sys.executable
@@ -68,6 +69,13 @@ def one_call(index):
     elif pattern == "job-control":
         script = f"set -m\n'{gate}' hook --harness claude-code <<'PAYLOAD'\n{data}\nPAYLOAD\n"
         argv, stdin = ["bash", "--norc", "-i"], script
+    elif pattern == "node-detached":
+        code = (
+            "const {spawn} = require('child_process');"
+            f"spawn({json.dumps(gate)}, ['hook', '--harness', 'claude-code'],"
+            " {detached: true, stdio: 'inherit'}).on('exit', (c) => process.exit(c ?? 1));"
+        )
+        argv, stdin = ["sh", "-c", f"node -e {shlex.quote(code)}"], data
     elif pattern == "job-control-wrapper":
         code = wrapper("plain")
         argv, stdin = ["bash", "-c", f"set -m; '{py}' -c \"{code}\""], data
@@ -82,7 +90,14 @@ results = [one_call(index) for index in range(calls)]
 print(json.dumps({"pid": os.getpid(), "results": results}))
 """
 
-PATTERNS = ["setsid", "job-control", "job-control-wrapper", "new-group", "new-session"]
+PATTERNS = [
+    "setsid",
+    "job-control",
+    "job-control-wrapper",
+    "new-group",
+    "new-session",
+    "node-detached",
+]
 
 
 def _run_agent(
@@ -132,7 +147,6 @@ def _agent_key(pid: int) -> str:
     return f"proc:{proc.boot_id()}:{pid}:"
 
 
-@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
 @pytest.mark.parametrize("leader", [False, True], ids=["in-parent-group", "group-leader"])
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_an_unnamed_agent_keeps_one_session_across_ten_calls(
@@ -158,7 +172,6 @@ def test_an_unnamed_agent_keeps_one_session_across_ten_calls(
     assert all(key.startswith(_agent_key(int(result["pid"]))) for key in keys[1:]), keys
 
 
-@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_a_named_agent_counts_under_itself(
     tether_home: Path, env_for: Any, gate_exe: str, tmp_path: Path, pattern: str
@@ -193,7 +206,7 @@ def test_agents_one_after_the_other_each_get_their_own_session(
 
 
 DAEMON_AGENT = r"""
-import json, os, subprocess, sys
+import json, os, shlex, subprocess, sys
 
 gate, calls, payload_file = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 template = json.load(open(payload_file))

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tether.gate.stamp import stamp_session
 from tether.ingest.queue import Queue
 from tether.wiki.layout import Wiki
 
@@ -78,6 +79,13 @@ def test_three_entries_three_sequential_runs_one_hold_to_the_user(
     assert "key points to confirm" in tickets[0].body
     queue = Queue(Wiki.open(kb))
     assert [e.id for e in queue.waiting()] == ["needs-talk.md"]  # not run, still waiting
+    # SPEC C9: each receipt's last field and the hand-off's last line name the caller's session
+    stamp = f"session: {stamp_session(env) or 'unknown'} | tether-ingest@"
+    assert [e.id for e in queue.finished()] == ["a.md", "b.md", "c.md"]
+    for done_entry in queue.finished():
+        assert list(done_entry.manifest)[-1] == "session_line"
+        assert done_entry.manifest["session_line"].startswith(stamp)
+    assert tickets[0].path.read_text().rstrip("\n").splitlines()[-1].startswith(stamp)
     assert sorted(e.id for e in queue.finished()) == ["a.md", "b.md", "c.md"]
     records = [
         json.loads((tether_home / "runs" / r["run_id"] / "run.json").read_text()) for r in runs

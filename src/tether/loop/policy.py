@@ -1,5 +1,11 @@
 """The autonomy policy tether enforces (SPEC C7): explicit rules, not a model's judgment.
 
+For speed, a policy remembers each text's verdict by the text's content
+(``Policy.assess``): ``bench/tick.py`` shows the warm tick otherwise spends most
+of its time matching unchanged INBOX entries against the rules again (0.5x
+the time of reading every board file at 1,000 tickets, 1x at 10,000;
+remembered, under 0.07x). The rules themselves have one home, ``tether.config.policy``.
+
 At triage and before a ticket's run, the unit's text is matched against the
 ``[policy]`` rules (see ``tether.config.policy``): a request for an externally
 visible or irreversible step goes to ``USER/approval``, one that needs a

@@ -242,15 +242,15 @@ def test_the_event_log_reads_back_in_order(tether_home: Path, env_for: Gate, gat
         run_gate(gate_exe, _args("claude-code", None), env_for(), json.dumps(payload))
     session = load_payload("claude-code", "Stop")["session_id"]
     events = read_events(tether_home, session_id=session)
-    assert [e["event"] for e in events] == [
+    assert [e.event for e in events] == [
         "SessionStart",
         "PreToolUse",
         "PostToolUse",
         "PostToolBatch",
         "Stop",
     ]
-    assert [e["decision"] for e in events] == ["record", "allow", "record", "continue", "record"]
-    assert [e["at"] for e in events] == sorted(e["at"] for e in events)
-    newer = read_events(tether_home, after_id=events[2]["id"])
-    assert [e["event"] for e in newer] == ["PostToolBatch", "Stop"]
-    assert read_events(tether_home, limit=1)[0]["event"] == "SessionStart"
+    assert [e.decision for e in events] == ["record", "allow", "record", "continue", "record"]
+    assert [e.at for e in events] == sorted(e.at for e in events)
+    newer = read_events(tether_home, after_id=events[2].id)
+    assert [e.event for e in newer] == ["PostToolBatch", "Stop"]
+    assert read_events(tether_home, limit=1)[0].event == "SessionStart"

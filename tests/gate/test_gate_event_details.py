@@ -227,6 +227,4 @@ def test_an_existing_gate_db_is_migrated_by_many_first_calls_at_once(
     assert {r[2] for r in rows[1:]} == {'{"command": "echo step 1", "description": "mock step 1"}'}
     assert query(tether_home, "SELECT calls_used FROM sessions WHERE session_id = 'old'") == [(1,)]
     events = read_events(tether_home, session_id="old")
-    assert [(e["tool_use_id"], e["notification_type"], e["cwd"]) for e in events] == [
-        ("u0", None, None)
-    ]
+    assert [(e.tool_use_id, e.notification_type, e.cwd) for e in events] == [("u0", None, None)]

@@ -15,7 +15,7 @@ from typing import IO, Any
 
 from tether.clock import FakeClock, to_iso
 from tether.gate import db as gate_db
-from tether.gate.counter import count_call, set_session_budget
+from tether.gate.counter import Seen, count_call, set_session_budget
 from tether.ingest.queue import Queue
 from tether.loop import guard
 from tether.loop.records import record_tick
@@ -223,15 +223,8 @@ def _gate(home: Path) -> None:
     try:
         for n in range(9):
             for session in ("s-near", "s-calm"):
-                count_call(
-                    gconn,
-                    context_key=session,
-                    id_source="env",
-                    harness="claude-code",
-                    event="PreToolUse",
-                    tool_name="Bash",
-                    tool_use_id=f"{session}-{n}",
-                )
+                seen = Seen(session, "env", "claude-code", "PreToolUse", "Bash", f"{session}-{n}")
+                count_call(gconn, seen)
         # a fixed time, so the panel reads the same on every run
         gconn.execute("UPDATE sessions SET updated_at = ?", (NOW - 30,))
     finally:

@@ -95,15 +95,13 @@ def new(
     if as_json:
         from tether.cli.render import print_json
 
-        print_json(record)
+        print_json(record.as_dict())
         return
-    click.echo(f"new session {record['session_id']}")
-    click.echo(f"  follows   {record['previous_session_id']} (context {record['context_key']})")
-    click.echo(
-        f"  reason    {record['reason']}" + (f", unit {unit} of {record['plan']}" if unit else "")
-    )
-    click.echo(f"  budget    {record['call_budget']} calls")
-    click.echo(f"  by        {record['who']}")
+    click.echo(f"new session {record.session_id}")
+    click.echo(f"  follows   {record.previous_session_id} (context {record.context_key})")
+    click.echo(f"  reason    {record.reason}" + (f", unit {unit} of {record.plan}" if unit else ""))
+    click.echo(f"  budget    {record.call_budget} calls")
+    click.echo(f"  by        {record.who}")
 
 
 @session.command("log")
@@ -119,7 +117,7 @@ def log(limit: int | None, as_json: bool) -> None:
     if as_json:
         from tether.cli.render import print_json
 
-        print_json(entries)
+        print_json([e.as_dict() for e in entries])
         return
     if not entries:
         click.echo("no new session ids recorded yet")
@@ -128,12 +126,12 @@ def log(limit: int | None, as_json: bool) -> None:
 
     rows = [
         (
-            _when(e["at"]),
-            e["session_id"],
-            e["previous_session_id"],
-            e["reason"],
-            f"{e['unit']} ({e['plan']})" if e["unit"] else "",
-            e["who"],
+            _when(e.at),
+            e.session_id,
+            e.previous_session_id,
+            e.reason,
+            f"{e.unit} ({e.plan})" if e.unit else "",
+            e.who,
         )
         for e in entries
     ]

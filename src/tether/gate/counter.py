@@ -24,7 +24,9 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable
     from pathlib import Path
-    from typing import Any
+    from typing import Any, TypeVar
+
+    _Outcome = TypeVar("_Outcome")
 
 # What an event row keeps besides its name, for the watchdog: notification_type,
 # message, tool_input, cwd, transcript_path (see contracts.HookCall.detail).
@@ -95,7 +97,7 @@ def _ensure_session(
 
 
 class Seen:
-    """One hook event as the gate records it."""
+    """One hook event as the gate records it (for a batch, ``tool_use_id`` is its key)."""
 
     __slots__ = (
         "context_key",
@@ -113,9 +115,9 @@ class Seen:
         id_source: str,
         harness: str,
         event: str,
-        tool_name: str | None,
-        tool_use_id: str | None,
-        detail: tuple[str | None, ...],
+        tool_name: str | None = None,
+        tool_use_id: str | None = None,
+        detail: tuple[str | None, ...] = NO_DETAIL,
     ) -> None:
         self.context_key = context_key
         self.id_source = id_source
@@ -168,22 +170,20 @@ def _earlier(conn: sqlite3.Connection, seen: Seen) -> tuple[str, str, int | None
     return None if row is None else (str(row[0]), str(row[1]), row[2])
 
 
-def count_call(
-    conn: sqlite3.Connection,
-    *,
-    context_key: str,
-    id_source: str,
-    harness: str,
-    event: str,
-    tool_name: str | None,
-    tool_use_id: str | None,
-    detail: tuple[str | None, ...] = NO_DETAIL,
-) -> CallOutcome:
-    """Count one tool call and decide it, in one write transaction."""
-    seen = Seen(context_key, id_source, harness, event, tool_name, tool_use_id, detail)
+def _counted(
+    conn: sqlite3.Connection, seen: Seen, step: Callable[[str, float], _Outcome]
+) -> _Outcome:
+    """``step(session_id, now)`` for the session ``seen`` counts under, inside one
+    ``BEGIN IMMEDIATE``: the one transaction every count below runs in."""
     now = time.time()
     with db.Immediate(conn):
-        session_id = _session_for(conn, context_key)
+        return step(_session_for(conn, seen.context_key), now)
+
+
+def count_call(conn: sqlite3.Connection, seen: Seen) -> CallOutcome:
+    """Count one tool call and decide it, in one write transaction."""
+
+    def step(session_id: str, now: float) -> CallOutcome:
         earlier = _earlier(conn, seen)
         if earlier is not None:
             decision, earlier_session, earlier_used = earlier
@@ -193,7 +193,7 @@ def count_call(
             budget = int(row[0]) if row is not None else 0
             used = int(earlier_used) if earlier_used is not None else budget
             return CallOutcome(decision == "allow", earlier_session, used, budget, True)
-        used, budget, _ = _ensure_session(conn, session_id, harness, now)
+        used, budget, _ = _ensure_session(conn, session_id, seen.harness, now)
         used += 1
         allowed = used <= budget
         conn.execute(
@@ -203,7 +203,9 @@ def count_call(
         _insert_event(conn, now, session_id, seen, "allow" if allowed else "deny", used)
         if FAULT_ENV in os.environ:
             _fault_hold(conn)
-    return CallOutcome(allowed, session_id, used, budget, False)
+        return CallOutcome(allowed, session_id, used, budget, False)
+
+    return _counted(conn, seen, step)
 
 
 def _count_iteration(
@@ -211,9 +213,8 @@ def _count_iteration(
 ) -> BatchOutcome:
     """Advance a session's iteration count (``advance`` says whether the event is new),
     decide against its iteration budget and record the event, in one transaction."""
-    now = time.time()
-    with db.Immediate(conn):
-        session_id = _session_for(conn, seen.context_key)
+
+    def step(session_id: str, now: float) -> BatchOutcome:
         new = advance(session_id, now)
         row = conn.execute(
             "SELECT batches, iteration_budget FROM sessions WHERE session_id = ?", (session_id,)
@@ -223,29 +224,22 @@ def _count_iteration(
         stop = limit is not None and batches >= limit
         if new:
             _insert_event(conn, now, session_id, seen, "stop" if stop else "continue", None)
-    return BatchOutcome(stop, session_id, batches, limit)
+        return BatchOutcome(stop, session_id, batches, limit)
+
+    return _counted(conn, seen, step)
 
 
-def count_batch(
-    conn: sqlite3.Connection,
-    *,
-    context_key: str,
-    id_source: str,
-    harness: str,
-    event: str,
-    batch_key: str | None,
-    detail: tuple[str | None, ...] = NO_DETAIL,
-) -> BatchOutcome:
-    """Count one completed iteration with tools; stop when the iteration budget is used.
+def count_batch(conn: sqlite3.Connection, seen: Seen) -> BatchOutcome:
+    """Count one completed iteration with tools (``seen.tool_use_id`` is the batch key);
+    stop when the iteration budget is used.
 
     A batch key seen before (a repeated delivery) is not counted again.
     """
-    seen = Seen(context_key, id_source, harness, event, None, batch_key, detail)
 
     def advance(session_id: str, now: float) -> bool:
         if _earlier(conn, seen) is not None:
             return False
-        _ensure_session(conn, session_id, harness, now)
+        _ensure_session(conn, session_id, seen.harness, now)
         conn.execute(
             "UPDATE sessions SET batches = batches + 1, updated_at = ? WHERE session_id = ?",
             (now, session_id),
@@ -255,27 +249,19 @@ def count_batch(
     return _count_iteration(conn, seen, advance)
 
 
-def count_model_call(
-    conn: sqlite3.Connection,
-    *,
-    context_key: str,
-    id_source: str,
-    harness: str,
-    event: str,
-    detail: tuple[str | None, ...] = NO_DETAIL,
-) -> BatchOutcome:
+def count_model_call(conn: sqlite3.Connection, seen: Seen) -> BatchOutcome:
     """A model request is about to start: every earlier request was an iteration with tools.
 
     For harnesses that report the start of each model request (Pi) rather than
     the end of each tool batch. Stops when the completed iterations reach the
     iteration budget, i.e. before iteration budget+1 begins.
     """
-    seen = Seen(context_key, id_source, harness, event, None, None, detail)
 
     def advance(session_id: str, now: float) -> bool:
-        _ensure_session(conn, session_id, harness, now)
+        _ensure_session(conn, session_id, seen.harness, now)
         (earlier,) = conn.execute(
-            "SELECT COUNT(*) FROM events WHERE session_id = ? AND event = ?", (session_id, event)
+            "SELECT COUNT(*) FROM events WHERE session_id = ? AND event = ?",
+            (session_id, seen.event),
         ).fetchone()
         conn.execute(
             "UPDATE sessions SET batches = MAX(batches, ?), updated_at = ? WHERE session_id = ?",
@@ -286,20 +272,9 @@ def count_model_call(
     return _count_iteration(conn, seen, advance)
 
 
-def record_event(
-    conn: sqlite3.Connection,
-    *,
-    context_key: str,
-    id_source: str,
-    harness: str,
-    event: str,
-    tool_name: str | None,
-    tool_use_id: str | None,
-    detail: tuple[str | None, ...] = NO_DETAIL,
-) -> str:
+def record_event(conn: sqlite3.Connection, seen: Seen) -> str:
     """Record an event that is not counted (the watchdog reads these). One statement."""
-    seen = Seen(context_key, id_source, harness, event, tool_name, tool_use_id, detail)
-    session_id = _session_for(conn, context_key)
+    session_id = _session_for(conn, seen.context_key)
     _insert_event(conn, time.time(), session_id, seen, "record", None)
     return session_id
 
@@ -369,10 +344,11 @@ def set_session_budget(
         conn.close()
 
 
-_STATUS_SQL = (
+_STATUS_COLUMNS = (
     "SELECT session_id, calls_used, call_budget, budget_source, batches, iteration_budget, "
-    "locked, run_id, harness, created_at, updated_at FROM sessions WHERE session_id = ?"
+    "locked, run_id, harness, created_at, updated_at FROM sessions"
 )
+_STATUS_SQL = _STATUS_COLUMNS + " WHERE session_id = ?"
 
 
 class SessionStatus:
@@ -421,6 +397,11 @@ class SessionStatus:
         self.created_at = created_at
         self.updated_at = updated_at
 
+    @property
+    def over(self) -> bool:
+        """Every call of the budget is used."""
+        return self.calls_used >= self.call_budget
+
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.FIELDS}
 
@@ -443,6 +424,11 @@ def status_row(
         return SessionStatus(
             session_id, False, 0, budget, source, 0, None, False, None, None, None, None
         )
+    return _known(row)
+
+
+def _known(row: tuple[Any, ...]) -> SessionStatus:
+    """The status of a session from its row (``_STATUS_COLUMNS``)."""
     return SessionStatus(
         row[0], True, row[1], row[2], row[3], row[4], row[5], bool(row[6]), *row[7:11]
     )
@@ -459,24 +445,11 @@ def session_status(home: Path, session_id: str) -> SessionStatus:
 
 def sessions_near_budget(
     conn: sqlite3.Connection, *, ratio: float = 0.8, limit: int = 20
-) -> list[dict[str, Any]]:
+) -> list[SessionStatus]:
     """Sessions that used at least ``ratio`` of their call budget (or are locked), newest first."""
     rows = conn.execute(
-        "SELECT session_id, calls_used, call_budget, locked, run_id, harness, updated_at "
-        "FROM sessions WHERE locked != 0 OR calls_used >= call_budget * ? "
+        f"{_STATUS_COLUMNS} WHERE locked != 0 OR calls_used >= call_budget * ? "
         "ORDER BY updated_at DESC LIMIT ?",
         (ratio, limit),
     ).fetchall()
-    return [
-        {
-            "session_id": r[0],
-            "calls_used": r[1],
-            "call_budget": r[2],
-            "locked": bool(r[3]),
-            "over": r[1] >= r[2],
-            "run_id": r[4],
-            "harness": r[5],
-            "updated_at": r[6],
-        }
-        for r in rows
-    ]
+    return [_known(row) for row in rows]

@@ -18,28 +18,42 @@ from tether.gate import db
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Collection, Sequence
     from pathlib import Path
     from typing import Any
 
-COLUMNS = (
-    "id",
-    "at",
-    "session_id",
-    "context_key",
-    "id_source",
-    "harness",
-    "event",
-    "tool_name",
-    "tool_use_id",
-    "decision",
-    "calls_used",
-    "notification_type",
-    "message",
-    "tool_input",
-    "cwd",
-    "transcript_path",
-)
+_BASE_COLUMNS = ("at", "session_id", "harness", "event", "tool_name", "tool_use_id")
+DETAIL_COLUMNS = ("notification_type", "message", "tool_input", "cwd", "transcript_path")
+_COUNT_COLUMNS = ("id", "context_key", "id_source", "decision", "calls_used")
+# Every column of ``events``, in the order of GateEvent's fields.
+COLUMNS = (*_BASE_COLUMNS, *DETAIL_COLUMNS, *_COUNT_COLUMNS)
+
+
+@dataclass(frozen=True)
+class GateEvent:
+    """One row of ``events`` (the defaults only serve events made by hand)."""
+
+    at: float  # epoch seconds
+    session_id: str
+    harness: str
+    event: str
+    tool_name: str | None
+    tool_use_id: str | None
+    notification_type: str | None = None  # e.g. permission_prompt, idle_prompt
+    message: str | None = None  # a notification's text
+    tool_input: str | None = None  # JSON, cut to 2048 characters (then ending in …)
+    cwd: str | None = None
+    transcript_path: str | None = None
+    id: int = 0  # the row id: read_events(after_id=...) reads what came after it
+    context_key: str = ""  # what the gate observed before mapping it to the session
+    id_source: str = ""  # where the context key came from (payload, env, flag, ...)
+    decision: str = ""  # allow, deny, continue, stop or record
+    calls_used: int | None = None  # after a counted tool call
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> GateEvent:
+        """An event from a row selected with the columns of ``COLUMNS``."""
+        return cls(float(row[0]), str(row[1]), str(row[2]), str(row[3]), *row[4:])
 
 
 def read_events(
@@ -49,7 +63,7 @@ def read_events(
     since: float | None = None,
     after_id: int | None = None,
     limit: int | None = None,
-) -> list[dict[str, Any]]:
+) -> list[GateEvent]:
     """Events in the order they were recorded, optionally of one session.
 
     ``since`` (Unix time) and ``after_id`` (the last ``id`` already read) both
@@ -78,29 +92,12 @@ def read_events(
         rows = conn.execute(sql, params).fetchall()
     finally:
         conn.close()
-    return [dict(zip(COLUMNS, row, strict=True)) for row in rows]
+    return [GateEvent.from_row(row) for row in rows]
 
 
 # --- the watchdog's read-only view ------------------------------------------
 
 _MAX_SESSIONS_PER_QUERY = 400
-_BASE_COLUMNS = ("at", "session_id", "harness", "event", "tool_name", "tool_use_id")
-DETAIL_COLUMNS = ("notification_type", "message", "tool_input", "cwd", "transcript_path")
-
-
-@dataclass(frozen=True)
-class GateEvent:
-    at: float  # epoch seconds
-    session_id: str
-    harness: str
-    event: str
-    tool_name: str | None
-    tool_use_id: str | None
-    notification_type: str | None = None  # e.g. permission_prompt, idle_prompt
-    message: str | None = None  # a notification's text
-    tool_input: str | None = None  # JSON, cut to 2048 characters (then ending in …)
-    cwd: str | None = None
-    transcript_path: str | None = None
 
 
 class GateReader:
@@ -146,7 +143,7 @@ class GateReader:
             return self._select
         present = {str(row[1]) for row in conn.execute("PRAGMA table_info(events)")}
         details = [c if c in present else f"NULL AS {c}" for c in DETAIL_COLUMNS]
-        select = ", ".join((*_BASE_COLUMNS, *details))
+        select = ", ".join((*_BASE_COLUMNS, *details, *_COUNT_COLUMNS))
         if present.issuperset(DETAIL_COLUMNS):
             self._select = select
         return select
@@ -172,9 +169,7 @@ class GateReader:
             except sqlite3.Error:
                 self.close()
                 return []
-            found.extend(
-                GateEvent(float(r[0]), str(r[1]), str(r[2]), str(r[3]), *r[4:]) for r in rows
-            )
+            found.extend(GateEvent.from_row(r) for r in rows)
         found.sort(key=lambda e: e.at, reverse=True)
         return found[:limit]
 

@@ -254,17 +254,17 @@ def run_hook(args: list[str]) -> int:
                     _emit(contracts.deny(harness, text))
                 return EXIT_OK
             _bind_run_session(conn, resolved)
+            seen = counter.Seen(
+                resolved.key,
+                resolved.source,
+                harness,
+                call.event,
+                call.tool_name,
+                call.tool_use_id or call.batch_key,
+                call.detail,
+            )
             if call.kind == contracts.KIND_TOOL:
-                outcome = counter.count_call(
-                    conn,
-                    context_key=resolved.key,
-                    id_source=resolved.source,
-                    harness=harness,
-                    event=call.event,
-                    tool_name=call.tool_name,
-                    tool_use_id=call.tool_use_id,
-                    detail=call.detail,
-                )
+                outcome = counter.count_call(conn, seen)
                 if not outcome.allowed:
                     text = messages.refusal(
                         outcome.session_id, outcome.calls_used, outcome.call_budget
@@ -286,36 +286,10 @@ def run_hook(args: list[str]) -> int:
                     _emit(contracts.deny(harness, refused))
                 return EXIT_OK
             if call.kind == contracts.KIND_BATCH:
-                batch = counter.count_batch(
-                    conn,
-                    context_key=resolved.key,
-                    id_source=resolved.source,
-                    harness=harness,
-                    event=call.event,
-                    batch_key=call.batch_key,
-                    detail=call.detail,
-                )
-                return _answer_batch(batch, harness)
+                return _answer_batch(counter.count_batch(conn, seen), harness)
             if call.kind == contracts.KIND_MODEL_CALL:
-                batch = counter.count_model_call(
-                    conn,
-                    context_key=resolved.key,
-                    id_source=resolved.source,
-                    harness=harness,
-                    event=call.event,
-                    detail=call.detail,
-                )
-                return _answer_batch(batch, harness)
-            counter.record_event(
-                conn,
-                context_key=resolved.key,
-                id_source=resolved.source,
-                harness=harness,
-                event=call.event,
-                tool_name=call.tool_name,
-                tool_use_id=call.tool_use_id,
-                detail=call.detail,
-            )
+                return _answer_batch(counter.count_model_call(conn, seen), harness)
+            counter.record_event(conn, seen)
             return EXIT_OK
         finally:
             conn.close()
@@ -384,15 +358,10 @@ def run_tick(args: list[str]) -> int:
             if resolved.unresolved:
                 _err(messages.unresolved())
                 return EXIT_REFUSED
-            outcome = counter.count_call(
-                conn,
-                context_key=resolved.key,
-                id_source=resolved.source,
-                harness=harness or "plain",
-                event="tick",
-                tool_name=options.get("tool"),
-                tool_use_id=None,
+            seen = counter.Seen(
+                resolved.key, resolved.source, harness or "plain", "tick", options.get("tool")
             )
+            outcome = counter.count_call(conn, seen)
         finally:
             conn.close()
     except (db.GateDatabaseError, db.Error, OSError) as exc:

@@ -17,6 +17,7 @@ import sys
 import time
 import uuid
 from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from tether.gate import db, plan, proc
@@ -88,6 +89,24 @@ def _who(is_tty: bool) -> str:
     return f"{user} at {terminal}"
 
 
+@dataclass(frozen=True)
+class NewSession:
+    """A new session id, as ``new_session`` started it."""
+
+    session_id: str
+    context_key: str  # the context that now counts under it
+    previous_session_id: str
+    reason: str  # REASON_UNIT or REASON_USER
+    plan: str | None  # the plan file of a unit boundary (absolute)
+    unit: str | None
+    who: str
+    at: float  # epoch seconds
+    call_budget: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 def new_session(
     home: str,
     *,
@@ -98,7 +117,7 @@ def new_session(
     is_tty: bool | None = None,
     start_pid: int | None = None,
     environ: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
+) -> NewSession:
     """Start a new session id for a context; raises NewSessionRefusedError when not legitimate."""
     if reason not in REASONS:
         raise ValueError(f"reason must be one of {', '.join(REASONS)}, not {reason!r}")
@@ -183,20 +202,27 @@ def new_session(
             )
     finally:
         conn.close()
-    return {
-        "session_id": new_id,
-        "context_key": context,
-        "previous_session_id": previous,
-        "reason": reason,
-        "plan": abs_plan,
-        "unit": unit,
-        "who": who,
-        "at": now,
-        "call_budget": budget,
-    }
+    return NewSession(new_id, context, previous, reason, abs_plan, unit, who, now, budget)
 
 
-def session_log(home: str, limit: int | None = None) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class SessionIdEntry:
+    """One new session id as ``session_ids`` records it."""
+
+    at: float  # epoch seconds
+    session_id: str
+    context_key: str | None
+    previous_session_id: str | None
+    reason: str  # REASON_UNIT or REASON_USER
+    plan: str | None  # the plan file of a unit boundary (absolute)
+    unit: str | None
+    who: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def session_log(home: str, limit: int | None = None) -> list[SessionIdEntry]:
     """Every new session id, newest first."""
     conn = db.connect(home)
     try:
@@ -209,14 +235,4 @@ def session_log(home: str, limit: int | None = None) -> list[dict[str, Any]]:
         ).fetchall()
     finally:
         conn.close()
-    keys = (
-        "at",
-        "session_id",
-        "context_key",
-        "previous_session_id",
-        "reason",
-        "plan",
-        "unit",
-        "who",
-    )
-    return [dict(zip(keys, row, strict=True)) for row in rows]
+    return [SessionIdEntry(*row) for row in rows]

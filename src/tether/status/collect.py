@@ -353,9 +353,20 @@ def gate_panel(home: Path) -> dict[str, Any]:
         return {"near_budget": NEAR_BUDGET, "sessions": [], "error": str(exc)}
     finally:
         conn.close()
-    for entry in sessions:
-        entry["updated_at"] = _iso(entry["updated_at"]) if entry["updated_at"] else None
-    return {"near_budget": NEAR_BUDGET, "sessions": sessions}
+    shown = [
+        {
+            "session_id": s.session_id,
+            "calls_used": s.calls_used,
+            "call_budget": s.call_budget,
+            "locked": s.locked,
+            "over": s.over,
+            "run_id": s.run_id,
+            "harness": s.harness,
+            "updated_at": _iso(s.updated_at) if s.updated_at else None,
+        }
+        for s in sessions
+    ]
+    return {"near_budget": NEAR_BUDGET, "sessions": shown}
 
 
 def ingest_panel(config: Config) -> dict[str, Any]:

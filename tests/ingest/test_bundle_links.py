@@ -11,7 +11,9 @@ import pytest
 from tests.ingest.test_queue import tether
 
 from tether.ingest.bundle import DANGLING, LOOP, OUTSIDE, SPECIAL
-from tether.ingest.queue import HumanStopError, Queue
+from tether.ingest.entry import HumanStopError
+from tether.ingest.intake import Collected
+from tether.ingest.queue import Queue
 from tether.wiki.layout import Wiki
 
 SECRET = "the secret outside the bundle\n"
@@ -111,8 +113,8 @@ def test_the_digest_never_reads_through_a_link_out(kb: Path, tmp_path: Path, sec
     secret.write_text("the secret changed\n")  # only the outside file changes
     shutil.rmtree(kb / "quarantine")
     second = Queue(Wiki.open(kb)).collect(repo)
-    assert first["sha256"] == second["sha256"]
-    assert first["size"] == second["size"]
+    assert isinstance(first, Collected) and isinstance(second, Collected)
+    assert (first.sha256, first.size) == (second.sha256, second.size)
 
 
 def test_a_link_planted_after_release_is_left_out_on_accept(

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from tests.outside_agents import detached
 
-from tether.ingest.queue import HumanStopError, Queue
+from tether.ingest.entry import HumanStopError
+from tether.ingest.queue import Queue
 from tether.wiki.layout import Wiki
 
 TETHER = str(Path(sys.executable).parent / "tether")
@@ -171,7 +172,7 @@ def _waiting_lib(kb: Path, tmp_path: Path, n: int) -> list[str]:
     queue = Queue(Wiki.open(kb))
     for path in _sources(tmp_path, n):
         queue.collect(path)
-    return [r["id"] for r in queue.release([e.id for e in queue.quarantined()])]
+    return [r.id for r in queue.release([e.id for e in queue.quarantined()])]
 
 
 def test_release_is_refused_inside_an_agent(kb: Path, tmp_path: Path) -> None:

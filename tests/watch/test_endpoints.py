@@ -51,7 +51,7 @@ def test_rewake_hook_exits_2_with_the_message_when_asked(tether_home: Path, tmp_
     _, err = hook.communicate(timeout=20)
     assert err.splitlines() == ["[tether watch] wake up", "exit=2"]
     ack = read_ack(tether_home, "w-1")
-    assert ack is not None and ack["how"] == "asyncRewake exit 2"
+    assert ack is not None and ack.how == "asyncRewake exit 2"
     assert live_endpoints(tether_home) == []
 
 

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from tether.cli.wiki import root_option
 from tether.errors import UsageError
 
+if TYPE_CHECKING:
+    from tether.cli.wiki_context import WikiContext
+    from tether.ingest.queue import Queue
 
-def _queue(root: str | None) -> Any:
+
+def _queue(root: str | None) -> tuple[WikiContext, Queue]:
     from tether.cli.wiki_context import load_context
     from tether.ingest.queue import Queue
 
@@ -49,22 +53,22 @@ def collect_cmd(
     A symlink in a bundle is kept only when it resolves inside the bundle;
     others (and special files) are left out, listed here and in the manifest.
     """
+    from tether.ingest.intake import Duplicate
     from tether.ingest.manifest import load_capture
 
     _, queue = _queue(root)
     fields = load_capture(capture)
     results = [queue.collect(p, capture=fields) for p in paths]
     if as_json:
-        _print(results)
+        _print([r.as_dict() for r in results])
         return
     for r in results:
-        if r["status"] == "duplicate":
-            click.echo(f"{r['id']}: already collected ({r['of']})")
-        else:
-            click.echo(f"{r['id']}: collected into quarantine/ ({r['kind']}, {r['size']} bytes)")
-        for skipped in r.get("skipped") or []:
-            link = f" -> {skipped['target']}" if skipped.get("target") is not None else ""
-            click.echo(f"  left out {skipped['path']}{link}: {skipped['reason']}")
+        if isinstance(r, Duplicate):
+            click.echo(f"{r.id}: already collected ({r.of})")
+            continue
+        click.echo(f"{r.id}: collected into quarantine/ ({r.kind}, {r.size} bytes)")
+        for skipped in r.skipped:
+            click.echo(f"  left out {skipped}")
     click.echo(
         "Nothing in quarantine/ is shown to an agent; `tether ingest release ID` "
         "moves an entry to incoming/."
@@ -80,10 +84,10 @@ def release_cmd(root: str | None, ids: tuple[str, ...], as_json: bool) -> None:
     _, queue = _queue(root)
     results = queue.release(list(ids))
     if as_json:
-        _print(results)
+        _print([r.as_dict() for r in results])
         return
     for r in results:
-        click.echo(f"{r['id']}: released to incoming/")
+        click.echo(f"{r.id}: released to incoming/")
 
 
 @ingest.command("status")
@@ -91,7 +95,7 @@ def release_cmd(root: str | None, ids: tuple[str, ...], as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def status_cmd(root: str | None, as_json: bool) -> None:
     """Entries in quarantine, waiting in incoming, and claimed by runs."""
-    from tether.ingest.queue import quarantine_view
+    from tether.ingest.intake import quarantine_view
 
     _, queue = _queue(root)
     quarantine = quarantine_view([e.id for e in queue.quarantined()])
@@ -175,7 +179,7 @@ def continue_here_cmd(session_id: str | None) -> None:
         raise SessionRefusedError(str(exc)) from None
     click.echo(
         f"Going on in this context, as asked: the next run counts under the new session "
-        f"id {record['session_id']} (follows {record['previous_session_id']})."
+        f"id {record.session_id} (follows {record.previous_session_id})."
     )
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tether.ingest.entry import Entry
 from tether.ingest.manifest import BUNDLE
-from tether.ingest.queue import Entry
 from tether.wiki.layout import Wiki
 
 RECOMMENDATION = (

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from tether.fs import lock_file
+from tether.ingest.entry import Entry, IngestRefusedError
 from tether.ingest.instructions import ingest_instructions
 from tether.ingest.manifest import NEEDS_HUMAN_EXIT, dialog_reasons
-from tether.ingest.queue import Entry, IngestRefusedError, Queue
+from tether.ingest.queue import Queue
 from tether.wiki.layout import Wiki
 
 RUN_LOCK = ".run.lock"

@@ -50,8 +50,7 @@ def acknowledged_at(home: Path, channel: dict[str, Any]) -> float | None:
     ack = read_ack(home, request_id)
     if ack is None:
         return None
-    at = ack.get("delivered_at")
-    return float(at) if isinstance(at, int | float) else 0.0
+    return 0.0 if ack.delivered_at is None else ack.delivered_at
 
 
 def settle(

@@ -153,7 +153,25 @@ def write_request(home: Path, endpoint_key: str, request_id: str, text: str, at:
     return path
 
 
-def take_request(home: Path, endpoint_key: str) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class WakeRequest:
+    """A wake the daemon asks an endpoint to start: ``requests/<endpoint>.json``."""
+
+    id: str | None  # names the acknowledgement (None: a request that wants none)
+    text: str  # the message the turn starts with
+    at: float | None  # when it was asked (epoch seconds)
+
+
+@dataclass(frozen=True)
+class Ack:
+    """An endpoint's acknowledgement of a request: ``acks/<id>.json``."""
+
+    id: str | None
+    delivered_at: float | None  # epoch seconds; None when the file does not say
+    how: str | None  # e.g. "asyncRewake exit 2"
+
+
+def take_request(home: Path, endpoint_key: str) -> WakeRequest | None:
     """Claim this endpoint's pending request (rename, then read); None when there is none."""
     path = request_path(home, endpoint_key)
     claimed = path.with_suffix(f".taken-{os.getpid()}")
@@ -168,7 +186,9 @@ def take_request(home: Path, endpoint_key: str) -> dict[str, Any] | None:
     finally:
         with contextlib.suppress(OSError):
             claimed.unlink()
-    return data if isinstance(data, dict) and isinstance(data.get("text"), str) else None
+    if not isinstance(data, dict) or not isinstance(data.get("text"), str):
+        return None
+    return WakeRequest(_text(data.get("id")), data["text"], _number(data.get("at")))
 
 
 def withdraw_request(home: Path, endpoint_key: str) -> bool:
@@ -190,9 +210,11 @@ def write_ack(home: Path, request_id: str, how: str, at: float) -> None:
     atomic_write_json(path, {"id": request_id, "delivered_at": at, "how": how})
 
 
-def read_ack(home: Path, request_id: str) -> dict[str, Any] | None:
+def read_ack(home: Path, request_id: str) -> Ack | None:
     try:
         data = json.loads((acks_dir(home) / f"{request_id}.json").read_text("utf-8"))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None
+    return Ack(_text(data.get("id")), _number(data.get("delivered_at")), _text(data.get("how")))

@@ -100,9 +100,9 @@ def wait_for_wake(
         while now() < deadline:
             request = take_request(home, key)
             if request is not None:
-                (write or sys.stderr.write)(str(request["text"]) + "\n")
-                if isinstance(request.get("id"), str):
-                    write_ack(home, request["id"], "asyncRewake exit 2", now())
+                (write or sys.stderr.write)(request.text + "\n")
+                if request.id is not None:
+                    write_ack(home, request.id, "asyncRewake exit 2", now())
                 return EXIT_WAKE
             if not _alive(agent) or _superseded(home, pid, agent, session, registered):
                 return 0

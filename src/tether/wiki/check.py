@@ -20,6 +20,7 @@ from tether.errors import PathEscapeError
 from tether.fs import resolve_inside
 from tether.wiki.index import Index
 from tether.wiki.layout import RAW_DIR, is_page, unsafe_id
+from tether.wiki.page import Fact
 from tether.wiki.records import describe_size
 from tether.wiki.stale import stale_pages
 
@@ -106,13 +107,12 @@ def check(
             )
         )
     seen_ids: dict[str, str] = {}
-    details = {r.path: index.details(r.path) for r in rows}
+    details = {r.path: d for r in rows if (d := index.details(r.path)) is not None}
+    rows = [r for r in rows if r.path in details]
     for r in rows:
-        for line, message in details[r.path]["problems"]:
-            out.append(Finding(rel(r.path), line, "front-matter", message))
-        declared = index.conn.execute(
-            "SELECT declared_id FROM pages WHERE path = ?", (r.path,)
-        ).fetchone()[0]
+        for problem in details[r.path].problems:
+            out.append(Finding(rel(r.path), problem.line, "front-matter", problem.message))
+        declared = details[r.path].declared_id
         why = unsafe_id(declared) if declared else None
         if why is not None:
             out.append(
@@ -139,7 +139,7 @@ def check(
     skipped: list[str] = []
     if provenance and "provenance" not in skip:
         for r in rows:
-            out.extend(_provenance(index, r.path, r.sources, details[r.path]["facts"]))
+            out.extend(_provenance(index, r.path, r.sources, details[r.path].facts))
     elif not provenance:
         skipped.append(f"provenance: no {RAW_DIR}/ folder, so this is not a tether wiki")
     inbound: dict[str, int] = defaultdict(int)
@@ -169,7 +169,7 @@ def check(
             inbound[edge.dst] += 1
         if edge.heading and not edge.heading.startswith("^") and edge.dst in details:
             wanted = _heading_key(edge.heading.split("#")[-1])
-            have = {_heading_key(h) for h in details[edge.dst]["headings"]}
+            have = {_heading_key(h) for h in details[edge.dst].headings}
             if wanted not in have:
                 warnings.append(
                     Finding(
@@ -232,7 +232,7 @@ def _front_key_line(file: Path, key: str) -> int:
 
 
 def _provenance(
-    index: Index, path: str, sources: tuple[str, ...], facts: list[list[object]]
+    index: Index, path: str, sources: tuple[str, ...], facts: tuple[Fact, ...]
 ) -> list[Finding]:
     wiki = index.wiki
     where = wiki.root_relative(path)
@@ -257,10 +257,9 @@ def _provenance(
                 Finding(where, _line_of(file, name), "missing-source", f"source {name!r} {why}")
             )
     listed = {_norm(s) for s in sources}
-    for line, _text, _category, cited in facts:
-        assert isinstance(line, int) and isinstance(cited, list)
-        for name in cited:
-            name = str(name)
+    for fact in facts:
+        line = fact.line
+        for name in fact.sources:
             found = _source_file(wiki.raw_dir, name)
             if found is None or not found.is_file():
                 why = "is outside raw/" if found is None else f"is not in {RAW_DIR}/"

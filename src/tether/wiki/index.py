@@ -18,7 +18,6 @@ import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 from tether.errors import UsageError
 from tether.wiki.freshness import refresh
@@ -26,15 +25,18 @@ from tether.wiki.layout import Wiki, clean_page_name, page_path_forms
 from tether.wiki.links import Resolver
 from tether.wiki.records import (
     COLS,
+    DETAIL_COLS,
     MAX_PAGE_BYTES,
     SCHEMA,
     SCHEMA_VERSION,
     TABLES,
     Edge,
     Hit,
+    PageDetails,
     PageRow,
     SkippedPage,
     UpdateStats,
+    page_details,
     page_row,
 )
 from tether.wiki.store import ProgressFn, generation
@@ -421,20 +423,10 @@ class Index:
             )
         return out
 
-    def details(self, path: str) -> dict[str, Any]:
-        """The stored parse of one page: facts, headings, block ids, problems, body line."""
+    def details(self, path: str) -> PageDetails | None:
+        """The stored parse of one page (None: the index holds no such page)."""
         r = self.conn.execute(
-            "SELECT facts, headings, block_ids, problems, body_line, words FROM pages"
-            " WHERE path = ?",
+            f"SELECT {DETAIL_COLS} FROM pages WHERE path = ?",  # noqa: S608 - constant columns
             (path,),
         ).fetchone()
-        if r is None:
-            return {}
-        return {
-            "facts": json.loads(r[0]),
-            "headings": json.loads(r[1]),
-            "block_ids": json.loads(r[2]),
-            "problems": json.loads(r[3]),
-            "body_line": r[4],
-            "words": r[5],
-        }
+        return None if r is None else page_details(r)

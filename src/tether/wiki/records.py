@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from tether.wiki.page import Fact, Problem
+
 if TYPE_CHECKING:
     from tether.wiki.page import Page
 
@@ -92,6 +94,36 @@ class PageRow:
 class Hit:
     page: PageRow
     score: float  # higher is better (negated bm25)
+
+
+@dataclass(frozen=True)
+class PageDetails:
+    """The stored parse of one page beyond its row: what the checks read."""
+
+    declared_id: str | None  # the front matter's ``id``, as written
+    facts: tuple[Fact, ...]
+    headings: tuple[str, ...]
+    block_ids: tuple[str, ...]
+    problems: tuple[Problem, ...]
+    body_line: int  # the file line the body starts on (1-based)
+    words: int
+
+
+# The columns of a PageDetails, in order.
+DETAIL_COLS = "declared_id, facts, headings, block_ids, problems, body_line, words"
+
+
+def page_details(r: Sequence[Any]) -> PageDetails:
+    """A PageDetails from the ``DETAIL_COLS`` of a ``pages`` row."""
+    return PageDetails(
+        declared_id=r[0],
+        facts=tuple(Fact(f[0], f[1], f[2], tuple(f[3])) for f in json.loads(r[1])),
+        headings=tuple(json.loads(r[2])),
+        block_ids=tuple(json.loads(r[3])),
+        problems=tuple(Problem(line, message) for line, message in json.loads(r[4])),
+        body_line=r[5],
+        words=r[6],
+    )
 
 
 @dataclass

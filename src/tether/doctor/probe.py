@@ -70,8 +70,8 @@ def _gate_decisions(home: Path) -> tuple[int, int]:
         events = read_events(home)
     except Exception:  # an unreadable probe db holds no decisions
         return 0, 0
-    allowed = sum(1 for e in events if e["decision"] == "allow" and e["tool_use_id"] is not None)
-    refused = sum(1 for e in events if e["decision"] == "deny")
+    allowed = sum(1 for e in events if e.decision == "allow" and e.tool_use_id is not None)
+    refused = sum(1 for e in events if e.decision == "deny")
     return allowed, refused
 
 

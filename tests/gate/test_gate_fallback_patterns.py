@@ -44,6 +44,7 @@ AGENT = r"""
 import json, os, shlex, subprocess, sys
 
 gate, pattern, calls, payload_file = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+side_by_side = int(sys.argv[5]) if len(sys.argv) > 5 else 1
 py = sys.executable
 template = json.load(open(payload_file))
 hook = [gate, "hook", "--harness", "claude-code"]
@@ -55,11 +56,14 @@ def wrapper(how):
     if how == "setsid":
         lines.append("os.setsid()")
     extra = {"new-group": ", process_group=0", "new-session": ", start_new_session=True"}
-    lines.append(f"sys.exit(subprocess.call({hook!r}{extra.get(how, '')}))")
+    lines.append(f"code = subprocess.call({hook!r}{extra.get(how, '')})")
+    if side_by_side > 1:  # stay until the calls made beside this one have been counted
+        lines.append("import time; time.sleep(1)")
+    lines.append("sys.exit(code)")
     return "; ".join(lines)
 
 
-def one_call(index):
+def start_call(index):
     payload = dict(template, tool_use_id=f"toolu_fallback_{os.getpid()}_{index}")
     payload.pop("session_id")
     data = json.dumps(payload)
@@ -81,12 +85,22 @@ def one_call(index):
         argv, stdin = ["bash", "-c", f"set -m; '{py}' -c \"{code}\""], data
     else:
         raise SystemExit(f"unknown pattern {pattern}")
-    done = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=60)
-    answer = done.stdout.strip()
-    return {"code": done.returncode, "answer": json.loads(answer) if answer else None}
+    started = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    return started, stdin
 
 
-results = [one_call(index) for index in range(calls)]
+def finish(started, stdin):
+    out, _ = started.communicate(stdin, timeout=60)
+    answer = out.strip()
+    return {"code": started.returncode, "answer": json.loads(answer) if answer else None}
+
+
+# The first `side_by_side` calls run at the same time (as parallel tool calls do).
+first = [start_call(index) for index in range(side_by_side)]
+results = [finish(*call) for call in first]
+results += [finish(*start_call(index)) for index in range(side_by_side, calls)]
 print(json.dumps({"pid": os.getpid(), "results": results}))
 """
 
@@ -108,6 +122,7 @@ def _run_agent(
     *,
     leader: bool,
     calls: int = CALLS,
+    side_by_side: int = 1,
 ) -> dict[str, Any]:
     folder = tmp_path / "agentbin"
     folder.mkdir(exist_ok=True)
@@ -115,7 +130,7 @@ def _run_agent(
     agent.write_text(AGENT)
     payload = tmp_path / "payload.json"
     payload.write_text(json.dumps(load_payload("claude-code", "PreToolUse")))
-    argv = [sys.executable, str(agent), gate, pattern, str(calls), str(payload)]
+    argv = [sys.executable, str(agent), gate, pattern, str(calls), str(payload), str(side_by_side)]
     done = subprocess.run(
         detached(argv, new_session=leader),
         capture_output=True,
@@ -186,6 +201,19 @@ def test_a_named_agent_counts_under_itself(
     assert used == CALLS
     sources = query(tether_home, "SELECT DISTINCT id_source FROM events")
     assert sources == [("process:agent",)]
+
+
+@pytest.mark.parametrize("pattern", ["setsid", "new-group"])
+def test_first_calls_made_side_by_side_count_in_one_session(
+    tether_home: Path, env_for: Any, gate_exe: str, tmp_path: Path, pattern: str
+) -> None:
+    # Three wrappers run at once for the agent's first calls: each is a first call
+    # of its own until the next call proves the agent outlives them all.
+    result = _run_agent(tmp_path, gate_exe, pattern, env_for(), leader=False, side_by_side=3)
+    assert _denials(result) == []
+    assert query(tether_home, "SELECT calls_used FROM sessions") == [(CALLS,)]
+    sessions = query(tether_home, "SELECT DISTINCT session_id FROM events")
+    assert len(sessions) == 1
 
 
 @pytest.mark.parametrize("pattern", ["setsid", "job-control"])

@@ -18,7 +18,9 @@ call, with the long-lived candidates above it, and decides:
    with as many candidates below it now as then (the earlier ones all gone,
    this call's all started after that call): the earlier process was one
    call's wrapper and the candidate is the agent. The candidate becomes an
-   anchor and counts the earlier call's session on (a ``contexts`` row);
+   anchor and counts the earlier call's session on (a ``contexts`` row); the
+   sessions of other first calls it outlived the same way (made side by side)
+   are folded into that one;
 4. an earlier first call's process in the same place (same kind, same
    candidates above it) has died and this call's process started after that
    call, with no anchor to be found: every call brings a new process and
@@ -131,17 +133,22 @@ def _settle(
     ).fetchall()
     position = {key: index for index, key in enumerate(above_keys)}
     replaced = False
+    anchor: str | None = None
+    outlived: list[str] = []  # the first calls' processes it outlived, newest first
     for first_key, why, above_text, at_ticks in firsts:
         since = int(at_ticks)
         if why != walk.why or walk.pick.start_ticks <= since or _alive(str(first_key)):
             continue  # this call's process was there at that call, or that one lives on
         recorded = str(above_text).split("\n") if above_text else []
         match = _outlived(walk, recorded, position, since) if runs_gate else None
-        if match is not None:
-            if record:
-                _anchor(conn, match, str(first_key), now)
-            return Resolved(match, "process:anchor"), True
+        if match is not None and anchor in (None, match):
+            anchor = match
+            outlived.append(str(first_key))
         replaced = replaced or recorded == above_keys
+    if anchor is not None:
+        if record:
+            _anchor(conn, anchor, outlived, now)
+        return Resolved(anchor, "process:anchor"), True
     if record:
         _remember_first(conn, pick_key, walk.why, above_keys, now)
     if replaced:
@@ -167,20 +174,48 @@ def _outlived(walk: Walk, recorded: list[str], position: dict[str, int], since: 
     return None
 
 
-def _anchor(conn: sqlite3.Connection, key: str, first_key: str, now: float) -> None:
-    """``key`` outlived ``first_key``'s call: it counts that call's session on."""
+def _anchor(conn: sqlite3.Connection, key: str, first_keys: list[str], now: float) -> None:
+    """``key`` outlived the calls of ``first_keys``: it counts the newest one's session
+    on. The sessions of the others (first calls made side by side) are folded into it,
+    so that no call of theirs is lost."""
+    session = _session_of(conn, first_keys[0])
     conn.execute(
         "INSERT INTO contexts (context_key, session_id, since) VALUES (?, ?, ?) "
         "ON CONFLICT (context_key) DO NOTHING",
-        (key, _session_of(conn, first_key), now),
+        (key, session, now),
     )
+    for other in first_keys[1:]:
+        if _session_of(conn, other) == other != session:
+            _fold(conn, other, session, now)
     conn.execute(
         "INSERT INTO fallback_processes (process_key, state, why, above, at_ticks, at) "
         "VALUES (?, ?, '', '', 0, ?) "
         "ON CONFLICT (process_key) DO UPDATE SET state = excluded.state",
         (key, ANCHOR, now),
     )
-    conn.execute("DELETE FROM fallback_processes WHERE process_key = ?", (first_key,))
+    for first_key in first_keys:
+        conn.execute("DELETE FROM fallback_processes WHERE process_key = ?", (first_key,))
+
+
+def _fold(conn: sqlite3.Connection, other: str, session: str, now: float) -> None:
+    """Session ``other`` (one wrapper's first call) becomes part of ``session``."""
+    row = conn.execute(
+        "SELECT calls_used, batches FROM sessions WHERE session_id = ?", (other,)
+    ).fetchone()
+    if row is not None:
+        conn.execute(
+            "UPDATE sessions SET calls_used = calls_used + ?, batches = batches + ?, "
+            "locked = CASE WHEN calls_used + ? >= call_budget THEN 1 ELSE locked END, "
+            "updated_at = ? WHERE session_id = ?",
+            (row[0], row[1], row[0], now, session),
+        )
+        conn.execute("DELETE FROM sessions WHERE session_id = ?", (other,))
+    conn.execute("UPDATE events SET session_id = ? WHERE session_id = ?", (session, other))
+    conn.execute(
+        "INSERT INTO contexts (context_key, session_id, since) VALUES (?, ?, ?) "
+        "ON CONFLICT (context_key) DO UPDATE SET session_id = excluded.session_id",
+        (other, session, now),
+    )
 
 
 def _remember_first(

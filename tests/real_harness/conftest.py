@@ -24,7 +24,7 @@ from tether.events.accounting import Ledger, count
 from tether.events.counting import merge_session
 from tether.events.lines import iter_lines
 from tether.harnesses import get_harness
-from tether.harnesses.base import Harness, RunSpec
+from tether.harnesses.base import Harness, RunSpec, ToolAllowance
 from tether.testing.model_server import (
     ClientSetup,
     LogSummary,
@@ -32,6 +32,7 @@ from tether.testing.model_server import (
     RequestRecord,
     client_setup,
 )
+from tether.testing.model_server.scenario import Scenario
 
 PROMPT = "Run the scripted steps."
 RUN_TIMEOUT = 300.0
@@ -94,20 +95,24 @@ def run_cli(
     root: Path,
     extra_args: Sequence[str] = (),
     extra_env: Mapping[str, str] | None = None,
+    allow: ToolAllowance | None = None,
 ) -> AgentRun:
     """Run ``harness``'s real CLI headless against ``server`` until it exits.
 
     ``extra_args`` go after the offline setup's own flags (hooks, extensions);
-    ``extra_env`` is laid over the CLI's environment."""
+    ``extra_env`` is laid over the CLI's environment; ``allow`` is the run's
+    tool allow-list (``RunSpec.allow``)."""
     adapter = load_adapter(harness)
     exe = find_cli(adapter)
     setup = client_setup(harness, root / "home", server.port)
     work = root / "work"
     work.mkdir(parents=True, exist_ok=True)
-    args = (*setup.extra_args, *extra_args)
-    spec = RunSpec(prompt=PROMPT, model=setup.model, extra_args=args, cwd=work)
+    # a run with its own allow-list gets no blanket grant from the offline setup
+    setup_args = setup.extra_args if allow is None else setup.args_without_permissions
+    args = (*setup_args, *extra_args)
+    spec = RunSpec(prompt=PROMPT, model=setup.model, extra_args=args, cwd=work, allow=allow)
     argv = adapter.build_command(spec)
-    argv[0] = str(exe)
+    argv[argv.index(adapter.executable)] = str(exe)  # Vibe's argv may start with `env VAR=…`
     node_dir = Path(shutil.which("node") or "/usr/bin/node").parent
     env = {
         "PATH": f"{node_dir}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -143,7 +148,7 @@ def model_server() -> Iterator[Callable[..., ModelServer]]:
     """Start scripted model servers on 127.0.0.1, port 0; stopped after the test."""
     started: list[ModelServer] = []
 
-    def start(scenario: str = "five-steps", think: float = 0.0) -> ModelServer:
+    def start(scenario: str | Scenario = "five-steps", think: float = 0.0) -> ModelServer:
         server = ModelServer(scenario, think=think).start()
         started.append(server)
         return server
@@ -167,21 +172,23 @@ def agent_cli() -> Callable[[str], tuple[Harness, Path]]:
 
 @pytest.fixture
 def run_agent(model_server: Callable[..., ModelServer], tmp_path: Path) -> Callable[..., AgentRun]:
-    """``run_agent(harness, scenario, think=0.0, extra_args=(), extra_env=None)``: a
+    """``run_agent(harness, scenario, think=0.0, extra_args=(), extra_env=None, allow=None)``: a
     fresh server, HOME and work dir, the real CLI run to its end, both sides of
     the count."""
     runs = 0
 
     def run(
         harness: str,
-        scenario: str,
+        scenario: str | Scenario,
         think: float = 0.0,
         extra_args: Sequence[str] = (),
         extra_env: Mapping[str, str] | None = None,
+        allow: ToolAllowance | None = None,
     ) -> AgentRun:
         nonlocal runs
         runs += 1
         root = tmp_path / f"agent-{runs}"
-        return run_cli(harness, model_server(scenario, think), root, extra_args, extra_env)
+        server = model_server(scenario, think)
+        return run_cli(harness, server, root, extra_args, extra_env, allow)
 
     return run

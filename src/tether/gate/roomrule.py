@@ -28,6 +28,10 @@ READS_FILE = "reads.jsonl"
 CONCLUSION_FILE = "conclusion.md"
 REFUSED_TOOL = "refused-tool"  # the outcome tether.room.state names too
 
+# The tether commands a room's agent may run: ``tether wiki read ID`` and
+# ``tether room conclude FILE|-``. The harnesses' own allow-lists (a second belt,
+# ``tether.room.room.room_allowance``) are made from this one list.
+ROOM_COMMANDS: tuple[tuple[str, str], ...] = (("wiki", "read"), ("room", "conclude"))
 SHELL_TOOLS = frozenset(
     {"bash", "shell", "exec_command", "local_shell", "run_shell_command", "shell_command"}
 )
@@ -105,7 +109,7 @@ def allowed_command(command: str) -> bool:
         return _heredoc_conclude(command)
     if len(words) != 4 or not _is_tether(words[0]):
         return False
-    return words[1:3] in (["wiki", "read"], ["room", "conclude"])
+    return tuple(words[1:3]) in ROOM_COMMANDS
 
 
 def _allowed(tool: str, tool_input: dict[str, Any], room_dir: str) -> bool:

@@ -21,6 +21,21 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True)
+class ToolAllowance:
+    """The only tool calls a run may make, for the harness's own allow-list.
+
+    A second belt behind the gate (a room's run: ``tether.room.room``): each
+    adapter turns it into its CLI's own flags, as far as that CLI can say it
+    (docs/how-to/room.md lists what each harness enforces).
+    """
+
+    # argv prefixes a shell call may start with, e.g. ("tether", "wiki", "read")
+    commands: tuple[tuple[str, ...], ...]
+    # the one file the harness's write tool may write (None: no write tool)
+    write_file: Path | None = None
+
+
+@dataclass(frozen=True)
 class RunSpec:
     """What a supervised run asks of a harness."""
 
@@ -40,6 +55,8 @@ class RunSpec:
     settings_path: Path | None = None
     cwd: Path | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    # Only these tool calls, by the harness's own allow-list (None: the harness's defaults).
+    allow: ToolAllowance | None = None
 
 
 @runtime_checkable

@@ -10,6 +10,7 @@ counted live once per message for token budgets, then replaced by the totals).
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -30,7 +31,13 @@ from tether.events.model import (
     Usage,
     unknown,
 )
-from tether.harnesses.base import IterationSource, RunSpec, decode_line, home_dir
+from tether.harnesses.base import (
+    IterationSource,
+    RunSpec,
+    ToolAllowance,
+    decode_line,
+    home_dir,
+)
 
 
 class _Block(msgspec.Struct):
@@ -99,6 +106,8 @@ class ClaudeCodeHarness:
         if spec.max_cost_usd is not None:
             argv += ["--max-budget-usd", f"{spec.max_cost_usd:g}"]
         argv += list(spec.extra_args)
+        if spec.allow is not None:
+            argv += allow_args(spec.allow)
         return argv
 
     def parse_line(self, line: bytes) -> list[AnyEvent]:
@@ -126,6 +135,29 @@ class ClaudeCodeHarness:
         root = Path(config) if config else home_dir(env) / ".claude"
         cwd = env.get("PWD") or str(Path.cwd())
         return root / "projects" / re.sub(r"[^A-Za-z0-9]", "-", cwd) / f"{session_id}.jsonl"
+
+
+def allow_args(allow: ToolAllowance) -> list[str]:
+    """Claude Code's own allow-list for ``allow``: only Bash (and Write for one file) exist,
+    ``dontAsk`` denies every call no rule allows, each command is a ``Bash(prefix:*)`` rule
+    (Claude Code splits ``&&``, ``;`` and pipes, so a chained command matches no prefix).
+
+    Placed after the profile's flags, so its ``--permission-mode`` is the one that holds;
+    a profile that allows ``Bash`` wholesale or skips permissions widens it again.
+    """
+    tools = ["Bash", "TodoWrite"]
+    rules = [f"Bash({shlex.join(prefix)}:*)" for prefix in allow.commands]
+    if allow.write_file is not None:
+        tools.append("Write")
+        rules.append(f"Edit(/{allow.write_file})")  # //abs: an absolute path; Edit covers Write
+    return [
+        "--tools",
+        ",".join(tools),
+        "--permission-mode",
+        "dontAsk",
+        "--allowedTools",
+        *rules,
+    ]
 
 
 def _assistant(obj: _Line) -> list[AnyEvent]:

@@ -143,6 +143,9 @@ class CodexHarness:
         if spec.settings_path is not None:
             argv += ["--profile", _profile_name(spec.settings_path)]
         argv += list(spec.extra_args)
+        # ``spec.allow`` adds nothing: ``codex exec`` has no allow-list of tools or
+        # commands (its exec-policy rules forbid only the prefixes they name), so a
+        # room's agent on Codex has the gate alone (docs/how-to/room.md).
         # "--" keeps a prompt such as "resume" or "-x" from being read as a
         # subcommand or a flag (checked against codex-cli 0.171.0).
         argv += ["--", spec.prompt]

@@ -13,6 +13,7 @@ two thirds of a run). The envelope keeps ``data`` as undecoded
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -35,7 +36,7 @@ from tether.events.model import (
     Usage,
     unknown,
 )
-from tether.harnesses.base import IterationSource, RunSpec, decode_line, home_dir
+from tether.harnesses.base import IterationSource, RunSpec, ToolAllowance, decode_line, home_dir
 
 
 class _Line(msgspec.Struct):
@@ -167,6 +168,8 @@ class CopilotHarness:
                 path=str(spec.settings_path),
             )
         argv += list(spec.extra_args)
+        if spec.allow is not None:
+            argv += allow_args(spec.allow)
         return argv
 
     def parse_line(self, line: bytes) -> list[AnyEvent]:
@@ -190,6 +193,25 @@ class CopilotHarness:
         config = env.get("COPILOT_HOME")
         root = Path(config) if config else home_dir(env) / ".copilot"
         return root / "session-state" / session_id / "events.jsonl"
+
+
+def allow_args(allow: ToolAllowance) -> list[str]:
+    """Copilot's own allow-list for ``allow``: only its shell (and file-creating) tool is
+    available, a ``shell(program:*)`` rule per program (Copilot matches a command's stem,
+    not its subcommands: every ``tether …`` passes it), the one file a ``write(path)``
+    rule; ``-p`` without ``--allow-all-tools`` denies every call no rule allows, except
+    the read-only commands Copilot approves by itself on paths under its working folder
+    (``--disallow-temp-dir`` takes the temp folder out of those). A profile with
+    ``--allow-all-tools`` (``--allow-all``, ``--yolo``) widens it again.
+    """
+    tools = ["bash"]
+    # Copilot matches a shell rule on the command's stem (its program) only.
+    programs = dict.fromkeys(prefix[0] for prefix in allow.commands if prefix)
+    args = [f"--allow-tool=shell({shlex.quote(program)}:*)" for program in programs]
+    if allow.write_file is not None:
+        tools.append("create")
+        args.append(f"--allow-tool=write({allow.write_file})")
+    return [f"--available-tools={','.join(tools)}", "--disallow-temp-dir", *args]
 
 
 def _typed(kind: str | None, obj: _Line, line: bytes) -> list[AnyEvent]:

@@ -34,7 +34,16 @@ from tether.events.model import (
     Usage,
     unknown,
 )
-from tether.harnesses.base import IterationSource, RunSpec, decode_line, home_dir
+from tether.harnesses.base import IterationSource, RunSpec, ToolAllowance, decode_line, home_dir
+
+
+def allow_args(allow: ToolAllowance) -> list[str]:
+    """Pi's own allow-list for ``allow``: ``--tools`` keeps only ``bash`` (and ``write``).
+
+    Pi's allow-list names whole tools: it cannot narrow ``bash`` to some commands
+    nor ``write`` to one file; the gate's extension does that.
+    """
+    return ["--tools", "bash,write" if allow.write_file is not None else "bash"]
 
 
 class _Line(msgspec.Struct):
@@ -136,6 +145,8 @@ class PiHarness:
                 )
             argv += ["--extension", str(spec.settings_path)]
         argv += list(spec.extra_args)
+        if spec.allow is not None:
+            argv += allow_args(spec.allow)
         argv.append(_message_arg(spec.prompt))
         return argv
 

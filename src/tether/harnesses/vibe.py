@@ -54,7 +54,7 @@ from tether.events.model import (
     Usage,
     unknown,
 )
-from tether.harnesses.base import IterationSource, RunSpec, decode_line
+from tether.harnesses.base import IterationSource, RunSpec, ToolAllowance, decode_line
 from tether.harnesses.vibe_prices import HOME_ENV, MODEL_ENV, VibePrices, resolve_prices, vibe_home
 
 EFFECT_PREFIX = "effect-"
@@ -162,6 +162,28 @@ _JOURNAL_RECORDS = frozenset(
 _FAILED_STATUSES = frozenset({"failed", "skipped", "cancelled", "error"})
 
 
+def allow_assignment(allow: ToolAllowance) -> str:
+    """Vibe's bash allow-list for ``allow``, as the ``VIBE_TOOLS`` config variable: only
+    these command prefixes run without asking (Vibe's default list also lets read-only
+    commands such as ``cat`` and ``grep`` through; this one replaces it)."""
+    import json
+    import shlex
+
+    prefixes = [shlex.join(prefix) for prefix in allow.commands]
+    return f"VIBE_TOOLS={json.dumps({'bash': {'allowlist': prefixes}})}"
+
+
+def allow_args(allow: ToolAllowance) -> list[str]:
+    """Vibe's own tool filter for ``allow``: in ``-p`` only the enabled tools exist.
+
+    ``write_file`` stays only to write the conclusion; Vibe cannot narrow it to
+    one file (it asks first, and ``-p`` without ``--auto-approve`` has nobody to
+    ask). A profile with ``--auto-approve`` (``--yolo``) approves every call.
+    """
+    tools = ["bash", *(["write_file"] if allow.write_file is not None else [])]
+    return [arg for tool in tools for arg in ("--enabled-tools", tool)]
+
+
 class VibeHarness:
     name: ClassVar[str] = "vibe"
     executable: ClassVar[str] = "vibe"
@@ -220,6 +242,8 @@ class VibeHarness:
             # A per-run VIBE_HOME whose hooks.toml holds the run's hooks
             # (tether.runs.vibe_home lays it over the user's own).
             assignments.append(f"{HOME_ENV}={spec.settings_path.parent}")
+        if spec.allow is not None:
+            assignments.append(allow_assignment(spec.allow))
         # ``env`` sets them for the one process and then execs vibe in place.
         argv: list[str] = ["env", *assignments] if assignments else []
         prompt = " " + spec.prompt if spec.prompt.startswith("-") else spec.prompt
@@ -234,6 +258,8 @@ class VibeHarness:
             limit = math.ceil(spec.time_limit_seconds + TIME_LIMIT_SLACK_SECONDS)
             argv += ["--time-limit", str(limit)]
         argv += list(spec.extra_args)
+        if spec.allow is not None:
+            argv += allow_args(spec.allow)
         return argv
 
     def parse_line(self, line: bytes) -> list[AnyEvent]:

@@ -41,8 +41,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from tether.fs import atomic_write_json, lock_file
-from tether.gate.roomrule import CONCLUSION_FILE, ENV_ROOM_DIR, ENV_ROOM_ID, NESTED_HINT
+from tether.gate.roomrule import (
+    CONCLUSION_FILE,
+    ENV_ROOM_DIR,
+    ENV_ROOM_ID,
+    NESTED_HINT,
+    ROOM_COMMANDS,
+)
 from tether.gate.stamp import stamp_session
+from tether.harnesses.base import ToolAllowance
 from tether.room.brief import Brief
 from tether.room.check import MAX_WORDS, ConclusionCheck, check_conclusion
 from tether.room.locks import LOCK_PREFIX
@@ -265,6 +272,24 @@ def room_prompt(brief: Brief) -> str:
     return "\n".join(lines) + "\n"
 
 
+def room_allowance(folder: Path, env: Mapping[str, str]) -> ToolAllowance:
+    """The room's rule as a harness allow-list: the second belt behind the gate.
+
+    The commands are the room rule's own (``ROOM_COMMANDS``), as ``tether …`` and
+    as the full path of the ``tether`` the room's run finds on its PATH.
+    """
+    import shutil
+
+    programs = ["tether"]
+    found = shutil.which("tether", path=env.get("PATH"))
+    if found is not None and found not in programs:
+        programs.append(found)
+    return ToolAllowance(
+        commands=tuple((program, *command) for program in programs for command in ROOM_COMMANDS),
+        write_file=folder.resolve() / CONCLUSION_FILE,
+    )
+
+
 def finish_room(room: Room, conclusion: str | None) -> tuple[str, ConclusionCheck | None]:
     """Stamp and check the conclusion and decide the status (W04)."""
     if conclusion is None or not conclusion.strip():
@@ -315,6 +340,7 @@ def open_room(
                 unit=f"room:{room_id}",
                 timeout=timeout,
                 cwd=cwd,
+                allow=room_allowance(room.folder, run_env),
             ),
             env=run_env,
         )

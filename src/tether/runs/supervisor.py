@@ -25,7 +25,7 @@ from tether.fs import atomic_write_text
 from tether.gate.runstop import mark_stopping
 from tether.gate.stamp import hostname
 from tether.harnesses import get_harness
-from tether.harnesses.base import Harness, RunSpec, bind
+from tether.harnesses.base import Harness, RunSpec, ToolAllowance, bind
 from tether.run_status import RunStatus
 from tether.runs import worktree
 from tether.runs.budget import Budget, LimitCheck
@@ -58,6 +58,8 @@ class RunRequest:
     cwd: Path | None = None
     # laid over the agent's environment (the loop passes its policy file this way)
     env: Mapping[str, str] = field(default_factory=dict)
+    # only these tool calls, by the harness's own allow-list (a room's second belt)
+    allow: ToolAllowance | None = None
 
 
 class _Cancel:
@@ -203,6 +205,7 @@ def _execute(
         max_cost_usd=budget.cost_usd,
         max_tokens=budget.tokens,
         cwd=cwd,
+        allow=request.allow,
     )
     argv = harness.build_command(spec)
     env = _agent_env(config, profile, run_id, session_id, base_env)

@@ -59,6 +59,13 @@ class ClientSetup:
     extra_args: tuple[str, ...] = ()
     model: str | None = MODEL
     config_files: tuple[Path, ...] = field(default_factory=tuple)
+    # the part of ``extra_args`` that only grants tool permissions (a run with its
+    # own allow-list leaves it out)
+    permission_args: tuple[str, ...] = ()
+
+    @property
+    def args_without_permissions(self) -> tuple[str, ...]:
+        return tuple(a for a in self.extra_args if a not in self.permission_args)
 
 
 def client_setup(harness: str, home: Path, port: int) -> ClientSetup:
@@ -114,7 +121,8 @@ def _claude_code(home: Path, port: int) -> ClientSetup:
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_AUTOUPDATER": "1",
     }
-    return ClientSetup("claude-code", home, env, ("--allowedTools", "Bash"))
+    grant = ("--allowedTools", "Bash")
+    return ClientSetup("claude-code", home, env, grant, permission_args=grant)
 
 
 def _pi(home: Path, port: int) -> ClientSetup:
@@ -143,7 +151,10 @@ def _copilot(home: Path, port: int) -> ClientSetup:
         "COPILOT_MODEL": MODEL,
         "COPILOT_OFFLINE": "true",
     }
-    return ClientSetup("copilot", home, env, ("--allow-all-tools", "--no-ask-user"), model=None)
+    grant = ("--allow-all-tools",)
+    return ClientSetup(
+        "copilot", home, env, (*grant, "--no-ask-user"), model=None, permission_args=grant
+    )
 
 
 def _vibe(home: Path, port: int) -> ClientSetup:
@@ -168,7 +179,13 @@ def _vibe(home: Path, port: int) -> ClientSetup:
     )
     env = {"HOME": str(home), "VIBE_HOME": str(vibe_home), "MOCK_API_KEY": API_KEY}
     return ClientSetup(
-        "vibe", home, env, ("--auto-approve", "--trust"), model=None, config_files=(config,)
+        "vibe",
+        home,
+        env,
+        ("--auto-approve", "--trust"),
+        model=None,
+        config_files=(config,),
+        permission_args=("--auto-approve",),
     )
 
 

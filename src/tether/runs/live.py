@@ -18,10 +18,9 @@ from tether.runs.budget import LimitCheck
 from tether.runs.process import AgentProcess
 from tether.runs.stream import LineBuffer, SessionTail
 
-# How long the loop waits for output before it looks at the deadline and cancel again.
-POLL_SECONDS = 0.25
-# How often a Codex-style session file is re-read while the stream is quiet.
-SESSION_POLL_SECONDS = 0.02
+# How long the loop waits for output before it looks again at the deadline, a
+# cancel, the gate's refusal file and a Codex-style session file.
+POLL_SECONDS = 0.02
 PROGRESS_EVERY_SECONDS = 0.5
 READ_SIZE = 1 << 16
 # How long a harness's session file may take to appear, once the agent has
@@ -82,8 +81,6 @@ class LiveRun:
         lines = LineBuffer()
         out_fd = self.events_out.fileno()
         self.events_out.flush()
-        watching = self.tail is not None or self.gate_refused is not None
-        poll = SESSION_POLL_SECONDS if watching else POLL_SECONDS
         # events.jsonl never grows past its cap: a flooding agent ends as output_limit
         room = self.check.budget.events_max_bytes - self.events_out.tell()
         next_tail_poll = 0.0
@@ -98,7 +95,7 @@ class LiveRun:
                 if self.gate_refused is not None and self.gate_refused():
                     return LiveResult(RunStatus.TOOL_CALL_LIMIT, now, False)
                 chunk: bytes | None = None
-                if sel.select(min(self.deadline - now, poll)):
+                if sel.select(min(self.deadline - now, POLL_SECONDS)):
                     with contextlib.suppress(BlockingIOError):
                         chunk = os.read(fd, READ_SIZE)
                 verdict: RunStatus | None = None
@@ -117,7 +114,7 @@ class LiveRun:
                 elif chunk == b"":
                     verdict = self._take_lines(lines.flush())
                 if self.tail is not None and (chunk == b"" or now >= next_tail_poll):
-                    next_tail_poll = now + SESSION_POLL_SECONDS
+                    next_tail_poll = now + POLL_SECONDS
                     found = self._take(self.tail.poll(self.ledger.session_id))
                     verdict = verdict or found
                     lost = (

@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -60,11 +60,17 @@ class AgentProcess:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pgid, sig)
 
-    def stop(self, grace: float) -> str:
-        """SIGTERM to the group, SIGKILL after ``grace`` seconds. Returns how it ended."""
+    def stop(self, grace: float, signalled: Callable[[], None] | None = None) -> str:
+        """SIGTERM to the group, SIGKILL after ``grace`` seconds. Returns how it ended.
+
+        ``signalled`` runs right after the SIGTERM, before any wait: an agent
+        that obeys is already going while it runs.
+        """
         if not self.group_alive():
             return "exited"
         self.signal_group(signal.SIGTERM)
+        if signalled is not None:
+            signalled()
         if wait_until(lambda: not self.group_alive(), grace):
             return "sigterm"
         self.signal_group(signal.SIGKILL)

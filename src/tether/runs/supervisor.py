@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -30,7 +31,13 @@ from tether.run_status import RunStatus
 from tether.runs import worktree
 from tether.runs.budget import Budget, LimitCheck
 from tether.runs.followup_prompt import compose_prompt
-from tether.runs.gate_setup import gate_verdict, lock_session, stream_format, write_run_hooks
+from tether.runs.gate_setup import (
+    gate_db_held_open,
+    gate_verdict,
+    lock_session,
+    stream_format,
+    write_run_hooks,
+)
 from tether.runs.live import LiveRun
 from tether.runs.outcome import Ending, RunOutcome, finish_run
 from tether.runs.process import AgentProcess, spawn_agent, wait_until
@@ -250,7 +257,7 @@ def _execute(
     cancel = _Cancel()
     timing: dict[str, float] = {}
     t0 = time.monotonic()
-    with cancel.installed():
+    with cancel.installed(), gate_db_held_open(config.home):
         try:
             agent = spawn_agent(
                 argv,
@@ -372,11 +379,14 @@ def _watch(
             # pi's run extension aborts before model request N+1 by itself; a signal
             # now would kill the gate call it is waiting on and let that request out.
             wait_until(lambda: not agent.group_alive(), grace)
+        # The session is locked right after the SIGTERM, before any wait: an agent
+        # that shrugs off SIGTERM gets every further tool call refused by its own
+        # hook until SIGKILL lands, and one that obeys is already going. (Locking
+        # first would open the same window for the former and only delay the latter.)
+        lock = None
         if hooked_session is not None:
-            # Lock the session first: an agent that shrugs off SIGTERM gets every
-            # further tool call refused by its own hook until SIGKILL lands.
-            lock_session(env["TETHER_HOME"], hooked_session)
-        how = agent.stop(grace)
+            lock = partial(lock_session, env["TETHER_HOME"], hooked_session)
+        how = agent.stop(grace, signalled=lock)
         stop = result.limit
         if result.limit_at is not None:
             timing["stop_latency_seconds"] = time.monotonic() - result.limit_at

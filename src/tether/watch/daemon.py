@@ -42,6 +42,7 @@ from tether.watch.wake import (
     Waker,
     compose,
     running_phrase,
+    status_text,
 )
 
 
@@ -87,6 +88,16 @@ class CycleReport:
             "wakes": [w.as_dict() for w in self.wakes],
             "not_counted": [n.as_dict() for n in self.survey.not_counted],
         }
+
+
+@dataclass(frozen=True)
+class HeldStatus:
+    """A wake's tmux status message, held on the orchestrator's pane for the person."""
+
+    tmux: Tmux
+    pane: str
+    text: str
+    since: float  # the wake's time: activity after it clears the message
 
 
 def subagents_dict(survey: Survey) -> dict[str, Any]:
@@ -153,6 +164,8 @@ class Watchdog:
             log=lambda line: self.log(f"wake: {line}"),
         )
         self.stop_event = threading.Event()
+        # per orchestrator: the status message held for the person until it is active again
+        self._held: dict[int, HeldStatus] = {}
 
     def close(self) -> None:
         self.surveyor.close()
@@ -198,6 +211,7 @@ class Watchdog:
         )
         decision.idle_seconds = max(0.0, now - activity.last)
         decision.activity_source = activity.source
+        self._keep_status(orch.id, activity.last if view.alive else None)
         unanswered = settle(self.conn, self.home, orch.id, now, self.settings.ack_timeout)
         if unanswered is not None:
             self.log(f"wake #{unanswered.id}: {_untaken(unanswered)}")
@@ -238,6 +252,33 @@ class Watchdog:
         decision.wake_id = wake.id
         return decision
 
+    def _keep_status(self, orchestrator_id: int, last_activity: float | None) -> None:
+        """Keep the held status message until the orchestrator is active again.
+
+        A key press in the client takes a ``-d 0`` message away; it is shown again
+        each cycle until the orchestrator did something after the wake (the wake was
+        taken up), then taken away. ``None``: the orchestrator is gone, so is its pane.
+        """
+        held = self._held.get(orchestrator_id)
+        if held is None:
+            return
+        if last_activity is None or last_activity > held.since:
+            del self._held[orchestrator_id]
+            if last_activity is not None:
+                held.tmux.clear_message(held.pane)
+                self.log(f"orchestrator {orchestrator_id} is active again: status message cleared")
+            return
+        held.tmux.display_message(held.pane, held.text, hold=True)
+
+    def _hold_status(
+        self, view: OrchestratorView, message: str, delivery: Delivery, now: float
+    ) -> None:
+        shown = any(c.channel == "tmux-status" and c.ok for c in delivery.channels)
+        if shown and view.tmux is not None and view.pane is not None:
+            self._held[view.orchestrator.id] = HeldStatus(
+                view.tmux, view.pane, status_text(message), now
+            )
+
     def _fall_back(
         self, view: OrchestratorView, wake: WakeRecord, now: float, own_permission: bool
     ) -> WakeRecord:
@@ -253,6 +294,7 @@ class Watchdog:
             at=now,
             starts_turn=not own_permission,
         )
+        self._hold_status(view, wake.message, delivery, now)
         extra = tuple({**c.as_dict(), "fallback": True} for c in delivery.channels)
         done = replace(
             wake, channels=wake.channels + extra, delivered=wake.delivered or delivery.delivered
@@ -294,6 +336,7 @@ class Watchdog:
             starts_turn=not own_permission,
             deaf=deaf_endpoints(self.conn, view.orchestrator.id) if view.endpoints else (),
         )
+        self._hold_status(view, message, delivery, now)
         return self._finish(claimed, delivery)
 
     def _human_only(self, running: list[SubagentView], now: float, report: CycleReport) -> Decision:

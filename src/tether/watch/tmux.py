@@ -115,6 +115,10 @@ class Tmux:
         delay = "0" if hold else "8000"
         self._run("display-message", "-t", pane_id, "-d", delay, text, check=False)
 
+    def clear_message(self, pane_id: str) -> None:
+        """Take a held status message away: an empty one that ends after 1 ms replaces it."""
+        self._run("display-message", "-t", pane_id, "-d", "1", "", check=False)
+
     def bell(self, pane_id: str) -> list[str]:
         """Ring the bell of every client attached to the pane's session; their ttys."""
         done = self._run("list-clients", "-t", pane_id, "-F", "#{client_tty}", check=False)

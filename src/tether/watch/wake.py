@@ -39,6 +39,8 @@ from tether.watch.endpoints import Endpoint, write_request
 from tether.watch.subagents import Subagent
 from tether.watch.tmux import Tmux, TmuxError
 
+STATUS_MAX_CHARS = 200  # the tmux status line shows this much of a wake message
+
 COMMAND_TIMEOUT_S = 10.0
 PREFIX = "[tether watch]"
 
@@ -286,8 +288,9 @@ class Waker:
             sys.stderr.flush()
             results.append(ChannelResult("bell", True, "terminal"))
         if tmux is not None and pane is not None:
-            # held until a key is pressed in that client: the person is back
-            tmux.display_message(pane, message[:200], hold=True)
+            # held (-d 0): shown again each cycle until the orchestrator is active again
+            # (tether.watch.daemon), since a key press in that client takes it away
+            tmux.display_message(pane, status_text(message), hold=True)
             results.append(ChannelResult("tmux-status", True, pane))
             rung = tmux.bell(pane)
             if rung:
@@ -298,6 +301,11 @@ class Waker:
         if self.notify_command:
             results.append(self._run_command(message, values, self.notify_command, "notify"))
         return results
+
+
+def status_text(message: str) -> str:
+    """What of a wake message the tmux status line shows."""
+    return message[:STATUS_MAX_CHARS]
 
 
 def desktop_notifier() -> list[str] | None:

@@ -83,8 +83,9 @@ def test_three_entries_three_sequential_runs_one_hold_to_the_user(
     stamp = f"session: {stamp_session(env) or 'unknown'} | tether-ingest@"
     assert [e.id for e in queue.finished()] == ["a.md", "b.md", "c.md"]
     for done_entry in queue.finished():
-        assert list(done_entry.manifest)[-1] == "session_line"
-        assert done_entry.manifest["session_line"].startswith(stamp)
+        assert list(done_entry.manifest.fields)[-1] == "session_line"
+        line = done_entry.manifest.session_line
+        assert line is not None and line.startswith(stamp)
     assert tickets[0].path.read_text().rstrip("\n").splitlines()[-1].startswith(stamp)
     assert sorted(e.id for e in queue.finished()) == ["a.md", "b.md", "c.md"]
     records = [

@@ -14,6 +14,7 @@ from tether.errors import UsageError
 if TYPE_CHECKING:
     from tether.cli.wiki_context import WikiContext
     from tether.ingest.queue import Queue
+    from tether.ingest.unattended import EntryResult
 
 
 def _queue(root: str | None) -> tuple[WikiContext, Queue]:
@@ -100,15 +101,16 @@ def status_cmd(root: str | None, as_json: bool) -> None:
     _, queue = _queue(root)
     quarantine = quarantine_view([e.id for e in queue.quarantined()])
     waiting = [e.id for e in queue.waiting()]
-    claimed = [{"id": e.id, **e.claim()} for e in queue.claims()]
+    claimed = [(e.id, e.claim()) for e in queue.claims()]
     done = len(queue.finished())
     if as_json:
-        _print({"quarantine": quarantine, "waiting": waiting, "claimed": claimed, "done": done})
+        shown = [{"id": entry_id, **c.as_dict()} for entry_id, c in claimed]
+        _print({"quarantine": quarantine, "waiting": waiting, "claimed": shown, "done": done})
         return
     click.echo(f"quarantine ({len(quarantine)}): {', '.join(quarantine) or '-'}")
     click.echo(f"waiting    ({len(waiting)}): {', '.join(waiting) or '-'}")
-    for c in claimed:
-        click.echo(f"claimed    {c['id']} by {c.get('owner', '?')} since {c.get('claimed_at')}")
+    for entry_id, c in claimed:
+        click.echo(f"claimed    {entry_id} by {c.owner or '?'} since {c.claimed_at}")
     click.echo(f"done       {done}")
 
 
@@ -219,18 +221,18 @@ def run_cmd(
     ctx, _ = _queue(root)
     board_root = board_dir or ctx.config.project_root / "tickets"
 
-    def report(result: dict[str, Any]) -> None:
+    def report(result: EntryResult) -> None:
         if as_json:
             return
-        if result["status"] == "user":
+        if result.status == "user":
             click.echo(
-                f"{result['id']}: needs the user -> ticket {result['ticket']} "
-                f"({'; '.join(result['reasons'])})"
+                f"{result.id}: needs the user -> ticket {result.ticket} "
+                f"({'; '.join(result.reasons)})"
             )
-        else:
+        elif result.run is not None:
             click.echo(
-                f"{result['id']}: {result['status']} (run {result['run_id']}, session "
-                f"{result['session_id']})"
+                f"{result.id}: {result.status} (run {result.run.run_id}, session "
+                f"{result.run.session_id})"
             )
 
     results = run_unattended(
@@ -243,11 +245,9 @@ def run_cmd(
         report=report,
     )
     if as_json:
-        _print(results)
+        _print([r.as_dict() for r in results])
     elif not results:
         click.echo("nothing waits in incoming/")
-    failed = [r for r in results if r["status"] not in ("done", "user")]
+    failed = [r for r in results if r.status not in ("done", "user")]
     if failed:
-        raise UsageError(
-            f"{len(failed)} runs did not complete: {', '.join(r['id'] for r in failed)}"
-        )
+        raise UsageError(f"{len(failed)} runs did not complete: {', '.join(r.id for r in failed)}")

@@ -37,6 +37,7 @@ from tether.ingest.listing import QueueFolders
 from tether.ingest.manifest import (
     BUNDLE,
     MANIFEST,
+    Manifest,
     dialog_reasons,
     read_manifest,
     sha256_of,
@@ -55,9 +56,9 @@ class Claims(QueueFolders):
         else waits.
         """
         for entry in self.claims():
-            if entry.claim().get("owner") == owner:
+            if entry.claim().owner == owner:
                 return entry, True
-        ended = [e for e in self.finished() if e.claim().get("owner") == owner]
+        ended = [e for e in self.finished() if e.claim().owner == owner]
         if ended:
             raise IngestRefusedError(
                 f"refused: this session already worked on entry {ended[-1].id}; one unit per "
@@ -144,7 +145,7 @@ class Claims(QueueFolders):
         self.raw.mkdir(parents=True, exist_ok=True)
         target = self.raw / entry.name
         if os.path.lexists(target):
-            if not target.is_symlink() and sha256_of(target)[0] == entry.manifest.get("sha256"):
+            if not target.is_symlink() and sha256_of(target)[0] == entry.manifest.sha256:
                 return target  # already accepted (a resumed claim)
             raise HumanStopError(
                 f"stop: raw/{entry.name} already exists with other content; nothing was "
@@ -167,10 +168,10 @@ class Claims(QueueFolders):
                 raise HumanStopError(
                     f"stop: raw/{entry.name} appeared meanwhile; nothing was overwritten"
                 ) from None
-            known = {s.get("path") for s in entry.manifest.get("skipped") or []}
+            known = entry.manifest.skipped_paths
             new = [s.to_dict() for s in copied.skipped if s.path not in known]
             if new:
-                self.update_manifest(entry, skipped=[*(entry.manifest.get("skipped") or []), *new])
+                self.update_manifest(entry, skipped=[*entry.manifest.skipped(), *new])
         else:
             try:
                 os.link(payload, target, follow_symlinks=False)
@@ -200,7 +201,7 @@ class Claims(QueueFolders):
                 raise UsageError(f"no claimed entry {given!r}; `tether ingest status` shows them")
             entry = Entry(folder.name, folder, read_manifest(folder))
         else:
-            mine = [e for e in self.claims() if e.claim().get("owner") == owner]
+            mine = [e for e in self.claims() if e.claim().owner == owner]
             if not mine:
                 others = ", ".join(e.id for e in self.claims())
                 hint = (
@@ -214,10 +215,11 @@ class Claims(QueueFolders):
         target = self.done / entry.id
         if target.exists():
             target = self.done / f"{entry.id}.{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%f')}"
-        manifest = dict(entry.manifest)
-        manifest["ended_at"] = now_stamp()
-        manifest.pop("session_line", None)  # the stamp is the receipt's last field
-        manifest["session_line"] = stamp(os.environ if env is None else env, "tether-ingest")
+        fields = entry.manifest.as_dict()
+        fields["ended_at"] = now_stamp()
+        fields.pop("session_line", None)  # the stamp is the receipt's last field
+        fields["session_line"] = stamp(os.environ if env is None else env, "tether-ingest")
+        manifest = Manifest.parse(fields)
         write_manifest(entry.folder, manifest)
         entry.folder.rename(target)
         fsync_dir(self.done)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 
 from tether.errors import TetherError
 from tether.exit_codes import ExitCode
-from tether.ingest.manifest import SOURCE
+from tether.ingest.manifest import Manifest
 
 CLAIMED = ".claimed"  # incoming/.claimed/<id>/: taken by one run
 DONE = ".done"  # incoming/.done/<id>/: ended
@@ -36,29 +37,58 @@ class IngestRefusedError(TetherError):
 
 
 @dataclass(frozen=True)
+class ClaimRecord:
+    """``claim.json`` of a claimed entry: who took it, when; ``fields`` as on disk.
+
+    A missing or unreadable file reads as an empty record (every field None).
+    """
+
+    fields: Mapping[str, Any]
+    owner: str | None
+    claimed_at: str | None
+    pid: int | None
+    host: str | None
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any]) -> ClaimRecord:
+        owner, claimed_at, pid, host = (data.get(k) for k in ("owner", "claimed_at", "pid", "host"))
+        return cls(
+            fields=dict(data),
+            owner=owner if isinstance(owner, str) else None,
+            claimed_at=claimed_at if isinstance(claimed_at, str) else None,
+            pid=pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
+            host=host if isinstance(host, str) else None,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """The record as ``claim.json`` holds it, every key in its order."""
+        return dict(self.fields)
+
+
+@dataclass(frozen=True)
 class Entry:
     id: str
     folder: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
 
     @property
     def kind(self) -> str:
-        return str(self.manifest.get("kind", SOURCE))
+        return self.manifest.kind
 
     @property
     def name(self) -> str:
-        return str(self.manifest.get("name", self.id))
+        return self.id if self.manifest.name is None else self.manifest.name
 
     @property
     def payload(self) -> Path:
         return self.folder / self.name
 
-    def claim(self) -> dict[str, Any]:
+    def claim(self) -> ClaimRecord:
         try:
-            data: dict[str, Any] = json.loads((self.folder / CLAIM_FILE).read_text("utf-8"))
+            data = json.loads((self.folder / CLAIM_FILE).read_text("utf-8"))
         except (OSError, ValueError):
-            return {}
-        return data
+            data = {}
+        return ClaimRecord.parse(data if isinstance(data, dict) else {})
 
 
 def now_stamp() -> str:

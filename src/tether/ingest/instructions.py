@@ -18,7 +18,7 @@ RECOMMENDATION = (
 
 
 def entry_summary(entry: Entry, wiki: Wiki) -> dict[str, Any]:
-    m = entry.manifest
+    m = entry.manifest.fields  # printed as the manifest holds it
     return {
         "id": entry.id,
         "kind": entry.kind,

@@ -25,6 +25,7 @@ from tether.ingest.manifest import (
     BUNDLE,
     MANIFEST,
     SOURCE,
+    Manifest,
     entry_id,
     read_manifest,
     sha256_of,
@@ -134,7 +135,7 @@ class Intake(QueueFolders):
                     f"({'quarantine' if target.exists() else 'incoming'}); nothing was "
                     f"overwritten. Rename the file or finish the other entry first."
                 )
-            manifest = {
+            fields: dict[str, Any] = {
                 "id": name,
                 "kind": kind,
                 "name": name,
@@ -149,8 +150,8 @@ class Intake(QueueFolders):
                 "ticket": None,
             }
             if kind == BUNDLE:
-                manifest["skipped"] = [s.to_dict() for s in skipped]
-            write_manifest(temp, manifest)
+                fields["skipped"] = [s.to_dict() for s in skipped]
+            write_manifest(temp, Manifest.parse(fields))
             temp.rename(target)
         except OSError as exc:
             shutil.rmtree(temp, ignore_errors=True)
@@ -193,9 +194,7 @@ class Intake(QueueFolders):
         name = folder.name
         if (self.incoming / name).exists() or (self.claimed / name).exists():
             return "collision"
-        manifest = read_manifest(folder)
-        manifest["released_at"] = now_stamp()
-        write_manifest(folder, manifest)
+        write_manifest(folder, read_manifest(folder).changed(released_at=now_stamp()))
         try:
             folder.rename(self.incoming / name)
         except OSError:

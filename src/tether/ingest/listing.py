@@ -45,7 +45,7 @@ class QueueFolders:
     def waiting(self, kind: str | None = None) -> list[Entry]:
         """Entries in incoming/, oldest release first."""
         entries = [e for e in self._entries(self.incoming) if kind is None or e.kind == kind]
-        return sorted(entries, key=lambda e: (str(e.manifest.get("released_at") or ""), e.id))
+        return sorted(entries, key=lambda e: (e.manifest.released_at or "", e.id))
 
     def quarantined(self) -> list[Entry]:
         return sorted(self._entries(self.quarantine), key=lambda e: e.id)
@@ -74,7 +74,7 @@ class QueueFolders:
             *self.claims(),
             *self.finished(),
         ):
-            if entry.manifest.get("sha256") == digest:
+            if entry.manifest.sha256 == digest:
                 return entry
         return None
 
@@ -88,6 +88,6 @@ class QueueFolders:
         return real
 
     def update_manifest(self, entry: Entry, **changes: Any) -> Entry:
-        manifest = {**entry.manifest, **changes}
+        manifest = entry.manifest.changed(**changes)
         write_manifest(entry.folder, manifest)
         return Entry(entry.id, entry.folder, manifest)

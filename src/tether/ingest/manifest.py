@@ -26,6 +26,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -66,18 +68,100 @@ def sha256_of(path: Path) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
-def read_manifest(folder: Path) -> dict[str, Any]:
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class Capture:
+    """What the capture manifest settles; a field that is not a word counts as not set."""
+
+    fidelity: str | None
+    authority: str | None
+    dialog: str | None
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any]) -> Capture:
+        return cls(
+            _text(data.get("fidelity")), _text(data.get("authority")), _text(data.get("dialog"))
+        )
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """An entry's manifest: the fields tether reads, typed, and ``fields`` as on disk.
+
+    ``fields`` keeps every key in its order (a key tether does not know
+    included), so writing a manifest back changes only what was changed; a
+    known field of the wrong type reads as unset.
+    """
+
+    fields: Mapping[str, Any]
+    kind: str
+    name: str | None  # None: the entry's id
+    origin: str | None
+    size: int | None
+    sha256: str | None
+    released_at: str | None
+    capture: Capture | None
+    sync_exit: int | None
+    ticket: str | None
+    skipped_paths: frozenset[str]  # the ``path`` of each ``skipped`` record
+    session_line: str | None
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any]) -> Manifest:
+        capture = data.get("capture")
+        skipped = data.get("skipped")
+        return cls(
+            fields=dict(data),
+            kind=str(data.get("kind", SOURCE)),
+            name=None if "name" not in data else str(data["name"]),
+            origin=_text(data.get("origin")),
+            size=_int(data.get("size")),
+            sha256=_text(data.get("sha256")),
+            released_at=_text(data.get("released_at")),
+            capture=Capture.parse(capture) if isinstance(capture, dict) else None,
+            sync_exit=_int(data.get("sync_exit")),
+            ticket=_text(data.get("ticket")),
+            skipped_paths=frozenset(
+                str(s["path"])
+                for s in (skipped if isinstance(skipped, list) else [])
+                if isinstance(s, dict) and "path" in s
+            ),
+            session_line=_text(data.get("session_line")),
+        )
+
+    def changed(self, **changes: Any) -> Manifest:
+        """This manifest with ``changes`` written over it (a new key goes last)."""
+        return Manifest.parse({**self.fields, **changes})
+
+    def skipped(self) -> list[Any]:
+        """The ``skipped`` records as on disk."""
+        value = self.fields.get("skipped")
+        return list(value) if isinstance(value, list) else []
+
+    def as_dict(self) -> dict[str, Any]:
+        """The manifest as written to disk, key order kept."""
+        return dict(self.fields)
+
+
+def read_manifest(folder: Path) -> Manifest:
     try:
         data = json.loads((folder / MANIFEST).read_text("utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise UsageError(f"entry {folder.name}: unreadable {MANIFEST} ({exc})") from None
     if not isinstance(data, dict):
         raise UsageError(f"entry {folder.name}: {MANIFEST} is not an object")
-    return data
+    return Manifest.parse(data)
 
 
-def write_manifest(folder: Path, data: dict[str, Any]) -> None:
-    atomic_write_json(folder / MANIFEST, data)
+def write_manifest(folder: Path, manifest: Manifest) -> None:
+    atomic_write_json(folder / MANIFEST, manifest.as_dict())
 
 
 def load_capture(path: Path | None) -> dict[str, Any] | None:
@@ -92,21 +176,23 @@ def load_capture(path: Path | None) -> dict[str, Any] | None:
     return data
 
 
-def dialog_reasons(manifest: dict[str, Any], raw_dir: Path) -> list[str]:
+def dialog_reasons(manifest: Manifest, raw_dir: Path) -> list[str]:
     """Why this entry needs a human (empty: an unattended run may take it)."""
     reasons: list[str] = []
-    capture = manifest.get("capture")
-    if not isinstance(capture, dict):
+    capture = manifest.capture
+    if capture is None:
         reasons.append("key points to confirm with the user (no capture manifest)")
-        capture = {}
-    elif capture.get("dialog") != "none":
+        capture = Capture(None, None, None)
+    elif capture.dialog != "none":
         reasons.append('key points to confirm with the user (capture `dialog` is not "none")')
-    unset = [k for k in ("fidelity", "authority") if not capture.get(k)]
+    unset = [
+        k for k, v in (("fidelity", capture.fidelity), ("authority", capture.authority)) if not v
+    ]
     if unset:
         reasons.append(f"{'/'.join(unset)} to set by the user (never guessed)")
-    name = str(manifest.get("name", ""))
+    name = manifest.name or ""
     if name and (raw_dir / name).exists():
         reasons.append(f"a name collision on accept: raw/{name} already exists")
-    if manifest.get("sync_exit") == NEEDS_HUMAN_EXIT:
+    if manifest.sync_exit == NEEDS_HUMAN_EXIT:
         reasons.append(f"a publish/sync exited {NEEDS_HUMAN_EXIT} (needs the user)")
     return reasons

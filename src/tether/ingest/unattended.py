@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,52 @@ from tether.ingest.queue import Queue
 from tether.wiki.layout import Wiki
 
 RUN_LOCK = ".run.lock"
-Report = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class RunOf:
+    """The run an entry went through."""
+
+    run_id: str
+    session_id: str | None
+    started_at: str | None
+    ended_at: str | None
+    exit_code: int
+
+
+@dataclass(frozen=True)
+class EntryResult:
+    """What ``ingest run`` did with one entry.
+
+    ``status`` is ``done``, ``user`` (held for the user: ``reasons`` and the
+    ``ticket`` filed) or the run's own end (left claimed: ``note`` says what next).
+    """
+
+    id: str
+    status: str
+    run: RunOf | None = None
+    reasons: tuple[str, ...] = ()
+    ticket: str | None = None
+    note: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "status": self.status}
+        if self.run is not None:
+            out |= {
+                "run_id": self.run.run_id,
+                "session_id": self.run.session_id,
+                "started_at": self.run.started_at,
+                "ended_at": self.run.ended_at,
+                "exit_code": self.run.exit_code,
+            }
+        if self.status == "user":
+            out |= {"reasons": list(self.reasons), "ticket": self.ticket}
+        if self.note is not None:
+            out["note"] = self.note
+        return out
+
+
+Report = Callable[[EntryResult], None]
 
 
 @contextmanager
@@ -96,12 +142,12 @@ def run_unattended(
     timeout: float | None = None,
     limit: int | None = None,
     report: Report | None = None,
-) -> list[dict[str, Any]]:
+) -> list[EntryResult]:
     from tether.run_status import RunStatus
     from tether.runs.supervisor import RunRequest, supervise
 
     queue = Queue(wiki)
-    results: list[dict[str, Any]] = []
+    results: list[EntryResult] = []
     done_runs = 0
     seen: set[str] = set()
     with run_lock(queue):
@@ -131,29 +177,34 @@ def run_unattended(
                 )
                 done_runs += 1
                 record = outcome.record
-                result = {
-                    "id": entry.id,
-                    "status": outcome.stop.value,
-                    "run_id": outcome.run_id,
-                    "session_id": record.get("session_id"),
-                    "started_at": record.get("started_at"),
-                    "ended_at": record.get("ended_at"),
-                    "exit_code": int(outcome.exit_code),
-                }
+                ran = RunOf(
+                    run_id=outcome.run_id,
+                    session_id=record.get("session_id"),
+                    started_at=record.get("started_at"),
+                    ended_at=record.get("ended_at"),
+                    exit_code=int(outcome.exit_code),
+                )
                 stage_exit = _stages_exit(outcome)
                 if outcome.stop is RunStatus.COMPLETED and stage_exit == NEEDS_HUMAN_EXIT:
                     back = queue.requeue(claimed.id)
                     back = queue.update_manifest(back, sync_exit=NEEDS_HUMAN_EXIT)
                     reasons = dialog_reasons(back.manifest, queue.raw)
                     hold = _hold(queue, board_root, back, reasons, env)
-                    result.update(status="user", reasons=hold["reasons"], ticket=hold["ticket"])
+                    result = EntryResult(
+                        entry.id, "user", ran, reasons=hold.reasons, ticket=hold.ticket
+                    )
                 elif outcome.stop is RunStatus.COMPLETED:
                     queue.end(owner, claimed.id, env=env)
-                    result["status"] = "done"
+                    result = EntryResult(entry.id, "done", ran)
                 else:
-                    result["note"] = (
-                        f"left claimed; see `tether report {outcome.run_id}`, then "
-                        f"`tether ingest requeue {entry.id}`"
+                    result = EntryResult(
+                        entry.id,
+                        outcome.stop.value,
+                        ran,
+                        note=(
+                            f"left claimed; see `tether report {outcome.run_id}`, then "
+                            f"`tether ingest requeue {entry.id}`"
+                        ),
                     )
             results.append(result)
             if report is not None:
@@ -163,9 +214,9 @@ def run_unattended(
 
 def _hold(
     queue: Queue, board_root: Path, entry: Entry, reasons: list[str], env: Mapping[str, str]
-) -> dict[str, Any]:
-    ticket = entry.manifest.get("ticket")
+) -> EntryResult:
+    ticket = entry.manifest.ticket
     if not ticket:
         ticket = ticket_for(board_root, entry, reasons, env)
         queue.update_manifest(entry, ticket=ticket)
-    return {"id": entry.id, "status": "user", "reasons": reasons, "ticket": ticket}
+    return EntryResult(entry.id, "user", reasons=tuple(reasons), ticket=ticket)

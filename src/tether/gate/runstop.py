@@ -91,7 +91,41 @@ def record_refusal(
             pass
 
 
-def read_refusal(folder: str) -> dict[str, object] | None:
+class Refusal:
+    """The refused call as ``refused.json`` holds it (a field of the wrong type reads as None)."""
+
+    __slots__ = (
+        "at",
+        "call_budget",
+        "calls_used",
+        "harness",
+        "reason",
+        "tool",
+        "tool_input",
+        "tool_use_id",
+    )
+
+    def __init__(self, data: dict[str, object]) -> None:
+        self.tool = _text(data.get("tool"))
+        self.tool_use_id = _text(data.get("tool_use_id"))
+        self.tool_input = _text(data.get("input"))  # JSON as the gate recorded it, maybe cut
+        self.harness = _text(data.get("harness"))
+        self.calls_used = _int(data.get("calls_used"))
+        self.call_budget = _int(data.get("call_budget"))
+        self.reason = _text(data.get("reason"))
+        at = data.get("at")
+        self.at = float(at) if isinstance(at, int | float) and not isinstance(at, bool) else None
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def read_refusal(folder: str) -> Refusal | None:
     """The refused call the gate recorded for the run in ``folder``, if any."""
     import json
 
@@ -100,4 +134,4 @@ def read_refusal(folder: str) -> dict[str, object] | None:
             data = json.loads(handle.read())
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) else None
+    return Refusal(data) if isinstance(data, dict) and data else None

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from tether.events.accounting import Ledger
+from tether.gate.runstop import Refusal
 from tether.gate.stamp import hostname, session_line
 from tether.run_status import RunStatus
 from tether.runs.budget import Budget
@@ -71,7 +72,7 @@ class ReportInput:
     ended_at: datetime
     host: str | None = field(default_factory=hostname)
     # the first call the gate refused (gate/runstop.py), None when none was
-    refused_call: dict[str, Any] | None = None
+    refused_call: Refusal | None = None
     # whether a per-run hook asked the gate before every call (a call past the
     # budget was then refused, not executed)
     gated: bool = False
@@ -118,21 +119,21 @@ def build(data: ReportInput) -> dict[str, Any]:
     }
 
 
-def _refused(record: dict[str, Any] | None) -> dict[str, Any] | None:
-    if not record:
+def _refused(record: Refusal | None) -> dict[str, Any] | None:
+    if record is None:
         return None
-    raw = record.get("input")
+    raw = record.tool_input
     try:
-        data = json.loads(raw) if isinstance(raw, str) else raw
+        data = json.loads(raw) if raw is not None else None
     except ValueError:
         data = raw
-    name = str(record.get("tool") or "a tool call")
+    name = record.tool or "a tool call"
     return {
-        "tool": record.get("tool"),
-        "tool_use_id": record.get("tool_use_id"),
+        "tool": record.tool,
+        "tool_use_id": record.tool_use_id,
         "call": _call_summary(name, data),
-        "number": record.get("calls_used"),
-        "budget": record.get("call_budget"),
+        "number": record.calls_used,
+        "budget": record.call_budget,
         "executed": False,
     }
 

@@ -88,8 +88,44 @@ def stale_pages(index: Index) -> list[tuple[StaleEntry, PageRow | None]]:
     return [(entry, found[entry.page]) for entry in entries]
 
 
+# (index file, index generation) -> (the stale file's change key, its reasons); a few kept
+_REASONS: dict[tuple[str, int], tuple[bytes, dict[str, str]]] = {}
+_REASONS_KEPT = 8
+
+
 def stale_reasons(index: Index) -> dict[str, str]:
-    """Page path (relative to the page folder) -> why it is stale, for the pages listed."""
+    """Page path (relative to the page folder) -> why it is stale, for the pages listed.
+
+    The answer depends only on the stale file and the index, so it is kept for the
+    next call (every brief asks) while both are unchanged: the index by its
+    generation (any write moves it), the file by its change key — modification
+    and change time, size, inode, taken before it is read. A file changed less
+    than ``RACY_NS`` before is read again every time, as the index does with pages.
+    """
+    import time
+
+    from tether.wiki.scan import ctime_of, key_of
+    from tether.wiki.store import RACY_NS, generation
+
+    path = index.wiki.stale_path
+    now = time.time_ns()
+    try:
+        key: bytes | None = key_of(path.stat())
+    except OSError:
+        key = None
+    memo = (str(index.path), generation(index.conn))
+    kept = _REASONS.get(memo)
+    if key is not None and kept is not None and kept[0] == key:
+        return dict(kept[1])
+    reasons = _reasons(index)
+    if key is not None and ctime_of(key) < now - RACY_NS:
+        while len(_REASONS) >= _REASONS_KEPT:
+            _REASONS.pop(next(iter(_REASONS)))
+        _REASONS[memo] = (key, dict(reasons))
+    return reasons
+
+
+def _reasons(index: Index) -> dict[str, str]:
     entries = load_stale(index.wiki.stale_path)
     paths = index.find_paths(entry.page for entry in entries)
     out: dict[str, str] = {}

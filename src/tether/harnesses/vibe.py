@@ -165,7 +165,9 @@ _FAILED_STATUSES = frozenset({"failed", "skipped", "cancelled", "error"})
 def allow_assignment(allow: ToolAllowance) -> str:
     """Vibe's bash allow-list for ``allow``, as the ``VIBE_TOOLS`` config variable: only
     these command prefixes run without asking (Vibe's default list also lets read-only
-    commands such as ``cat`` and ``grep`` through; this one replaces it)."""
+    commands such as ``cat`` and ``grep`` through). Vibe's environment layer lies over
+    the user's and the project's config and a list replaces a list, so this one replaces
+    theirs; only an agent profile or an admin config, which lie above it, still count."""
     import json
     import shlex
 

@@ -117,21 +117,21 @@ def run(
         )
     )
     if as_json:
-        print_json(outcome.record | {"report": outcome.report})
+        print_json(outcome.record() | {"report": outcome.report})
     else:
         led = outcome.ledger
         click.echo(
             f"run {outcome.run_id}: {outcome.stop.value} — {led.iterations} iteration(s), "
             f"{led.tool_calls} tool call(s), {led.tool_results} result(s), "
-            f"session {led.session_id or outcome.record.get('session_id')}"
+            f"session {led.session_id or outcome.row.session_id}"
         )
         if outcome.report is not None and outcome.paths is not None:
             click.echo(f"report: {outcome.paths.report_md}")
         failed = outcome.failed_stage
         if failed is not None and outcome.paths is not None:
             click.echo(
-                f"post-run stage failed (exit {failed['exit_code']}): "
-                f"{' '.join(failed['command'])} — output in {outcome.paths.stages}"
+                f"post-run stage failed (exit {failed.exit_code}): "
+                f"{' '.join(failed.command)} — output in {outcome.paths.stages}"
             )
     sys.exit(int(outcome.exit_code))
 

@@ -176,12 +176,12 @@ def run_unattended(
                     env=env,
                 )
                 done_runs += 1
-                record = outcome.record
+                row = outcome.row
                 ran = RunOf(
                     run_id=outcome.run_id,
-                    session_id=record.get("session_id"),
-                    started_at=record.get("started_at"),
-                    ended_at=record.get("ended_at"),
+                    session_id=row.session_id,
+                    started_at=row.started_at,
+                    ended_at=row.ended_at,
                     exit_code=int(outcome.exit_code),
                 )
                 stage_exit = _stages_exit(outcome)

@@ -361,11 +361,11 @@ def _record_ticket(
     )
     failed = outcome.failed_stage if outcome.stop is RunStatus.COMPLETED else None
     if failed is not None:
-        check = " ".join(failed["command"])
+        check = " ".join(failed.command)
         where = f"{outcome.paths.stages}" if outcome.paths is not None else "stages.json"
         note = (
             f"run {outcome.run_id} completed ({counts(outcome)}), but its post-run stage "
-            f"`{check}` failed (exit {failed['exit_code']}; output in {where}); not done yet"
+            f"`{check}` failed (exit {failed.exit_code}; output in {where}); not done yet"
         )
         updated = loop.board.update(ticket.id, front=attempt, note=note)
         base.summary = f"{kind} on {ticket.id}: {note}"

@@ -79,7 +79,7 @@ def todo_unit(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
     elif failed is not None:
         result.summary = (
             f"run {outcome.run_id} on {where} completed, but its post-run stage "
-            f"`{' '.join(failed['command'])}` failed (exit {failed['exit_code']}); box left open"
+            f"`{' '.join(failed.command)}` failed (exit {failed.exit_code}); box left open"
         )
     elif outcome.stop is RunStatus.COMPLETED:
         note = f"done in tether run {outcome.run_id}"

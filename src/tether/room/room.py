@@ -356,7 +356,7 @@ def open_room(
             "run_id": outcome.run_id,
             "stop": outcome.stop.value,
             "exit_code": int(outcome.exit_code),
-            "session_id": outcome.record.get("session_id"),
+            "session_id": outcome.row.session_id,
         }
         atomic_write_json(room.folder / "result.json", {"status": status, "run": run})
         return RoomResult(

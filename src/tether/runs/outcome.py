@@ -23,22 +23,45 @@ from tether.store import db
 from tether.store.runs import RunRow, get_run, update_run
 
 
+@dataclass(frozen=True)
+class StageEnd:
+    """How one post-run stage ended, as the run's record keeps it."""
+
+    command: tuple[str, ...]
+    status: str  # ok, failed, skipped
+    exit_code: int | None
+
+    @classmethod
+    def parse(cls, data: dict[str, Any]) -> StageEnd:
+        code = data.get("exit_code")
+        return cls(
+            tuple(str(a) for a in data.get("command") or ()),
+            str(data.get("status")),
+            code if isinstance(code, int) else None,
+        )
+
+
 @dataclass
 class RunOutcome:
     run_id: str
     stop: RunStatus
     ledger: Ledger
-    record: dict[str, Any]
+    row: RunRow  # the run's record as the store holds it after the end
+    # the report (report.json) of a run that did not complete, as written
     report: dict[str, Any] | None = None
     paths: RunPaths | None = field(default=None, repr=False)
     # From the event that decided a limit stop to the agent's process group being gone.
     stop_latency: float | None = None
 
+    def record(self) -> dict[str, Any]:
+        """The run's record as ``run.json`` holds it (``tether run --json`` prints it)."""
+        return row_to_record(self.row, self.ledger)
+
     @property
-    def failed_stage(self) -> dict[str, Any] | None:
-        """The post-run stage that failed ({command, status, exit_code}), if one did."""
-        stages = self.record.get("stages") or []
-        return next((stage for stage in stages if stage.get("status") == "failed"), None)
+    def failed_stage(self) -> StageEnd | None:
+        """The post-run stage that failed, if one did."""
+        stages = (StageEnd.parse(stage) for stage in self.row.stages or ())
+        return next((stage for stage in stages if stage.status == "failed"), None)
 
     @property
     def stages_passed(self) -> bool:
@@ -108,13 +131,13 @@ def finish_run(conn: Any, end: Ending) -> RunOutcome:
     )
     with db.transaction(conn):
         update_run(conn, end.run_id, **fields)
-    record = row_to_record(get_run(conn, end.run_id), ledger)
-    atomic_write_json(end.paths.record, record)
+    row = get_run(conn, end.run_id)
+    atomic_write_json(end.paths.record, row_to_record(row, ledger))
     return RunOutcome(
         run_id=end.run_id,
         stop=end.stop,
         ledger=ledger,
-        record=record,
+        row=row,
         report=report,
         paths=end.paths,
         stop_latency=end.stop_latency,

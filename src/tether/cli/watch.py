@@ -370,7 +370,7 @@ def log(limit: int, as_json: bool) -> None:
     _, home = watch_settings()
     conn = open_store(home)
     if as_json:
-        print_json([with_acks(home, wake) for wake in list_wakes(conn, limit=limit)])
+        print_json([with_acks(home, wake).as_dict() for wake in list_wakes(conn, limit=limit)])
         return
     for line in wake_lines(home, conn, limit):
         click.echo(line)

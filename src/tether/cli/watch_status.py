@@ -26,14 +26,11 @@ def wake_lines(home: Path, conn: sqlite3.Connection, limit: int) -> list[str]:
     from tether.watch.registry import list_wakes
 
     lines = []
-    for row in (with_acks(home, wake) for wake in list_wakes(conn, limit=limit)):
-        via = (
-            ", ".join(dict.fromkeys(c["channel"] for c in row["channels"] if c["ok"])) or "nothing"
-        )
-        tool = f" tool {row['pending_tool']}" if row["pending_tool"] else ""
+    for wake in (with_acks(home, w) for w in list_wakes(conn, limit=limit)):
+        via = ", ".join(dict.fromkeys(c["channel"] for c in wake.channels if c["ok"])) or "nothing"
+        tool = f" tool {wake.pending_tool}" if wake.pending_tool else ""
         lines.append(
-            f"{row['at']} #{row['id']} {row['reason']}: {row['subagent']}{tool} via {via} "
-            f"({row['outcome']})"
+            f"{wake.at} #{wake.id} {wake.reason}: {wake.subagent}{tool} via {via} ({wake.outcome})"
         )
     return lines
 
@@ -75,7 +72,7 @@ def status(limit: int, as_json: bool) -> None:
                 ],
                 "subagents": [subagent_dict(v) for v in survey.subagents],
                 "not_counted": [n.as_dict() for n in survey.not_counted],
-                "wakes": [with_acks(home, w) for w in list_wakes(conn, limit=limit)],
+                "wakes": [with_acks(home, w).as_dict() for w in list_wakes(conn, limit=limit)],
             }
         )
         return

@@ -123,13 +123,13 @@ def search_cmd(root: str | None, query: str, limit: int, as_json: bool) -> None:
     if as_json:
         from tether.cli.render import print_json
 
-        print_json(rows)
+        print_json([row.as_dict() for row in rows])
         return
     if not rows:
         click.echo("no page matches")
         return
     for row in rows:
-        click.echo(f"{row['score']:8.3f}  {row['id']}  ({row['path']})")
+        click.echo(f"{row.score:8.3f}  {row.id}  ({row.path})")
 
 
 @wiki.command("stale")

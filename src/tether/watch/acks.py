@@ -104,7 +104,7 @@ def deaf_endpoints(conn: sqlite3.Connection, orchestrator_id: int) -> set[str]:
     return deaf
 
 
-def with_acks(home: Path, wake: WakeRecord) -> dict[str, Any]:
+def with_acks(home: Path, wake: WakeRecord) -> WakeRecord:
     """``wake`` as ``watch log`` shows it: acknowledgements that came since it was settled."""
     channels = [dict(c) for c in wake.channels]
     delivered = wake.delivered
@@ -112,4 +112,4 @@ def with_acks(home: Path, wake: WakeRecord) -> dict[str, Any]:
         if _pending(channel):
             channel["acknowledged_at"] = acknowledged_at(home, channel)
             delivered = delivered or channel["acknowledged_at"] is not None
-    return replace(wake, channels=tuple(channels), delivered=delivered).as_dict()
+    return replace(wake, channels=tuple(channels), delivered=delivered)

@@ -195,7 +195,7 @@ def wiki_search(args: Mapping[str, Any]) -> Answer:
     index, _ = ctx.fresh_index()
     with index:
         rows = search_rows(index, ctx.wiki, args["query"], int(args.get("limit", 10)))
-    return _json_answer({"pages": rows})
+    return _json_answer({"pages": [row.as_dict() for row in rows]})
 
 
 def wiki_read(args: Mapping[str, Any]) -> Answer:

@@ -25,6 +25,7 @@ import shlex
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +64,17 @@ def _alive(pid: int) -> bool:
         return True
 
 
+@dataclass(frozen=True)
+class StopPayload:
+    """What the rewake Stop hook reads of Claude Code's payload (a field not a string: None)."""
+
+    session_id: str | None = None
+    cwd: str | None = None
+
+
 def wait_for_wake(
     home: Path,
-    payload: dict[str, Any],
+    payload: StopPayload,
     *,
     max_wait: float = DEFAULT_MAX_WAIT,
     poll: float = POLL_S,
@@ -76,8 +85,8 @@ def wait_for_wake(
     """The hook's body; returns its exit status (2 = wake the model)."""
     pid = os.getpid()
     agent = _agent_pid(os.getppid())
-    session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
-    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+    session = payload.session_id
+    cwd = payload.cwd
     registered = now()
     key = f"claude-code-{pid}"
     path = write_endpoint(
@@ -123,12 +132,18 @@ def _superseded(home: Path, pid: int, agent: int, session: str | None, since: fl
     return False
 
 
-def read_payload(stream: Any) -> dict[str, Any]:
+def read_payload(stream: Any) -> StopPayload:
+    """The hook's stdin; anything unreadable is an empty payload."""
     try:
         data = json.loads(stream.read() or "{}")
     except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
+        return StopPayload()
+    if not isinstance(data, dict):
+        return StopPayload()
+    session, cwd = data.get("session_id"), data.get("cwd")
+    return StopPayload(
+        session if isinstance(session, str) else None, cwd if isinstance(cwd, str) else None
+    )
 
 
 def hook_entry(tether_argv: list[str]) -> dict[str, Any]:

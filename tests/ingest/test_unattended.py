@@ -104,3 +104,49 @@ def test_three_entries_three_sequential_runs_one_hold_to_the_user(
     )
     assert json.loads(again.stdout)[0]["ticket"] == tickets[0].id
     assert len(Board(kb / "tickets").load().in_state(State.USER, "decision")) == 1
+
+
+def test_a_publish_that_exits_42_gives_the_entry_back_to_the_user(
+    kb: Path, tmp_path: Path, tether_home: Path
+) -> None:
+    """A post-run publish/sync that exits 42 needs the user: the entry goes back to incoming/
+    with ``sync_exit`` in its manifest, and a USER/decision ticket names the reason."""
+    publish = [sys.executable, "-c", "raise SystemExit(42)"]
+    toml = kb / "tether.toml"
+    toml.write_text(toml.read_text() + f"post_run = [{json.dumps(publish)}]\n")
+    _collect(kb, tmp_path, "a.md", CAPTURE)
+    env = {k: v for k, v in os.environ.items() if k not in ("TETHER_DEPTH", "TETHER_RUN_ID")}
+    done = subprocess.run(
+        [TETHER, "ingest", "run", "--json", "--board", str(kb / "tickets")],
+        cwd=kb,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    [result] = json.loads(done.stdout)
+    assert list(result) == [
+        "id",
+        "status",
+        "run_id",
+        "session_id",
+        "started_at",
+        "ended_at",
+        "exit_code",
+        "reasons",
+        "ticket",
+    ]
+    assert result["id"] == "a.md" and result["status"] == "user"
+    assert "a publish/sync exited 42 (needs the user)" in result["reasons"]
+    queue = Queue(Wiki.open(kb))
+    [back] = queue.waiting()
+    assert back.id == "a.md" and back.manifest.sync_exit == 42
+    assert back.manifest.ticket == result["ticket"]
+    assert not queue.claims() and not queue.finished()
+    from tether.board import Board, State
+
+    [ticket] = Board(kb / "tickets").load().in_state(State.USER, "decision")
+    assert ticket.id == result["ticket"]
+    assert "a publish/sync exited 42" in ticket.body

@@ -119,20 +119,6 @@ def ticket_for(
     return ticket.id
 
 
-def _stages_exit(outcome: Any) -> int | None:
-    """The exit status of a failed post-run stage (publish/sync), if any."""
-    import json
-
-    paths = outcome.paths
-    if paths is None or not paths.stages.exists():
-        return None
-    for stage in json.loads(paths.stages.read_text("utf-8")):
-        if stage.get("status") == "failed":
-            code = stage.get("exit_code")
-            return int(code) if code is not None else None
-    return None
-
-
 def run_unattended(
     wiki: Wiki,
     *,
@@ -184,7 +170,8 @@ def run_unattended(
                     ended_at=row.ended_at,
                     exit_code=int(outcome.exit_code),
                 )
-                stage_exit = _stages_exit(outcome)
+                failed = outcome.failed_stage  # a publish/sync that failed, if any
+                stage_exit = failed.exit_code if failed is not None else None
                 if outcome.stop is RunStatus.COMPLETED and stage_exit == NEEDS_HUMAN_EXIT:
                     back = queue.requeue(claimed.id)
                     back = queue.update_manifest(back, sync_exit=NEEDS_HUMAN_EXIT)

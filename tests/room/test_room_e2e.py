@@ -17,6 +17,7 @@ from tests.room.room_support import TETHER, room_question, write_profile
 from tests.wikigen import GenWiki, generate
 
 from tether.room.brief import make_brief
+from tether.room.locks import held_by
 from tether.room.room import wiki_lock_path
 from tether.wiki.index import Index
 from tether.wiki.layout import Wiki
@@ -160,17 +161,28 @@ def _room_as(project: Path, session: str, *args: str) -> subprocess.CompletedPro
     )
 
 
+def _open_room(home: Path, lock: Path) -> str | None:
+    """The id of the room open now on ``lock``'s wiki: its process holds the lock (not merely
+    wrote it once) and its folder's room.json is written (the lock is taken first)."""
+    holder = held_by(lock) or ""
+    if not holder.startswith("room "):
+        return None
+    room_id = holder.split()[1].rstrip(",")
+    return room_id if (home / "rooms" / room_id / "room.json").exists() else None
+
+
 def test_one_room_per_wiki_and_never_two_for_one_session(
     gen: GenWiki, project: Path, tether_home: Path, tmp_path: Path
 ) -> None:
     other_wiki = generate(tmp_path / "kb2", pages=300)
     question = room_question(gen.word_of("concept-00004"))
-    # each room hangs in a read the room allows (the gate refuses any other call)
+    # each room hangs for good in a read the room allows (the gate refuses any other call):
+    # it stays open until SIGTERM, so it is open while the others are tried
     write_profile(project, [f"{TETHER} wiki read concept-00004"], "--hang-before-result", "1")
     first = _open_in_background(project, gen.root, question, "session-a")
     try:
         lock = wiki_lock_path(tether_home, gen.root)
-        assert _poll(lambda: lock.exists() and "room " in lock.read_text())
+        assert _poll(lambda: _open_room(tether_home, lock) is not None, timeout=120)
         other = room_question(gen.word_of("concept-00100"))
         # another session, same wiki: refused
         same_wiki = _room_as(project, "session-b", "open", "--root", str(gen.root), other)
@@ -181,6 +193,7 @@ def test_one_room_per_wiki_and_never_two_for_one_session(
         same_session = _room_as(project, "session-a", "open", "--root", str(other_wiki.root), other)
         assert same_session.returncode == 30
         assert "refused: this session already has a room open (room " in same_session.stderr
+        assert first.poll() is None and held_by(lock)  # both were refused by an open room
         # another session, another wiki: a room of its own
         second = _open_in_background(
             project,
@@ -190,7 +203,8 @@ def test_one_room_per_wiki_and_never_two_for_one_session(
         )
         try:
             lock2 = wiki_lock_path(tether_home, other_wiki.root)
-            assert _poll(lambda: lock2.exists() and "room " in lock2.read_text())
+            assert _poll(lambda: _open_room(tether_home, lock2) is not None, timeout=120)
+            assert first.poll() is None and second.poll() is None  # two rooms open at once
             opened = [p for p in (tether_home / "rooms").iterdir() if p.is_dir()]
             assert len(opened) == 2
         finally:

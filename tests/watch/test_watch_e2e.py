@@ -8,7 +8,9 @@ under a subagents folder. The intervals are the defaults divided by 60
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import signal
 import subprocess
@@ -38,8 +40,6 @@ def _project(tmp_path: Path, lab: TmuxLab, subagents: Path, **watch: Any) -> Pat
 
 
 def _tether(project: Path, *args: str, env: dict[str, str] | None = None) -> Any:
-    import os
-
     done = subprocess.run(
         [TETHER, *args],
         cwd=project,
@@ -174,40 +174,59 @@ def test_a_hanging_tool_call_is_named_in_the_wake(
     assert wake["pending_call_id"] == call.call_id
 
 
+def _let_go(fifo: Path) -> None:
+    """Open ``fifo`` for writing and close it, if a reader still waits on it."""
+    with contextlib.suppress(OSError):  # no reader (ENXIO): nobody waits
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+
+def _stamped(text: str, needle: str) -> float:
+    """The daemon's own time (seconds into its day) of its first line containing ``needle``."""
+    line = next(x for x in text.splitlines() if needle in x)
+    hours, minutes, seconds = line.split(" ", 1)[0].split(":")
+    return int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+
+
 def test_watching_ends_by_itself_one_interval_after_the_last_subagent_ended(
     lab: TmuxLab, subagents_dir: Path, tmp_path: Path
 ) -> None:
     pane, _ = lab.orchestrator()
     folder = subagents_dir / "short"
-    lab.subagent(folder, ["--format", "pi", "--steps", "8", "--step-delay", "0.25"])
+    # the subagent's one tool call blocks on a fifo: it ends only once the test lets it,
+    # after the daemon has logged it running (a daemon started late never misses it)
+    release = tmp_path / "release.fifo"
+    os.mkfifo(release)
+    commands = tmp_path / "short-commands.txt"
+    commands.write_text(f"cat {release}\n", encoding="utf-8")
+    lab.subagent(folder, ["--format", "pi", "--commands-file", str(commands)])
     project = _project(tmp_path, lab, subagents_dir, idle_threshold=30)
     _tether(project, "watch", "add-orchestrator", "--tmux-pane", pane)
-    daemon = _daemon(project)
-    agent = wait_until(
-        lambda: next(
-            (
-                p
-                for p in psutil.process_iter(["cmdline"])
-                if "tether.harnesses.scripted" in (p.info["cmdline"] or [])
-                and p.cwd() == str(folder)
-            ),
-            None,
-        ),
-        what="the subagent process",
-    )
+    log = tmp_path / "daemon.out"
+    with log.open("w", encoding="utf-8") as sink:
+        daemon = subprocess.Popen(
+            [TETHER, "watch"], cwd=project, stdout=sink, stderr=subprocess.PIPE, text=True
+        )
     try:
-        agent.wait(timeout=20)
-        ended = time.monotonic()
-        out, err = daemon.communicate(timeout=20)
-        finished = time.monotonic()
+        wait_until(
+            lambda: "subagent short (pane %1): runs-a-long-tool" in log.read_text("utf-8"),
+            timeout=60,
+            what="the daemon to log the subagent in its blocked tool call",
+        )
+        with release.open("w", encoding="utf-8") as fifo:  # the tool call returns; the agent ends
+            fifo.write("released\n")
+        _, err = daemon.communicate(timeout=60)
     finally:
+        _let_go(release)  # a failed wait must not leave the agent blocked past the test
         if daemon.poll() is None:
             daemon.kill()
+            daemon.communicate(timeout=20)
     assert daemon.returncode == 0, err
+    out = log.read_text("utf-8")
     assert out.rstrip().endswith("since the last one ended; watching ends.")
-    assert "subagent short (pane %1): working" in out and "subagent short (pane %1): ended" in out
-    # noticed at the next cycle, ended one interval later
-    assert INTERVAL <= finished - ended <= 2 * INTERVAL + 1.0
+    assert "subagent short (pane %1): ended" in out
+    # it waits one interval after the cycle that saw the end (by the daemon's own clock)
+    waited = _stamped(out, "watching ends.") - _stamped(out, "subagent short (pane %1): ended")
+    assert INTERVAL <= waited % 86400 <= 2 * INTERVAL + 1.0
 
 
 def test_a_bash_pane_with_a_live_agent_child_runs_and_bash_on_read_does_not(

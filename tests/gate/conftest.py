@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 from tests.gate.gate_support import clean_env
 
-from tether.gate import hook_install
+from tether.gate import hook_command
 
 
 @pytest.fixture(scope="session")
 def gate_exe() -> str:
-    argv = hook_install.gate_argv()
+    argv = hook_command.gate_argv()
     assert len(argv) == 1 and Path(argv[0]).is_absolute(), argv
     return argv[0]
 

@@ -34,7 +34,7 @@ from typing import Any
 
 from tests import agent_clis
 
-from tether.gate import hook_install
+from tether.gate import hook_file, hook_install
 from tether.testing.model_server import ModelServer, client_setup
 from tether.testing.model_server.scenario import FinalText, Scenario, ShellCalls
 
@@ -115,7 +115,7 @@ def record(harness: str) -> list[str]:
                 gate=[sys.executable, str(recorder)],
                 environ=env,
             )
-            hook_install.apply(change)
+            hook_file.apply(change)
             subprocess.run(
                 argv,
                 cwd=work,
@@ -189,7 +189,7 @@ def _claude_interactive(base: Path, work: Path, port: int, out: Path) -> list[st
         gate=[sys.executable, str(recorder)],
         environ=env,
     )
-    hook_install.apply(change)
+    hook_file.apply(change)
     argv = ["env", *[f"{k}={v}" for k, v in env.items()], _cli("claude-code")]
     argv += ["--model", "mock-model", "--permission-mode", "default", "Run the scripted steps."]
     return argv

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.gate import contracts, hook, hook_install, messages, newsession
+from tether.gate import contracts, hook, hook_json, messages, newsession
 from tether.gate.counter import SessionStatus
 from tether.gate.plan import parse_plan
 
@@ -71,9 +71,9 @@ def test_the_plan_example_records_what_the_page_says() -> None:
 def test_the_hooks_page_lists_the_installed_events() -> None:
     page = _page("reference/hooks.md")
     for harness, events in (
-        ("claude-code", hook_install.CLAUDE_EVENTS),
-        ("codex", hook_install.CODEX_EVENTS),
-        ("copilot", hook_install.COPILOT_EVENTS),
+        ("claude-code", hook_json.CLAUDE_EVENTS),
+        ("codex", hook_json.CODEX_EVENTS),
+        ("copilot", hook_json.COPILOT_EVENTS),
     ):
         rows = [line for line in page.splitlines() if line.startswith(f"| `{harness}` |")]
         what = rows[0].split("|")[4]  # the "What is written where" table comes first

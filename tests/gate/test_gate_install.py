@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tether.gate import hook_install, pi_gate_extension
+from tether.gate import hook_command, hook_file, hook_install, hook_json, pi_gate_extension
 
 TETHER = str(Path(sys.executable).parent / "tether")
 GATE = ["/opt/venv/bin/tether-gate"]
@@ -28,7 +28,7 @@ def _hooks(cmd: str = "/usr/local/bin/lint-hook") -> dict[str, Any]:
     }
 
 
-def _plan(harness: str, project: Path, *, install_: bool = True, **kw: Any) -> hook_install.Change:
+def _plan(harness: str, project: Path, *, install_: bool = True, **kw: Any) -> hook_file.Change:
     return hook_install.plan(
         harness, "project", install=install_, project_dir=str(project), gate=GATE, **kw
     )
@@ -53,7 +53,7 @@ def test_claude_code_install_merges_and_is_idempotent(tmp_path: Path) -> None:
     settings.parent.mkdir()
     settings.write_text(json.dumps(_hooks(), indent=2))
     change = _plan("claude-code", tmp_path)
-    hook_install.apply(change)
+    hook_file.apply(change)
     data = json.loads(settings.read_text())
     assert data["permissions"] == {"allow": ["Bash(ls:*)"]}
     pre = data["hooks"]["PreToolUse"]
@@ -69,7 +69,7 @@ def test_claude_code_install_merges_and_is_idempotent(tmp_path: Path) -> None:
         ],
     }
     assert data["hooks"]["Stop"][0]["hooks"][0]["command"] == "notify-send done"
-    assert set(data["hooks"]) == {*hook_install.CLAUDE_EVENTS}
+    assert set(data["hooks"]) == {*hook_json.CLAUDE_EVENTS}
     assert "matcher" not in data["hooks"]["PostToolBatch"][0]
     # Again: nothing changes.
     assert not _plan("claude-code", tmp_path).changed
@@ -77,24 +77,24 @@ def test_claude_code_install_merges_and_is_idempotent(tmp_path: Path) -> None:
     moved = hook_install.plan(
         "claude-code", "project", install=True, project_dir=str(tmp_path), gate=["/new/tether-gate"]
     )
-    hook_install.apply(moved)
+    hook_file.apply(moved)
     text = settings.read_text()
     assert "/opt/venv" not in text and text.count("/new/tether-gate") == len(
-        hook_install.CLAUDE_EVENTS
+        hook_json.CLAUDE_EVENTS
     )
     # Uninstall leaves exactly what was there before.
-    hook_install.apply(_plan("claude-code", tmp_path, install_=False))
+    hook_file.apply(_plan("claude-code", tmp_path, install_=False))
     assert json.loads(settings.read_text()) == _hooks()
 
 
 def test_claude_settings_for_run_routes_every_event_to_the_gate() -> None:
     settings = hook_install.claude_settings_for_run(["/v/bin/tether-gate"])
     assert set(settings) == {"hooks"}
-    assert set(settings["hooks"]) == set(hook_install.CLAUDE_EVENTS)
+    assert set(settings["hooks"]) == set(hook_json.CLAUDE_EVENTS)
     for event, groups in settings["hooks"].items():
         (group,) = groups
         assert group["hooks"][0]["command"] == "/v/bin/tether-gate hook --harness claude-code"
-        assert ("matcher" in group) == (event in hook_install.CLAUDE_TOOL_EVENTS)
+        assert ("matcher" in group) == (event in hook_json.CLAUDE_TOOL_EVENTS)
     # An argv that already names the hook command is taken as it is.
     full = hook_install.claude_settings_for_run(["/v/gate", "hook", "--harness", "claude-code"])
     assert full["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == (
@@ -107,12 +107,12 @@ def test_claude_settings_for_run_routes_every_event_to_the_gate() -> None:
 def test_codex_hooks_json(tmp_path: Path) -> None:
     change = _plan("codex", tmp_path)
     assert change.path == str(tmp_path / ".codex" / "hooks.json")
-    hook_install.apply(change)
+    hook_file.apply(change)
     data = json.loads(Path(change.path).read_text())
-    assert set(data["hooks"]) == set(hook_install.CODEX_EVENTS)
+    assert set(data["hooks"]) == set(hook_json.CODEX_EVENTS)
     command = data["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     assert command == "/opt/venv/bin/tether-gate hook --harness codex"
-    hook_install.apply(_plan("codex", tmp_path, install_=False))
+    hook_file.apply(_plan("codex", tmp_path, install_=False))
     assert not Path(change.path).exists()  # it held only tether's hooks
     assert hook_install.notes("codex", "project", change.path)[0].startswith("Codex runs new")
 
@@ -120,7 +120,7 @@ def test_codex_hooks_json(tmp_path: Path) -> None:
 def test_copilot_hook_file_names_each_event(tmp_path: Path) -> None:
     change = _plan("copilot", tmp_path)
     assert change.path == str(tmp_path / ".github" / "hooks" / "tether-gate.json")
-    hook_install.apply(change)
+    hook_file.apply(change)
     data = json.loads(Path(change.path).read_text())
     assert data["version"] == 1
     assert data["hooks"]["preToolUse"] == [
@@ -133,7 +133,7 @@ def test_copilot_hook_file_names_each_event(tmp_path: Path) -> None:
     # Someone else's hook in the same file survives an uninstall.
     data["hooks"]["preToolUse"].insert(0, {"type": "command", "bash": "./audit.sh"})
     Path(change.path).write_text(json.dumps(data))
-    hook_install.apply(_plan("copilot", tmp_path, install_=False))
+    hook_file.apply(_plan("copilot", tmp_path, install_=False))
     assert json.loads(Path(change.path).read_text())["hooks"] == {
         "preToolUse": [{"type": "command", "bash": "./audit.sh"}]
     }
@@ -142,17 +142,17 @@ def test_copilot_hook_file_names_each_event(tmp_path: Path) -> None:
 def test_pi_extension_file(tmp_path: Path) -> None:
     change = _plan("pi", tmp_path)
     assert change.path == str(tmp_path / ".pi" / "extensions" / "tether-gate.ts")
-    hook_install.apply(change)
+    hook_file.apply(change)
     source = Path(change.path).read_text()
     assert pi_gate_extension.MARKER in source
     assert 'const GATE: string[] = ["/opt/venv/bin/tether-gate"];' in source
     assert 'pi.on("tool_call"' in source and "block: true" in source
     assert 'pi.on("before_provider_request"' in source
-    hook_install.apply(_plan("pi", tmp_path, install_=False))
+    hook_file.apply(_plan("pi", tmp_path, install_=False))
     assert not Path(change.path).exists()
     # A file of the same name that tether did not write is left alone.
     Path(change.path).write_text("// mine\n")
-    with pytest.raises(hook_install.InstallError, match="was not written by tether"):
+    with pytest.raises(hook_file.InstallError, match="was not written by tether"):
         _plan("pi", tmp_path)
 
 
@@ -174,7 +174,7 @@ def test_vibe_hooks_toml_merges_keeps_the_user_hooks_and_is_idempotent(tmp_path:
     hooks.write_text(VIBE_USER_HOOKS)
     change = _plan("vibe", tmp_path)
     assert change.path == str(hooks)
-    hook_install.apply(change)
+    hook_file.apply(change)
     text = hooks.read_text()
     assert text.startswith(VIBE_USER_HOOKS)  # the user's text, comments and all, first
     entries = tomllib.loads(text)["hooks"]
@@ -186,11 +186,11 @@ def test_vibe_hooks_toml_merges_keeps_the_user_hooks_and_is_idempotent(tmp_path:
     ]
     assert {h["command"] for h in entries[1:]} == {"/opt/venv/bin/tether-gate hook --harness vibe"}
     assert not _plan("vibe", tmp_path).changed  # idempotent
-    hook_install.apply(_plan("vibe", tmp_path, install_=False))
+    hook_file.apply(_plan("vibe", tmp_path, install_=False))
     assert hooks.read_text() == VIBE_USER_HOOKS
     hooks.unlink()
-    hook_install.apply(_plan("vibe", tmp_path))
-    hook_install.apply(_plan("vibe", tmp_path, install_=False))
+    hook_file.apply(_plan("vibe", tmp_path))
+    hook_file.apply(_plan("vibe", tmp_path, install_=False))
     assert not hooks.exists()  # only tether's entries were there: the file goes
 
 
@@ -208,7 +208,7 @@ def test_a_vibe_hooks_file_that_cannot_take_the_gate_is_refused_untouched(
     hooks = tmp_path / ".vibe" / "hooks.toml"
     hooks.parent.mkdir()
     hooks.write_text(text)
-    with pytest.raises(hook_install.InstallError, match=why):
+    with pytest.raises(hook_file.InstallError, match=why):
         _plan("vibe", tmp_path)
     done = _cli(["install", "--harness", "vibe", "--project-dir", str(tmp_path)], tmp_path)
     assert done.returncode == 3
@@ -242,7 +242,7 @@ def test_a_broken_config_file_is_reported_and_left_untouched(tmp_path: Path) -> 
     settings = tmp_path / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text("{ not json")
-    with pytest.raises(hook_install.InstallError, match="is not valid JSON"):
+    with pytest.raises(hook_file.InstallError, match="is not valid JSON"):
         _plan("claude-code", tmp_path)
     done = _cli(["install", "--harness", "claude-code", "--project-dir", str(tmp_path)], tmp_path)
     assert done.returncode == 3
@@ -282,7 +282,7 @@ def test_cli_codex_install_tells_about_hook_trust(tmp_path: Path) -> None:
 
 
 def test_gate_argv_is_the_absolute_console_script() -> None:
-    (gate,) = hook_install.gate_argv()
+    (gate,) = hook_command.gate_argv()
     assert Path(gate).is_absolute()
     assert Path(gate).name == "tether-gate"
     assert Path(gate).parent == Path(sys.executable).parent
@@ -321,7 +321,7 @@ def test_an_event_entry_that_is_not_a_list_is_refused_and_left_untouched(
     path = _write_not_a_list(harness, tmp_path, value)
     before = path.read_bytes()
     key = f'"hooks.{TOOL_EVENT[harness]}" is {kind}, not a list'
-    with pytest.raises(hook_install.InstallError, match=key):
+    with pytest.raises(hook_file.InstallError, match=key):
         _plan(harness, tmp_path)
     for extra in ([], ["--dry-run"]):
         args = ["install", "--harness", harness, "--project-dir", str(tmp_path), *extra]

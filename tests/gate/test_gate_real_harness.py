@@ -20,7 +20,7 @@ import pytest
 from tests import agent_clis
 from tests.gate.gate_support import query
 
-from tether.gate import hook_install
+from tether.gate import hook_file, hook_install
 from tether.gate.counter import session_status, set_session_budget
 from tether.testing.model_server import ModelServer, client_setup
 
@@ -70,7 +70,7 @@ def _run(
         change = hook_install.plan(
             harness, "project", install=True, project_dir=str(project), environ=env
         )
-        hook_install.apply(change)
+        hook_file.apply(change)
         done = subprocess.run(
             _argv(harness, exe, setup.extra_args),
             cwd=project,

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from tests import agent_clis
 
+from tether.gate import hook_file
 from tether.gate import hook_install as gate_install
 from tether.testing.model_server import ModelServer, client_setup
 
@@ -74,7 +75,7 @@ def _run(
         env["TETHER_HOME"] = str(home)
         _tether(project, env, "board", "add", "Triage me")
         _tether(project, env, "mcp", "install", "--harness", harness, "--project-dir", str(project))
-        gate_install.apply(
+        hook_file.apply(
             gate_install.plan(
                 harness, "project", install=True, project_dir=str(project), environ=env
             )

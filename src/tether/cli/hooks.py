@@ -18,13 +18,13 @@ def hooks() -> None:
 
 
 def _run(harness: str, scope: str, project_dir: str | None, dry_run: bool, install: bool) -> None:
-    from tether.gate import hook_install
+    from tether.gate import hook_command, hook_file, hook_install
     from tether.gate.home import project_root
 
     root = project_dir or project_root()
     try:
         change = hook_install.plan(harness, scope, install=install, project_dir=root)
-    except hook_install.InstallError as exc:
+    except hook_file.InstallError as exc:
         raise ConfigError(str(exc)) from None
     verb = "install" if install else "uninstall"
     if not change.changed:
@@ -35,7 +35,7 @@ def _run(harness: str, scope: str, project_dir: str | None, dry_run: bool, insta
         click.echo(f"(dry run: {change.path} not written)", err=True)
         return
     try:
-        hook_install.apply(change)
+        hook_file.apply(change)
     except OSError as exc:
         raise ConfigError(f"cannot write {change.path}: {exc}", path=change.path) from None
     if change.after is None:
@@ -45,7 +45,7 @@ def _run(harness: str, scope: str, project_dir: str | None, dry_run: bool, insta
     if install:
         hook_install.byte_compile()
         click.echo(
-            f"the gate runs as: {' '.join(hook_install.gate_argv())} hook --harness {harness}"
+            f"the gate runs as: {' '.join(hook_command.gate_argv())} hook --harness {harness}"
         )
         for note in hook_install.notes(harness, scope, change.path):
             click.echo(f"note: {note}")
@@ -84,14 +84,14 @@ def _loop_harness(harness: str, with_loop: bool) -> None:
 def _run_loop(
     harness: str, scope: str, project_dir: str | None, dry_run: bool, remove: bool
 ) -> None:
-    from tether.gate import hook_install
     from tether.gate.home import project_root
+    from tether.gate.hook_file import InstallError
     from tether.loop.stophook_install import install_stop_hook
 
     root = project_dir or project_root()
     try:
         lines = install_stop_hook(harness, scope, project_dir=root, remove=remove, dry_run=dry_run)
-    except hook_install.InstallError as exc:
+    except InstallError as exc:
         raise ConfigError(str(exc)) from None
     for line in lines:
         click.echo(line)

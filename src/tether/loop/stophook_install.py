@@ -9,14 +9,21 @@ whose command contains ``loop stop-hook``; the gate's entries are never touched.
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tether.gate.hook_install import Change, InstallError, apply, config_path
+from tether.gate.hook_file import (
+    Change,
+    InstallError,
+    apply,
+    dump_json,
+    load_json_object,
+    read_text,
+)
+from tether.gate.hook_install import config_path
 
 HARNESSES = ("claude-code", "codex", "copilot")
 STOP_EVENT = {"claude-code": "Stop", "codex": "Stop", "copilot": "agentStop"}
@@ -33,18 +40,6 @@ def stop_hook_argv(harness: str) -> list[str]:
 
 def _ours(command: object) -> bool:
     return isinstance(command, str) and MARK in command
-
-
-def _load(path: str, text: str | None) -> dict[str, Any]:
-    if text is None or not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise InstallError(f"{path} is not valid JSON ({exc}); fix or move it first") from exc
-    if not isinstance(data, dict):
-        raise InstallError(f"{path} holds a JSON {type(data).__name__}, not an object")
-    return data
 
 
 def _position(entries: list[Any], key: str, nested: bool) -> int | None:
@@ -86,13 +81,8 @@ def plan(
     if harness not in HARNESSES:
         raise InstallError(f"the loop's stop hook is for {', '.join(HARNESSES)}, not {harness!r}")
     path = config_path(harness, scope, project_dir, environ)
-    try:
-        before = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        before = None
-    except OSError as exc:
-        raise InstallError(f"cannot read {path}: {exc}") from exc
-    data = _load(path, before)
+    before = read_text(path)
+    data = load_json_object(path, before)
     hooks = data.get("hooks", {})
     if not isinstance(hooks, dict):
         raise InstallError(f'{path}: "hooks" is not an object')
@@ -123,7 +113,7 @@ def plan(
         out.setdefault("version", 1)
     if not out or (copilot and set(out) <= {"version"}):
         return Change(path, before, None)
-    return Change(path, before, json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+    return Change(path, before, dump_json(out))
 
 
 def install_stop_hook(

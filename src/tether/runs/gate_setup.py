@@ -26,7 +26,7 @@ from pathlib import Path
 from tether.config import Config, Profile
 from tether.errors import ConfigError
 from tether.fs import atomic_write_json, atomic_write_text
-from tether.gate.hook_install import HOOK_TIMEOUT_S
+from tether.gate.hook_command import HOOK_TIMEOUT_S
 from tether.harnesses.base import Harness
 from tether.run_status import RunStatus
 from tether.runs.budget import Budget

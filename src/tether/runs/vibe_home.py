@@ -25,7 +25,8 @@ HOOKS_FILE = "hooks.toml"
 
 def write_run_vibe_home(run_root: Path, env: Mapping[str, str], gate: list[str]) -> Path:
     """Lay the run's home over the user's; returns its ``hooks.toml``."""
-    from tether.gate.hook_install import InstallError, merge_vibe_hooks, vibe_block
+    from tether.gate.hook_file import InstallError
+    from tether.gate.hook_vibe import merge_vibe_hooks, vibe_block
 
     user_home = user_vibe_home(env)
     home = run_root / "vibe-home"

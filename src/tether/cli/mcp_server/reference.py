@@ -10,7 +10,8 @@ import json
 import sys
 from typing import Any
 
-from tether.cli.mcp_server.tools import TOOLS, Tool
+from tether.cli.mcp_server.tool import Tool
+from tether.cli.mcp_server.tools import TOOLS
 
 HEADER = """\
 # MCP tools reference

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from tether.clock import Clock, SystemClock, from_iso, to_iso
 from tether.errors import UsageError
@@ -68,6 +68,44 @@ def _orchestrator(row: tuple[Any, ...], sessions: tuple[str, ...]) -> Orchestrat
     return Orchestrator(**dict(zip(names, row, strict=True)), sessions=sessions)
 
 
+# The two tables of registrations by hand; a row is retired (``removed_at``), never deleted.
+_Registrations = Literal["watch_orchestrators", "watch_subagents"]
+
+
+def _retire_same(
+    conn: sqlite3.Connection,
+    table: _Registrations,
+    now: str,
+    tmux_pane: str | None,
+    tmux_socket: str | None,
+    pid: int | None,
+) -> None:
+    """Retire the active registration of the same pane (on the same server) or pid."""
+    conn.execute(
+        f"UPDATE {table} SET removed_at = ? WHERE removed_at IS NULL AND "  # noqa: S608
+        "((tmux_pane IS NOT NULL AND tmux_pane = ? AND COALESCE(tmux_socket, '') = ?) "
+        "OR (pid IS NOT NULL AND pid = ?))",
+        (now, tmux_pane, tmux_socket or "", pid),
+    )
+
+
+def _retire(
+    conn: sqlite3.Connection, table: _Registrations, row_id: int, clock: Clock | None
+) -> bool:
+    """Retire one active registration; False when there is none by that id."""
+    now = to_iso((clock or SystemClock()).now())
+    with transaction(conn):
+        cursor = conn.execute(
+            f"UPDATE {table} SET removed_at = ? WHERE id = ? AND removed_at IS NULL",  # noqa: S608
+            (now, row_id),
+        )
+    return bool(cursor.rowcount)
+
+
+def _channels_json(channels: tuple[dict[str, Any], ...]) -> str:
+    return json.dumps(list(channels), ensure_ascii=False)
+
+
 def add_orchestrator(
     conn: sqlite3.Connection,
     *,
@@ -88,12 +126,7 @@ def add_orchestrator(
     now = to_iso((clock or SystemClock()).now())
     label = name or (tmux_pane and f"pane {tmux_pane}") or f"pid {pid}"
     with transaction(conn):
-        conn.execute(
-            "UPDATE watch_orchestrators SET removed_at = ? WHERE removed_at IS NULL AND "
-            "((tmux_pane IS NOT NULL AND tmux_pane = ? AND COALESCE(tmux_socket, '') = ?) "
-            "OR (pid IS NOT NULL AND pid = ?))",
-            (now, tmux_pane, tmux_socket or "", pid),
-        )
+        _retire_same(conn, "watch_orchestrators", now, tmux_pane, tmux_socket, pid)
         cursor = conn.execute(
             "INSERT INTO watch_orchestrators (name, tmux_pane, tmux_socket, pid, pid_start_time, "
             "log_path, run_id, harness, added_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -133,13 +166,7 @@ def list_orchestrators(conn: sqlite3.Connection, active_only: bool = True) -> li
 def remove_orchestrator(
     conn: sqlite3.Connection, orchestrator_id: int, clock: Clock | None = None
 ) -> bool:
-    now = to_iso((clock or SystemClock()).now())
-    with transaction(conn):
-        cursor = conn.execute(
-            "UPDATE watch_orchestrators SET removed_at = ? WHERE id = ? AND removed_at IS NULL",
-            (now, orchestrator_id),
-        )
-    return bool(cursor.rowcount)
+    return _retire(conn, "watch_orchestrators", orchestrator_id, clock)
 
 
 def touch(conn: sqlite3.Connection, orchestrator_id: int, at: float, source: str) -> None:
@@ -227,12 +254,7 @@ def add_subagent(
         raise UsageError("a subagent is a tmux pane or a process id, exactly one of them.")
     now = to_iso((clock or SystemClock()).now())
     with transaction(conn):
-        conn.execute(
-            "UPDATE watch_subagents SET removed_at = ? WHERE removed_at IS NULL AND "
-            "((tmux_pane IS NOT NULL AND tmux_pane = ? AND COALESCE(tmux_socket, '') = ?) "
-            "OR (pid IS NOT NULL AND pid = ?))",
-            (now, tmux_pane, tmux_socket or "", pid),
-        )
+        _retire_same(conn, "watch_subagents", now, tmux_pane, tmux_socket, pid)
         cursor = conn.execute(
             "INSERT INTO watch_subagents (tmux_pane, tmux_socket, pid, pid_start_time, added_at) "
             "VALUES (?, ?, ?, ?, ?)",
@@ -251,13 +273,7 @@ def list_extra_subagents(conn: sqlite3.Connection) -> list[ExtraSubagent]:
 
 
 def remove_subagent(conn: sqlite3.Connection, subagent_id: int, clock: Clock | None = None) -> bool:
-    now = to_iso((clock or SystemClock()).now())
-    with transaction(conn):
-        cursor = conn.execute(
-            "UPDATE watch_subagents SET removed_at = ? WHERE id = ? AND removed_at IS NULL",
-            (now, subagent_id),
-        )
-    return bool(cursor.rowcount)
+    return _retire(conn, "watch_subagents", subagent_id, clock)
 
 
 # --- the wake log -------------------------------------------------------------
@@ -321,7 +337,7 @@ def record_wake(conn: sqlite3.Connection, wake: WakeRecord) -> int:
                 wake.pending_call_id,
                 wake.idle_seconds,
                 wake.message,
-                json.dumps(list(wake.channels), ensure_ascii=False),
+                _channels_json(wake.channels),
                 int(wake.delivered),
             ),
         )
@@ -335,7 +351,7 @@ def update_wake(
     with transaction(conn):
         conn.execute(
             "UPDATE watch_wakes SET channels = ?, delivered = ? WHERE id = ?",
-            (json.dumps(list(channels), ensure_ascii=False), int(delivered), wake_id),
+            (_channels_json(channels), int(delivered), wake_id),
         )
 
 
@@ -354,10 +370,10 @@ def swap_channels(
         cursor = conn.execute(
             "UPDATE watch_wakes SET channels = ?, delivered = ? WHERE id = ? AND channels = ?",
             (
-                json.dumps(list(channels), ensure_ascii=False),
+                _channels_json(channels),
                 int(delivered),
                 wake.id,
-                json.dumps(list(wake.channels), ensure_ascii=False),
+                _channels_json(wake.channels),
             ),
         )
     return bool(cursor.rowcount)

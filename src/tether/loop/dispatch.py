@@ -15,7 +15,6 @@ file.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,12 +27,13 @@ from tether.loop.dispatched import (
     DEMONSTRATION_WARNING,
     Dispatched,
     counts,
-    demo_note,
     demonstrated,
+    ran,
     report_path,
+    run_gated,
+    would_start,
 )
 from tether.loop.level1 import Work
-from tether.loop.policy import GateFile
 from tether.run_status import RunStatus
 from tether.runs.report import REASON_TEXT
 
@@ -191,14 +191,8 @@ def _ticket(loop: Loop, work: Work, ticket: Ticket, dry_run: bool) -> Dispatched
                 decision="budget",
                 unit=unit,
             )
-        kind = f"a follow-up of {previous.id}" if previous else "a run"
-        return Dispatched(
-            f'would start {kind} on {ticket.id} "{ticket.title}"' + demo_note(loop),
-            follow_up_of=previous.id if previous else None,
-            would=True,
-            demonstration=loop.demonstration,
-            decision="follow-up" if previous else "run",
-            unit=unit,
+        return would_start(
+            loop, previous.id if previous else None, f'{ticket.id} "{ticket.title}"', unit
         )
     if work.source == "blocked" and work.check is not None:
         ticket = loop.board.move(
@@ -213,12 +207,10 @@ def _ticket(loop: Loop, work: Work, ticket: Ticket, dry_run: bool) -> Dispatched
         moved.append(f"{ticket.id} WAITING → ACTIONABLE")
     if streak >= loop.settings.max_attempts:
         return _give_up(loop, ticket, streak, moved)
-    gate = GateFile(loop.config.home, loop.policy.gate_data(ticket, loop.project_root))
     try:
         request = _ticket_request(loop, ticket, previous.id if previous else None)
-        outcome = loop.dispatcher(replace(request, env={**request.env, **gate.env()}))
-    except BudgetError as exc:
-        gate.remove()  # the ticket's own budget is not acceptable
+        outcome, refusals = run_gated(loop, request, ticket)
+    except BudgetError as exc:  # the ticket's own budget is not acceptable
         loop.board.move(
             ticket.id,
             State.USER,
@@ -233,8 +225,6 @@ def _ticket(loop: Loop, work: Work, ticket: Ticket, dry_run: bool) -> Dispatched
             decision="budget",
             unit=unit,
         )
-    refusals = gate.refusals()
-    gate.remove()
     if loop.demonstration:
         done = demonstrated(outcome, f"{ticket.id}; it stays in {ticket.location}", moved)
     elif refusals:
@@ -272,14 +262,11 @@ def _refused(
     front.update(needs=needs, report=report)
     loop.board.move(ticket.id, State.USER, "approval", note=note, front=front)
     moved.append(f"{ticket.id} → USER/approval")
-    return Dispatched(
+    return ran(
+        outcome,
         f"{kind} on {ticket.id}: the gate refused {steps} → USER/approval",
-        run_id=outcome.run_id,
-        stop=outcome.stop.value,
         follow_up_of=follow_up,
-        report=report,
         moved=moved,
-        cancelled=outcome.stop is RunStatus.CANCELLED,
     )
 
 

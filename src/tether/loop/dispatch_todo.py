@@ -8,11 +8,18 @@ open with a note that makes it wait for a person.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tether.loop import prompts, todo, unfinished
-from tether.loop.dispatched import Dispatched, counts, demo_note, demonstrated, report_path
-from tether.loop.policy import GateFile
+from tether.loop.dispatched import (
+    Dispatched,
+    counts,
+    demo_note,
+    demonstrated,
+    ran,
+    run_gated,
+    would_start,
+)
 from tether.run_status import RunStatus
 from tether.runs.report import REASON_TEXT
 
@@ -20,56 +27,38 @@ if TYPE_CHECKING:
     from tether.loop.context import Loop
 
 
+def _refused_steps(refusals: list[dict[str, Any]]) -> str:
+    return "; ".join(dict.fromkeys(f"`{r.get('command', '?')}`" for r in refusals))
+
+
 def todo_unit(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
     from tether.runs.supervisor import RunRequest
 
     last = unfinished.last_run_of_unit(loop.conn, item.key)
     previous = unfinished.followable(loop.conn, last.id if last else None)
+    follow_up = previous.id if previous else None
+    where = f"{item.file}:{item.line}"
     if dry_run:
-        kind = f"a follow-up of {previous.id}" if previous else "a run"
-        return Dispatched(
-            f"would start {kind} on {item.file}:{item.line} {item.text!r}" + demo_note(loop),
-            follow_up_of=previous.id if previous else None,
-            would=True,
-            demonstration=loop.demonstration,
-            decision="follow-up" if previous else "run",
-            unit=item.key,
-        )
-    iterations = loop.settings.follow_up_iterations if previous else None
-    gate = GateFile(loop.config.home, loop.policy.gate_data(None, loop.project_root))
+        return would_start(loop, follow_up, f"{where} {item.text!r}", item.key)
     request = RunRequest(
         prompt=prompts.todo_prompt(item),
         profile=loop.profile,
         unit=item.key,
-        iterations=iterations,
-        follow_up=previous.id if previous else None,
+        iterations=loop.settings.follow_up_iterations if previous else None,
+        follow_up=follow_up,
         justification=loop.justification,
         cwd=loop.project_root,
-        env=gate.env(),
     )
-    try:
-        outcome = loop.dispatcher(request)
-        refusals = gate.refusals()
-    finally:
-        gate.remove()
-    where = f"{item.file}:{item.line}"
+    outcome, refusals = run_gated(loop, request)
+    decision = "follow-up" if previous else "run"
     if loop.demonstration:
         shown = demonstrated(outcome, f"{where}; its box stays open", [])
-        shown.decision, shown.unit = ("follow-up" if previous else "run"), item.key
+        shown.decision, shown.unit = decision, item.key
         return shown
-    result = Dispatched(
-        "",
-        run_id=outcome.run_id,
-        stop=outcome.stop.value,
-        follow_up_of=previous.id if previous else None,
-        report=report_path(outcome),
-        cancelled=outcome.stop is RunStatus.CANCELLED,
-        decision="follow-up" if previous else "run",
-        unit=item.key,
-    )
+    result = ran(outcome, "", follow_up_of=follow_up, decision=decision, unit=item.key)
     failed = outcome.failed_stage if outcome.stop is RunStatus.COMPLETED else None
     if refusals:
-        steps = "; ".join(dict.fromkeys(f"`{r.get('command', '?')}`" for r in refusals))
+        steps = _refused_steps(refusals)
         note = f"waits for approval: the gate refused {steps}"
         todo.hold(loop.project_root, item, note, loop.session_line())
         result.summary = (
@@ -110,7 +99,6 @@ def manual_follow_up(loop: Loop, found: unfinished.ManualFollowUp, dry_run: bool
         )
     prompt_file = Path(run.run_dir) / "prompt.md"
     original = prompt_file.read_text("utf-8") if prompt_file.is_file() else ""
-    gate = GateFile(loop.config.home, loop.policy.gate_data(None, loop.project_root))
     request = RunRequest(
         prompt=prompts.manual_follow_up_prompt(run.unit or run.id, original),
         profile=loop.profile,
@@ -119,24 +107,16 @@ def manual_follow_up(loop: Loop, found: unfinished.ManualFollowUp, dry_run: bool
         follow_up=run.id,
         justification=loop.justification,
         cwd=loop.project_root,
-        env=gate.env(),
     )
-    try:
-        outcome = loop.dispatcher(request)
-        refusals = gate.refusals()
-    finally:
-        gate.remove()
-    refused = "; ".join(dict.fromkeys(f"`{r.get('command', '?')}`" for r in refusals))
-    return Dispatched(
+    outcome, refusals = run_gated(loop, request)
+    refused = _refused_steps(refusals)
+    return ran(
+        outcome,
         f"follow-up {outcome.run_id} of {run.id} (unit {run.unit}): {REASON_TEXT[outcome.stop]} "
         f"({counts(outcome)})"
         + (f"; the gate refused {refused}: it waits for a person" if refused else "")
         + demo_note(loop),
-        run_id=outcome.run_id,
-        stop=outcome.stop.value,
         follow_up_of=run.id,
-        report=report_path(outcome),
-        cancelled=outcome.stop is RunStatus.CANCELLED,
         demonstration=loop.demonstration,
         decision="follow-up",
         unit=run.unit,

@@ -1,17 +1,21 @@
 """What a tick did with its unit (``Dispatched``), and the small helpers every kind of unit
-shares: the words for a run's counts, its report's path, a demonstration run."""
+shares: a run under the autonomy policy, what a run or a dry run reports, the words for a
+run's counts, its report's path, a demonstration run."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from tether.loop.policy import GateFile
 from tether.run_status import RunStatus
 from tether.runs.report import REASON_TEXT
 
 if TYPE_CHECKING:
+    from tether.board import Ticket
     from tether.loop.context import Loop
     from tether.runs.outcome import RunOutcome
+    from tether.runs.supervisor import RunRequest
 
 
 # Said on every tick whose unit went to the built-in agent nobody chose.
@@ -60,16 +64,67 @@ def demo_note(loop: Loop) -> str:
     return " (a demonstration: the built-in scripted agent)" if loop.demonstration else ""
 
 
-def demonstrated(outcome: RunOutcome, where: str, moved: list[str]) -> Dispatched:
-    """A run of the built-in agent nobody chose: reported, nothing written back."""
+def run_gated(
+    loop: Loop, request: RunRequest, ticket: Ticket | None = None
+) -> tuple[RunOutcome, list[dict[str, Any]]]:
+    """Dispatch ``request`` with the autonomy policy's gate file (for ``ticket``, if any).
+
+    Returns the run's outcome and the steps the gate refused; the file goes whatever
+    happens (a ``BudgetError`` that refuses the run passes through).
+    """
+    gate = GateFile(loop.config.home, loop.policy.gate_data(ticket, loop.project_root))
+    try:
+        outcome = loop.dispatcher(replace(request, env={**request.env, **gate.env()}))
+        return outcome, gate.refusals()
+    finally:
+        gate.remove()
+
+
+def ran(
+    outcome: RunOutcome,
+    summary: str,
+    *,
+    follow_up_of: str | None = None,
+    moved: list[str] | None = None,
+    demonstration: bool = False,
+    decision: str = "",
+    unit: str | None = None,
+) -> Dispatched:
+    """What a unit that went to a run reports: the run, how it stopped, its report."""
     return Dispatched(
-        f"demonstration run {outcome.run_id} by the built-in scripted agent: "
-        f"{REASON_TEXT[outcome.stop]} ({counts(outcome)}); nothing recorded on {where}",
+        summary,
         run_id=outcome.run_id,
         stop=outcome.stop.value,
+        follow_up_of=follow_up_of,
         report=report_path(outcome),
-        moved=moved,
+        moved=[] if moved is None else moved,
         cancelled=outcome.stop is RunStatus.CANCELLED,
+        demonstration=demonstration,
+        decision=decision,
+        unit=unit,
+    )
+
+
+def would_start(loop: Loop, previous: str | None, what: str, unit: str) -> Dispatched:
+    """A dry run's word for a unit that would go to a run (a follow-up of ``previous``)."""
+    kind = f"a follow-up of {previous}" if previous else "a run"
+    return Dispatched(
+        f"would start {kind} on {what}" + demo_note(loop),
+        follow_up_of=previous,
+        would=True,
+        demonstration=loop.demonstration,
+        decision="follow-up" if previous else "run",
+        unit=unit,
+    )
+
+
+def demonstrated(outcome: RunOutcome, where: str, moved: list[str]) -> Dispatched:
+    """A run of the built-in agent nobody chose: reported, nothing written back."""
+    return ran(
+        outcome,
+        f"demonstration run {outcome.run_id} by the built-in scripted agent: "
+        f"{REASON_TEXT[outcome.stop]} ({counts(outcome)}); nothing recorded on {where}",
+        moved=moved,
         demonstration=True,
     )
 

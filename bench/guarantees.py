@@ -18,19 +18,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tether.testing.model_server import ModelServer, client_setup
+from tether.testing.limited_run import limited_run
+from tether.testing.model_server import ModelServer
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(os.environ.get("TETHER_AGENT_BIN_DIR") or ROOT / ".ci/agents/node_modules/.bin")
-TETHER = str(Path(sys.executable).parent / "tether")
 EXECUTABLES = {"claude-code": "claude", "codex": "codex", "copilot": "copilot", "pi": "pi"}
 
 
@@ -68,40 +66,20 @@ class Outcome:
         return limit.files is None or self.files == limit.files
 
 
-def _toml_inline(env: dict[str, str]) -> str:
-    return "{ " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in env.items()) + " }"
-
-
 def run_once(harness: str, limit: Limit, tmp: Path) -> Outcome:
     exe = BIN / EXECUTABLES[harness]
     with ModelServer("touch-forever", think=0.02) as server:
-        setup = client_setup(harness, tmp / "home", server.port)
-        work = tmp / "work"
-        work.mkdir()
         gate = f"gate_budget = {limit.gate_budget}\n" if limit.gate_budget else ""
-        (work / "tether.toml").write_text(
-            f"kill_grace_seconds = 2\n{gate}\n"
-            f"[profiles.real]\nharness = {json.dumps(harness)}\n"
-            + (f"model = {json.dumps(setup.model)}\n" if setup.model else "")
-            + f"args = {json.dumps(list(setup.extra_args))}\n"
-            f"env = {_toml_inline(setup.env)}\ndefault = true\n"
-        )
-        node_dir = Path(shutil.which("node") or "/usr/bin/node").parent
-        env = {
-            "PATH": f"{exe.parent}{os.pathsep}{node_dir}{os.pathsep}{os.environ['PATH']}",
-            "TETHER_HOME": str(tmp / "tether-home"),
-            "TETHER_USER_CONFIG": str(tmp / "none.toml"),
-            "HOME": str(tmp / "home"),
-        }
-        flags = [*limit.flags, *([] if "--timeout" in limit.flags else ["--timeout", "60"])]
-        done = subprocess.run(
-            [TETHER, "run", "--json", "--prompt", "Run the scripted steps.", *flags],
-            cwd=work,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
+        done, work = limited_run(
+            harness,
+            exe,
+            server.port,
+            tmp,
+            tmp / "tether-home",
+            limit.flags,
+            config=gate,
+            run_timeout=60,
+            wait=120,
         )
         model_calls = server.model_calls
     files = len(list(work.glob("tick-*.done")))

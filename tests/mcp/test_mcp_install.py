@@ -4,47 +4,16 @@ malformed files refused untouched."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
-
-TETHER = str(Path(sys.executable).parent / "tether")
-ARGV = [TETHER, "mcp"]
+from tests.install_support import TETHER, tether_in
 
 
 def mcp(project: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("CODEX_HOME", "COPILOT_HOME", "VIBE_HOME", "CLAUDE_CONFIG_DIR")
-    }
-    env["HOME"] = str(home)
-    return subprocess.run(
-        [TETHER, "mcp", *args, "--project-dir", str(project)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env=env,
-    )
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    folder = tmp_path / "home"
-    folder.mkdir()
-    return folder
+    return tether_in(project, home, "mcp", *args)
 
 
 def test_claude_code_gets_a_project_mcp_json_beside_the_users_servers(

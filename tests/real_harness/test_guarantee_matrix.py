@@ -11,10 +11,6 @@ flight when the stop landed is named in the report rather than hidden.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,11 +19,11 @@ from typing import Any
 import pytest
 
 from tether.harnesses.base import Harness
-from tether.testing.model_server import ModelServer, client_setup
+from tether.testing.limited_run import limited_run
+from tether.testing.model_server import ModelServer
 
 pytestmark = pytest.mark.real_harness
 
-TETHER = str(Path(sys.executable).parent / "tether")
 HARNESSES = ["claude-code", "codex", "copilot", "pi"]
 
 
@@ -51,43 +47,6 @@ LIMITS = {
 }
 
 
-def _toml_inline(env: dict[str, str]) -> str:
-    return "{ " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in env.items()) + " }"
-
-
-def run_limited(
-    harness: str, exe: Path, server: ModelServer, tmp_path: Path, home: Path, limit: Limit
-) -> tuple[subprocess.CompletedProcess[str], Path]:
-    setup = client_setup(harness, tmp_path / "home", server.port)
-    work = tmp_path / "work"
-    work.mkdir()
-    (work / "tether.toml").write_text(
-        f"kill_grace_seconds = 2\n{limit.config}\n"
-        f"[profiles.real]\nharness = {json.dumps(harness)}\n"
-        + (f"model = {json.dumps(setup.model)}\n" if setup.model else "")
-        + f"args = {json.dumps(list(setup.extra_args))}\n"
-        f"env = {_toml_inline(setup.env)}\ndefault = true\n"
-    )
-    node_dir = Path(shutil.which("node") or "/usr/bin/node").parent
-    env = {
-        "PATH": f"{exe.parent}{os.pathsep}{node_dir}{os.pathsep}{os.environ['PATH']}",
-        "TETHER_HOME": str(home),
-        "TETHER_USER_CONFIG": str(tmp_path / "none.toml"),
-        "HOME": str(tmp_path / "home"),
-    }
-    timeout = [] if "--timeout" in limit.flags else ["--timeout", "90"]
-    done = subprocess.run(
-        [TETHER, "run", "--json", "--prompt", "Run the scripted steps.", *limit.flags, *timeout],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=150,
-        check=False,
-    )
-    return done, work
-
-
 @pytest.mark.parametrize("limit_name", sorted(LIMITS))
 @pytest.mark.parametrize("harness", HARNESSES)
 def test_nothing_past_the_limit_runs(
@@ -101,7 +60,9 @@ def test_nothing_past_the_limit_runs(
     limit = LIMITS[limit_name]
     _adapter, exe = agent_cli(harness)
     server = model_server("touch-forever", think=0.05)
-    done, work = run_limited(harness, exe, server, tmp_path, tether_home, limit)
+    done, work = limited_run(
+        harness, exe, server.port, tmp_path, tether_home, limit.flags, config=limit.config
+    )
     # in call order: tick-10 after tick-9, not after tick-1
     files = sorted((p.name for p in work.glob("tick-*.done")), key=lambda n: int(n[5:-5]))
     if limit.status == "token_limit" and harness == "copilot":

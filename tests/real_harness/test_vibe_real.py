@@ -16,7 +16,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,15 +24,13 @@ import pytest
 
 from tether.events.counting import count_stream
 from tether.harnesses.base import Harness, RunSpec
+from tether.testing.limited_run import PROMPT, limited_run
 from tether.testing.model_server import ModelServer, client_setup
 from tether.testing.model_server.clients import VIBE_ALIAS, VIBE_INPUT_PRICE, VIBE_OUTPUT_PRICE
 
 # Vibe takes seconds to start (a minute on a loaded machine): more than the
 # suite's default 120 s per test.
 pytestmark = [pytest.mark.real_harness, pytest.mark.timeout(600)]
-
-TETHER = str(Path(sys.executable).parent / "tether")
-PROMPT = "Run the scripted steps."
 
 
 def test_vibe_failing_tool_counts_equal_the_model_log(run_agent: Callable[..., Any]) -> None:
@@ -99,32 +96,17 @@ def _tether_run(
     *limits: str,
     vibe_args: tuple[str, ...] = (),
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
-    setup = client_setup("vibe", tmp_path / "home", server.port)
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    env_toml = "{ " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in setup.env.items()) + " }"
-    (work / "tether.toml").write_text(
-        "kill_grace_seconds = 2\n\n"
-        '[profiles.vibe]\nharness = "vibe"\n'
-        f"args = {json.dumps([*setup.extra_args, *vibe_args])}\n"
-        f"env = {env_toml}\ndefault = true\n"
+    return limited_run(
+        "vibe",
+        exe,
+        server.port,
+        tmp_path,
+        tether_home,
+        limits,
+        extra_args=vibe_args,
+        run_timeout=240,
+        wait=300,
     )
-    env = {
-        "PATH": f"{exe.parent}{os.pathsep}{os.environ['PATH']}",
-        "TETHER_HOME": str(tether_home),
-        "TETHER_USER_CONFIG": str(tmp_path / "none.toml"),
-        "HOME": str(tmp_path / "home"),
-    }
-    done = subprocess.run(
-        [TETHER, "run", "--json", "--prompt", PROMPT, *limits, "--timeout", "240"],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    return done, work
 
 
 def _ticks(work: Path) -> list[str]:

@@ -4,49 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.install_support import tether_in
 
 from tether.skills import shipped_skills
 from tether.skills.install import MARKER
 
-TETHER = str(Path(sys.executable).parent / "tether")
 NAMES = sorted(s.name for s in shipped_skills())
 
 
 def skills(project: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "PI_CODING_AGENT_DIR")
-    }
-    env.update(HOME=str(home), VIBE_HOME=str(home / ".vibe"))
-    return subprocess.run(
-        [TETHER, "skills", *args, "--project-dir", str(project)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env=env,
-    )
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    folder = tmp_path / "home"
-    folder.mkdir()
-    return folder
+    return tether_in(project, home, "skills", *args)
 
 
 def actions(out: str, action: str) -> int:

@@ -69,35 +69,30 @@ def claude_like_hooks(
     return hooks
 
 
-def _strip_ours_claude_like(hooks: dict[str, Any]) -> dict[str, Any]:
-    """The hooks table without tether's entries (empty groups and events dropped)."""
-    kept: dict[str, Any] = {}
-    for event, groups in hooks.items():
-        if not isinstance(groups, list):
-            kept[event] = groups
-            continue
-        new_groups = []
-        for group in groups:
-            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
-                new_groups.append(group)
-                continue
-            handlers = [
-                h for h in group["hooks"] if not (isinstance(h, dict) and is_ours(h.get("command")))
-            ]
-            if handlers:
-                new_groups.append({**group, "hooks": handlers})
-        if new_groups:
-            kept[event] = new_groups
-    return kept
+def _without_ours(handlers: list[Any], key: str) -> list[Any]:
+    return [h for h in handlers if not (isinstance(h, dict) and is_ours(h.get(key)))]
 
 
-def _strip_ours_copilot(hooks: dict[str, Any]) -> dict[str, Any]:
+def _strip_ours(hooks: dict[str, Any], *, grouped: bool) -> dict[str, Any]:
+    """The hooks table without tether's entries (empty groups and events dropped).
+
+    ``grouped``: Claude Code's and Codex's shape, handlers (``command``) inside
+    matcher groups; else Copilot's, handlers (``bash``) right under the event.
+    """
     kept: dict[str, Any] = {}
-    for event, handlers in hooks.items():
-        if not isinstance(handlers, list):
-            kept[event] = handlers
+    for event, entries in hooks.items():
+        if not isinstance(entries, list):
+            kept[event] = entries
             continue
-        rest = [h for h in handlers if not (isinstance(h, dict) and is_ours(h.get("bash")))]
+        if not grouped:
+            rest = _without_ours(entries, "bash")
+        else:
+            rest = []
+            for group in entries:
+                if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+                    rest.append(group)
+                elif handlers := _without_ours(group["hooks"], "command"):
+                    rest.append({**group, "hooks": handlers})
         if rest:
             kept[event] = rest
     return kept
@@ -140,7 +135,7 @@ def _read_hooks(path: str) -> tuple[str | None, dict[str, Any], dict[str, Any]]:
 def merge_claude_like(path: str, new_hooks: dict[str, Any] | None) -> Change:
     """Claude Code's or Codex's file with tether's hooks replaced (``None``: removed)."""
     before, data, hooks = _read_hooks(path)
-    merged = _strip_ours_claude_like(hooks)
+    merged = _strip_ours(hooks, grouped=True)
     _require_lists(path, merged, new_hooks or {})
     for event, groups in (new_hooks or {}).items():
         merged[event] = [*merged.get(event, []), *groups]
@@ -158,7 +153,7 @@ def merge_claude_like(path: str, new_hooks: dict[str, Any] | None) -> Change:
 def merge_copilot(path: str, gate: list[str] | None) -> Change:
     """Copilot CLI's hook file with tether's hooks replaced (``None`` gate: removed)."""
     before, data, hooks = _read_hooks(path)
-    merged = _strip_ours_copilot(hooks)
+    merged = _strip_ours(hooks, grouped=False)
     if gate is not None:
         _require_lists(path, merged, COPILOT_EVENTS)
         for event in COPILOT_EVENTS:

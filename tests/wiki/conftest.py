@@ -1,15 +1,10 @@
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parents[1]
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
-
-VAULT = TESTS.parent / ".." / "shared" / "corpora" / "obsidian-help-en"
+VAULT = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpora" / "obsidian-help-en"
 
 
 @pytest.fixture

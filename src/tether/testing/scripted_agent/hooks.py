@@ -20,7 +20,7 @@ import re
 import shlex
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -173,29 +173,40 @@ class HookRunner:
         self.cwd = cwd
         self.env = {**env, "CLAUDE_PROJECT_DIR": cwd}
 
-    def pre_tool_use(self, tool_name: str, payload: Mapping[str, Any]) -> Verdict:
-        deny_reason: str | None = None
-        stop_reason: str | None = None
-        for group in self.config.pre_tool_use:
-            if not group.matches(tool_name):
+    def _answers(
+        self, groups: tuple[HookGroup, ...], payload: Mapping[str, Any], tool_name: str | None
+    ) -> Iterator[tuple[str | None, dict[str, Any]]]:
+        """Each hook command's answer, in order: ``(blocked, data)``.
+
+        Exit 2 blocks (``blocked`` is its stderr, ``data`` empty); exit 0 answers
+        with JSON (``blocked`` is None); any other exit is reported on stderr and
+        passed over. ``tool_name``: only the groups whose matcher takes it.
+        """
+        for group in groups:
+            if tool_name is not None and not group.matches(tool_name):
                 continue
             for command in group.commands:
                 answer = _run(command, payload, self.env, self.cwd)
                 if answer.code == 2:
-                    deny_reason = (
-                        deny_reason or answer.stderr.strip() or "blocked by PreToolUse hook"
-                    )
-                    continue
-                if answer.code != 0:
+                    yield answer.stderr.strip(), {}
+                elif answer.code != 0:
                     sys.stderr.write(answer.stderr)
-                    continue
-                data = _json_answer(answer.stdout)
-                stopped = _stop(data)
-                if stopped is not None and stop_reason is None:
-                    stop_reason = stopped
-                reason = _pre_tool_denial(data)
-                if reason is not None and deny_reason is None:
-                    deny_reason = reason
+                else:
+                    yield None, _json_answer(answer.stdout)
+
+    def pre_tool_use(self, tool_name: str, payload: Mapping[str, Any]) -> Verdict:
+        deny_reason: str | None = None
+        stop_reason: str | None = None
+        for blocked, data in self._answers(self.config.pre_tool_use, payload, tool_name):
+            if blocked is not None:
+                deny_reason = deny_reason or blocked or "blocked by PreToolUse hook"
+                continue
+            stopped = _stop(data)
+            if stopped is not None and stop_reason is None:
+                stop_reason = stopped
+            reason = _pre_tool_denial(data)
+            if reason is not None and deny_reason is None:
+                deny_reason = reason
         return Verdict(
             deny=deny_reason is not None,
             reason=deny_reason,
@@ -205,23 +216,15 @@ class HookRunner:
 
     def post_tool_batch(self, payload: Mapping[str, Any]) -> Verdict:
         stop_reason: str | None = None
-        for group in self.config.post_tool_batch:
-            for command in group.commands:
-                answer = _run(command, payload, self.env, self.cwd)
-                if answer.code == 2:
-                    stop_reason = (
-                        stop_reason or answer.stderr.strip() or "stopped by PostToolBatch hook"
-                    )
-                    continue
-                if answer.code != 0:
-                    sys.stderr.write(answer.stderr)
-                    continue
-                data = _json_answer(answer.stdout)
-                stopped = _stop(data)
-                if stopped is None and data.get("decision") == "block":
-                    stopped = str(data.get("reason") or "")
-                if stopped is not None and stop_reason is None:
-                    stop_reason = stopped
+        for blocked, data in self._answers(self.config.post_tool_batch, payload, None):
+            if blocked is not None:
+                stop_reason = stop_reason or blocked or "stopped by PostToolBatch hook"
+                continue
+            stopped = _stop(data)
+            if stopped is None and data.get("decision") == "block":
+                stopped = str(data.get("reason") or "")
+            if stopped is not None and stop_reason is None:
+                stop_reason = stopped
         return Verdict(stop=stop_reason is not None, stop_reason=stop_reason)
 
 

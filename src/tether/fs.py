@@ -41,6 +41,38 @@ class SymlinkLoopError(PathEscapeError):
         )
 
 
+def write_temp_beside(path: Path, data: bytes, *, keep_mode: bool = False) -> Path:
+    """``data`` in a new temp file beside ``path``, written whole and fsynced.
+
+    The caller puts it in place (rename or link) and removes it if that fails.
+    ``keep_mode``: the temp file gets the permission bits of a regular file at
+    ``path``; else the umask default.
+    """
+    folder = path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    temp = folder / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    try:
+        if keep_mode:
+            try:
+                existing = os.lstat(path)
+            except FileNotFoundError:
+                pass
+            else:
+                if stat.S_ISREG(existing.st_mode):
+                    os.fchmod(fd, stat.S_IMODE(existing.st_mode))
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        temp.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    return temp
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` atomically and durably; creates parent folders.
 
@@ -48,34 +80,13 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     An existing file's permission bits are kept; a new file gets the umask default.
     """
     path = Path(path)
-    folder = path.parent
-    folder.mkdir(parents=True, exist_ok=True)
-    temp = folder / f".{path.name}.{secrets.token_hex(6)}.tmp"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-    try:
-        try:
-            existing = os.lstat(path)
-        except FileNotFoundError:
-            pass
-        else:
-            if stat.S_ISREG(existing.st_mode):
-                os.fchmod(fd, stat.S_IMODE(existing.st_mode))
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        temp.unlink(missing_ok=True)
-        raise
-    os.close(fd)
+    temp = write_temp_beside(path, data, keep_mode=True)
     try:
         temp.replace(path)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
-    _fsync_dir(folder)
+    fsync_dir(path.parent)
 
 
 def atomic_write_text(path: Path, text: str, encoding: str = "utf-8") -> None:
@@ -89,7 +100,8 @@ def atomic_write_json(path: Path, obj: Any, *, indent: int | None = 2) -> None:
     atomic_write_text(path, text + "\n")
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
+    """Make a rename or a new name in ``folder`` durable."""
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         os.fsync(fd)

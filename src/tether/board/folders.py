@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,7 +20,13 @@ from pathlib import Path
 from tether.board.errors import BoardError
 from tether.board.states import State, all_folders, folder_of
 from tether.errors import PathEscapeError
-from tether.fs import atomic_write_bytes, lock_file, resolve_inside
+from tether.fs import (
+    atomic_write_bytes,
+    fsync_dir,
+    lock_file,
+    resolve_inside,
+    write_temp_beside,
+)
 
 LOCK_NAME = ".lock"
 _GITIGNORE = b"# tether's lock and temp files\n.lock\n.*.tmp\n"
@@ -93,27 +98,14 @@ def _open_lock(root: Path) -> int:
 
 def create_exclusive(path: Path, data: bytes) -> bool:
     """Write a new file at ``path`` whole, or return False if the name is taken."""
-    folder = path.parent
-    folder.mkdir(parents=True, exist_ok=True)
-    temp = folder / f".{path.name}.{secrets.token_hex(6)}.tmp"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        temp.unlink(missing_ok=True)
-        raise
-    os.close(fd)
+    temp = write_temp_beside(path, data)
     try:
         os.link(temp, path)
     except FileExistsError:
         return False
     finally:
         temp.unlink(missing_ok=True)
-    fsync_dir(folder)
+    fsync_dir(path.parent)
     return True
 
 
@@ -138,11 +130,3 @@ def rename_into(source: Path, target: Path) -> None:
         raise
     fsync_dir(target.parent)
     fsync_dir(source.parent)
-
-
-def fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

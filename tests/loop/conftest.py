@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from tether.loop import Loop, open_loop
 from tether.loop.sources import Location, Reading, Source
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+TETHER = str(Path(sys.executable).parent / "tether")
 
 BASE_TOML = """\
 [loop]
@@ -125,6 +127,32 @@ class Project:
         env["TETHER_HOME"] = str(self.home)
         env["PATH"] = os.pathsep.join([*map(str, self.path_dirs), env.get("PATH", "")])
         return env
+
+    def tether(
+        self, *args: str, input: str | None = None, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
+        """``tether ARGS`` in the project's folder, with its environment."""
+        return subprocess.run(
+            [TETHER, *args],
+            input=input,
+            cwd=self.root,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    def run_count(self) -> int:
+        """How many runs the project's store holds."""
+        from tether.store import connect
+        from tether.store.runs import list_runs
+
+        conn = connect(self.home)
+        try:
+            return len(list_runs(conn))
+        finally:
+            conn.close()
 
     def all_sources_ready(self, *, organic: Any = None, curated: Any = None) -> None:
         """All four sources present and empty (or with the given command outputs)."""

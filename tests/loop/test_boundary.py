@@ -13,30 +13,8 @@ from pathlib import Path
 from tests.loop.conftest import Project
 
 from tether.board import State
-from tether.store import connect
-from tether.store.runs import list_runs
 
 TETHER = str(Path(sys.executable).parent / "tether")
-
-
-def _tick(project: Project) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [TETHER, "loop", "tick"],
-        cwd=project.root,
-        env=project.env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-def _runs(project: Project) -> int:
-    conn = connect(project.home)
-    try:
-        return len(list_runs(conn))
-    finally:
-        conn.close()
 
 
 def test_a_note_deep_inside_inbox_forbids_every_stop(project: Project) -> None:
@@ -44,7 +22,7 @@ def test_a_note_deep_inside_inbox_forbids_every_stop(project: Project) -> None:
     nested = project.root / "tickets" / "INBOX" / "from-phone" / "2026" / "idea.md"
     nested.parent.mkdir(parents=True)
     nested.write_text("Look at the flaky upload test\n")
-    done = _tick(project)
+    done = project.tether("loop", "tick")
     assert done.returncode == 41, done.stdout + done.stderr
     assert "TETHER-LOOP:" not in done.stdout
     assert "from-phone/2026/idea.md" in done.stderr
@@ -54,7 +32,7 @@ def test_a_note_deep_inside_inbox_forbids_every_stop(project: Project) -> None:
 def test_an_empty_inbox_file_is_named_not_made_a_ticket(project: Project) -> None:
     project.all_sources_ready()
     empty = project.note("empty.md", "  \n\n")
-    done = _tick(project)
+    done = project.tether("loop", "tick")
     assert done.returncode == 41, done.stdout + done.stderr
     assert "empty.md: an empty file" in done.stderr
     assert empty.is_file()
@@ -73,11 +51,11 @@ def test_a_ticket_linking_out_of_the_board_is_refused_and_listed(
     before = outside.read_bytes()
     link = project.root / "tickets" / "ACTIONABLE" / "T-20260302-000000007.md"
     link.symlink_to(outside)
-    done = _tick(project)
+    done = project.tether("loop", "tick")
     assert done.returncode == 14, done.stdout + done.stderr  # user-only: the person must look
     assert f"a symbolic link to {outside}, outside the board" in done.stdout
     assert "fix tickets/ACTIONABLE/T-20260302-000000007.md" in done.stdout
-    assert _runs(project) == 0
+    assert project.run_count() == 0
     assert outside.read_bytes() == before and link.is_symlink()
     moved = subprocess.run(
         [TETHER, "board", "move", "T-20260302-000000007", "DONE"],
@@ -98,11 +76,11 @@ def test_a_parked_ticket_whose_trigger_fired_is_surfaced_not_worked(project: Pro
         "Revisit the cache idea", State.PARKED, "until-trigger", until="2026-03-01"
     )
     later = project.add("Someday", State.PARKED, "until-trigger", until="2030-01-01")
-    done = _tick(project)
+    done = project.tether("loop", "tick")
     assert done.returncode == 14, done.stdout  # user-only, never exhausted
     assert f'PARKED/until-trigger {ticket.id} (P2) "Revisit the cache idea": its trigger fired' in (
         done.stdout
     )
     assert later.id not in done.stdout
     assert project.location(ticket.id) == "PARKED/until-trigger"
-    assert _runs(project) == 0
+    assert project.run_count() == 0

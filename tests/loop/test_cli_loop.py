@@ -18,42 +18,30 @@ from tether.store.runs import list_runs
 TETHER = str(Path(sys.executable).parent / "tether")
 
 
-def _tether(project: Project, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [TETHER, *args],
-        cwd=project.root,
-        env=project.env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def test_tick_ends_with_the_signal_line_and_its_exit_code(project: Project) -> None:
     project.note("idea.txt", "Write the release notes\n")
-    first = _tether(project, "loop", "tick")
+    first = project.tether("loop", "tick")
     assert first.returncode == 0, first.stderr
     assert first.stdout.splitlines()[-1] == (
         "TETHER-LOOP: CONTINUE — level 1 did work, the loop goes on."
     )
     project.board.move(project.board.load().in_state(State.ACTIONABLE)[0].id, State.DONE)
-    blind = _tether(project, "loop", "tick")
+    blind = project.tether("loop", "tick")
     assert blind.returncode == 11
     assert blind.stdout.splitlines()[-1].startswith(
         "TETHER-LOOP: STOP (blind, 4/4 sources unavailable: decisions.ledger, memory.organic, "
         "memory.curated, user.model)"
     )
-    guard = _tether(project, "loop", "tick")
+    guard = project.tether("loop", "tick")
     assert guard.returncode == 13
     assert guard.stdout.splitlines()[-1].startswith("TETHER-LOOP: STOP (guard, blind unchanged")
     project.all_sources_ready()
-    exhausted = _tether(project, "loop", "tick")
+    exhausted = project.tether("loop", "tick")
     assert exhausted.returncode == 10
     assert exhausted.stdout.splitlines()[-1].startswith("TETHER-LOOP: STOP (exhausted)")
-    assert _tether(project, "loop", "tick").returncode == 12
+    assert project.tether("loop", "tick").returncode == 12
     project.add("Pick the licence", State.USER, "decision", needs="MIT or Apache-2.0")
-    user_only = _tether(project, "loop", "tick")
+    user_only = project.tether("loop", "tick")
     assert user_only.returncode == 14
     lines = user_only.stdout.splitlines()
     assert lines[-1].startswith("TETHER-LOOP: STOP (user-only)")
@@ -64,7 +52,7 @@ def test_tick_ends_with_the_signal_line_and_its_exit_code(project: Project) -> N
 def test_tick_json_gives_the_evidence_and_keeps_stdout_json(project: Project) -> None:
     project.all_sources_ready()
     (project.bin / "organic-memory").unlink()
-    done = _tether(project, "loop", "tick", "--json")
+    done = project.tether("loop", "tick", "--json")
     assert done.returncode == 11
     data = json.loads(done.stdout)
     assert data["line"] == done.stderr.splitlines()[-1]
@@ -88,7 +76,7 @@ def test_tick_json_gives_the_evidence_and_keeps_stdout_json(project: Project) ->
 
 def test_dry_run_runs_no_agent_and_moves_no_ticket(project: Project) -> None:
     ticket = project.add("Fix the typo")
-    dry = _tether(project, "loop", "tick", "--dry-run")
+    dry = project.tether("loop", "tick", "--dry-run")
     assert dry.returncode == 0
     assert f'dry run: would start a run on {ticket.id} "Fix the typo"' in dry.stdout
     assert project.location(ticket.id) == "ACTIONABLE"
@@ -99,7 +87,7 @@ def test_loop_run_ticks_until_a_stop_with_one_progress_line_per_tick(project: Pr
     project.all_sources_ready()
     project.note("a.txt", "First thing\n")
     project.add("Second thing", priority="P1")
-    done = _tether(project, "loop", "run")
+    done = project.tether("loop", "run")
     assert done.returncode == 10, done.stdout + done.stderr
     lines = [line for line in done.stdout.splitlines() if line.startswith("tick ")]
     assert [line.split(":")[0] for line in lines] == ["tick 1", "tick 2", "tick 3", "tick 4"]
@@ -118,7 +106,7 @@ def test_loop_run_ticks_until_a_stop_with_one_progress_line_per_tick(project: Pr
 def test_loop_run_stops_at_max_ticks(project: Project) -> None:
     for title in ("one", "two", "three"):
         project.add(title)
-    done = _tether(project, "loop", "run", "--max-ticks", "2")
+    done = project.tether("loop", "run", "--max-ticks", "2")
     assert done.returncode == 0
     assert done.stdout.splitlines()[-1].startswith("TETHER-LOOP: CONTINUE")
     assert len(project.board.load().in_state(State.DONE)) == 2
@@ -148,12 +136,12 @@ def test_ctrl_c_stops_the_loop_cleanly_after_recording_and_one_loop_per_board(
             break
         time.sleep(0.05)
     assert running, "the run never started"
-    second = _tether(project, "loop", "tick")  # one loop per board at a time
+    second = project.tether("loop", "tick")  # one loop per board at a time
     assert second.returncode == 30  # refused, like a second room: not a usage error
     assert f"another tether loop is working on {project.root / 'tickets'} (pid {proc.pid})" in (
         second.stderr
     )
-    assert _tether(project, "loop", "tick", "--dry-run").returncode == 0  # looking is fine
+    assert project.tether("loop", "tick", "--dry-run").returncode == 0  # looking is fine
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 24, out + err
@@ -170,7 +158,7 @@ def test_a_repeated_user_only_tick_shows_the_bundle_again(project: Project) -> N
     project.all_sources_ready()
     project.add("Pick the licence", State.USER, "decision", needs="MIT or Apache-2.0")
     for attempt in ("chain", "guard"):
-        done = _tether(project, "loop", "tick")
+        done = project.tether("loop", "tick")
         assert done.returncode == 14, (attempt, done.stdout)
         lines = done.stdout.splitlines()
         assert lines[-1].startswith("TETHER-LOOP: STOP (user-only)")
@@ -182,7 +170,7 @@ def test_a_repeated_user_only_tick_shows_the_bundle_again(project: Project) -> N
 
 def test_an_inbox_tether_cannot_triage_exits_41_naming_the_file(project: Project) -> None:
     project.note("broken.md", "---\ntitle: [unclosed\n---\nbody\n")
-    done = _tether(project, "loop", "tick")
+    done = project.tether("loop", "tick")
     assert done.returncode == 41, done.stdout + done.stderr
     assert "broken.md" in done.stderr and "TETHER-LOOP:" not in done.stdout
     assert (project.root / "tickets" / "INBOX" / "broken.md").is_file()
@@ -223,7 +211,7 @@ def test_loop_run_prints_each_ticks_signal_line_after_its_progress_line(
     project.all_sources_ready()
     project.add("one")
     project.add("two", priority="P3")
-    done = _tether(project, "loop", "run")
+    done = project.tether("loop", "run")
     assert done.returncode == 10, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     ticks = [n for n, line in enumerate(lines) if line.startswith("tick ")]

@@ -10,14 +10,11 @@ source commands.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from tests.loop.conftest import BASE_TOML, Project, write_script
-
-TETHER = str(Path(sys.executable).parent / "tether")
 
 CURATED_TIMEOUT = """
 [loop.sources."memory.curated"]
@@ -25,18 +22,6 @@ kind = "command"
 command = ["curated-memory", "working", "--json"]
 timeout = "1s"
 """
-
-
-def _tick(project: Project) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [TETHER, "loop", "tick"],
-        cwd=project.root,
-        env=project.env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def _counting_script(path: Path, log: Path, output: str, *, exit_code: int, sleep: float) -> None:
@@ -76,12 +61,12 @@ def test_exhausted_then_a_failing_read_is_blind_at_once_then_guard_blind_without
     )
     project.write_config(CURATED_TIMEOUT, base=base)
     project.all_sources_ready()
-    exhausted = _tick(project)
+    exhausted = project.tether("loop", "tick")
     assert exhausted.returncode == 10, exhausted.stdout + exhausted.stderr
 
     log = project.root / "curated.log"
     _counting_script(project.bin / "curated-memory", log, output, exit_code=exit_code, sleep=sleep)
-    blind = _tick(project)
+    blind = project.tether("loop", "tick")
     assert blind.returncode == 11, blind.stdout
     assert blind.stdout.splitlines()[-1].startswith(
         "TETHER-LOOP: STOP (blind, 1/4 sources unavailable: memory.curated)"
@@ -91,7 +76,7 @@ def test_exhausted_then_a_failing_read_is_blind_at_once_then_guard_blind_without
     asked = _runs(log)
     assert asked >= 1
 
-    held = _tick(project)
+    held = project.tether("loop", "tick")
     assert held.returncode == 13, held.stdout
     assert held.stdout.splitlines()[-1].startswith("TETHER-LOOP: STOP (guard, blind unchanged")
     assert "availability changed" not in held.stdout
@@ -100,14 +85,14 @@ def test_exhausted_then_a_failing_read_is_blind_at_once_then_guard_blind_without
 
 def test_changing_a_source_command_in_tether_toml_breaks_the_guard(project: Project) -> None:
     project.all_sources_ready()
-    assert _tick(project).returncode == 10
-    assert _tick(project).returncode == 12  # guard, exhausted unchanged
+    assert project.tether("loop", "tick").returncode == 10
+    assert project.tether("loop", "tick").returncode == 12  # guard, exhausted unchanged
     write_script(project.bin / "other-notes", {"status": "empty", "items": []})
     toml = project.root / "tether.toml"
     toml.write_text(
         toml.read_text().replace('["organic-memory", "--json"]', '["other-notes", "--json"]')
     )
-    again = _tick(project)
+    again = project.tether("loop", "tick")
     assert again.returncode == 10, again.stdout  # read again, not held
     assert "level 2: guard does not hold (the situation changed)" in again.stdout
     assert "`other-notes --json`" in again.stdout

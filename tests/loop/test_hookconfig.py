@@ -16,15 +16,7 @@ TETHER = str(Path(sys.executable).parent / "tether")
 
 
 def _hooks(project: Project, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [TETHER, "hooks", *args, "--project-dir", str(project.root)],
-        cwd=project.root,
-        env=project.env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return project.tether("hooks", *args, "--project-dir", str(project.root), timeout=60)
 
 
 def test_install_merges_beside_the_gate_and_the_users_own_stop_hook(project: Project) -> None:

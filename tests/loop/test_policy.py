@@ -43,14 +43,6 @@ def _tether(
     )
 
 
-def _runs(project: Project) -> int:
-    conn = connect(project.home)
-    try:
-        return len(list_runs(conn))
-    finally:
-        conn.close()
-
-
 def test_a_push_it_to_production_note_lands_in_user_approval_and_no_run_sees_it(
     project: Project,
 ) -> None:
@@ -66,7 +58,7 @@ def test_a_push_it_to_production_note_lands_in_user_approval_and_no_run_sees_it(
     assert '"to production"' in ticket.needs
     assert "tether board approve" in ticket.needs
     assert not project.board.load().in_state(State.ACTIONABLE)
-    assert _runs(project) == 0  # no run ever saw it
+    assert project.run_count() == 0  # no run ever saw it
     assert "USER/approval" in done.stdout
 
 
@@ -83,7 +75,7 @@ def test_an_actionable_ticket_asking_to_deploy_is_not_run(project: Project) -> N
     assert project.location(ticket.id) == "USER/approval"
     assert project.location(login.id) == "USER/session"
     assert "policy rule `login`" in (project.board.get(login.id).needs or "")
-    assert _runs(project) == 0
+    assert project.run_count() == 0
 
 
 def test_a_configured_rule_is_laid_over_the_defaults(project: Project) -> None:
@@ -301,7 +293,7 @@ def test_a_todo_item_whose_run_the_gate_refused_waits_for_approval(
     second = _tether(project, "loop", "tick")  # held now: no second run, it waits for a person
     assert second.returncode == 14, second.stdout + second.stderr
     assert "TODO.md:3 waits for an approval/decision" in second.stdout
-    assert _runs(project) == 1
+    assert project.run_count() == 1
 
 
 def test_the_loop_follow_up_of_a_hand_started_run_is_under_the_policy(

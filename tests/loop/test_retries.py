@@ -9,8 +9,6 @@ boards (real runs of the scripted agent, real store).
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,27 +25,13 @@ from tether.loop.unfinished import attempt_basis
 from tether.store import connect
 from tether.store.runs import RunRow, insert_run
 
-TETHER = str(Path(sys.executable).parent / "tether")
-
-
-def _tether(project: Project, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [TETHER, *args],
-        cwd=project.root,
-        env=project.env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
 
 def test_a_parked_ticket_runs_again_after_the_person_raises_its_budget_and_moves_it_back(
     project: Project,
 ) -> None:
     ticket = project.add("Port the parser", body="Move parse() to the new API.\n", budget=3)
     for _ in range(3):
-        done = _tether(project, "loop", "tick")
+        done = project.tether("loop", "tick")
         assert done.returncode == 0, done.stderr
     parked = project.board.get(ticket.id)
     assert parked.location == "USER/decision"
@@ -56,11 +40,11 @@ def test_a_parked_ticket_runs_again_after_the_person_raises_its_budget_and_moves
     text = parked.path.read_text(encoding="utf-8")
     assert "budget: 3\n" in text
     parked.path.write_text(text.replace("budget: 3\n", "budget: 12\n"), encoding="utf-8")
-    moved = _tether(project, "board", "move", ticket.id, "ACTIONABLE")
+    moved = project.tether("board", "move", ticket.id, "ACTIONABLE")
     assert moved.returncode == 0, moved.stderr
-    dry = _tether(project, "loop", "tick", "--dry-run")
+    dry = project.tether("loop", "tick", "--dry-run")
     assert "would start a follow-up of" in dry.stdout, dry.stdout
-    again = _tether(project, "loop", "tick")
+    again = project.tether("loop", "tick")
     assert again.returncode == 0, again.stdout + again.stderr
     assert "ended unfinished" not in again.stdout
     after = project.board.get(ticket.id)

@@ -18,16 +18,7 @@ TETHER = str(Path(sys.executable).parent / "tether")
 
 def _hook(project: Project, harness: str, payload: Any) -> subprocess.CompletedProcess[str]:
     raw = payload if isinstance(payload, str) else json.dumps(payload)
-    return subprocess.run(
-        [TETHER, "loop", "stop-hook", "--harness", harness],
-        input=raw,
-        cwd=project.root,
-        env=project.env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return project.tether("loop", "stop-hook", "--harness", harness, input=raw, timeout=60)
 
 
 def _payload(project: Project, active: bool, session: str = "sess-1") -> dict[str, Any]:

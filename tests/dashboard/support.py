@@ -11,9 +11,13 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
+from tests.status.world import World
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -121,3 +125,13 @@ def png_size(path: Path) -> tuple[int, int]:
     head = path.read_bytes()[:24]
     assert head[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
     return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+@pytest.fixture
+def dashboard(world: World) -> Iterator[Dashboard]:
+    """A dashboard on ``world``'s project, stopped after the test."""
+    running = start_dashboard(world.project, dict(os.environ))
+    try:
+        yield running
+    finally:
+        running.stop()

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.dashboard.support import Dashboard, chromium, png_size, start_dashboard, tether_argv
+from tests.dashboard.support import Dashboard, chromium, png_size, tether_argv
 from tests.status.world import World, at, build
 
 from tether.board import Board, State
@@ -93,15 +93,6 @@ def world(tmp_path: Path, tether_home: Path) -> Iterator[World]:
         yield made
     finally:
         made.close()
-
-
-@pytest.fixture
-def dashboard(world: World) -> Iterator[Dashboard]:
-    running = start_dashboard(world.project, dict(os.environ))
-    try:
-        yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture

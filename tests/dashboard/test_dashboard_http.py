@@ -6,30 +6,10 @@ import json
 import os
 import socket
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from tests.dashboard.support import Dashboard, start_dashboard, tether_argv
-from tests.status.world import World, add_run, at, build
-
-
-@pytest.fixture
-def world(tmp_path: Path, tether_home: Path) -> Iterator[World]:
-    made = build(tether_home, tmp_path / "project")
-    try:
-        yield made
-    finally:
-        made.close()
-
-
-@pytest.fixture
-def dashboard(world: World) -> Iterator[Dashboard]:
-    running = start_dashboard(world.project, dict(os.environ))
-    try:
-        yield running
-    finally:
-        running.stop()
+from tests.status.world import World, add_run, at
 
 
 def test_every_route_needs_the_token(dashboard: Dashboard) -> None:

@@ -14,13 +14,12 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.console import Console
-from tests.status.world import NOW, World, add_run, at, build, normalize
+from tests.status.world import NOW, World, add_run, at, normalize
 
 from tether.config import load_config
 from tether.status import view
@@ -28,15 +27,6 @@ from tether.status.collect import PANELS, Options, collect
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
-
-
-@pytest.fixture
-def world(tmp_path: Path, tether_home: Path) -> Iterator[World]:
-    made = build(tether_home, tmp_path / "project")
-    try:
-        yield made
-    finally:
-        made.close()
 
 
 def _status(world: World) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.status.world import World, add_run, build
+from tests.status.world import World, add_run
 
 SOCKET_NAME = "sock"
 
@@ -48,15 +48,6 @@ class Pane:
 
     def dead(self) -> bool:
         return self.tmux("display-message", "-p", "-t", "status", "#{pane_dead}").strip() == "1"
-
-
-@pytest.fixture
-def world(tmp_path: Path, tether_home: Path) -> Iterator[World]:
-    made = build(tether_home, tmp_path / "project")
-    try:
-        yield made
-    finally:
-        made.close()
 
 
 @pytest.fixture

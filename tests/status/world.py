@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import fcntl
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
+
+import pytest
 
 from tether.clock import FakeClock, to_iso
 from tether.gate import db as gate_db
@@ -82,6 +85,16 @@ def build(home: Path, project: Path, *, live_run: bool = True, board: str = BOAR
     _gate(home)
     _fleet(home)
     return _ingest_and_room(home, project, wiki_root)
+
+
+@pytest.fixture
+def world(tmp_path: Path, tether_home: Path) -> Iterator[World]:
+    """``build``'s world in ``tmp_path/project``, closed after the test."""
+    made = build(tether_home, tmp_path / "project")
+    try:
+        yield made
+    finally:
+        made.close()
 
 
 def _fleet(home: Path) -> None:

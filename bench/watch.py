@@ -32,70 +32,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 import psutil
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.watch.watch_support import TmuxLab
+
 TETHER = str(Path(sys.executable).parent / "tether")
-RECORDER = (
-    "import json, sys, time\n"
-    "out = open(sys.argv[1], 'a', buffering=1)\n"
-    "out.write(json.dumps({'t': time.time(), 'line': '<ready>'}) + '\\n')\n"
-    "for line in sys.stdin:\n"
-    "    out.write(json.dumps({'t': time.time(), 'line': line.rstrip()}) + '\\n')\n"
-)
-
-
-class Lab:
-    def __init__(self) -> None:
-        self.socket = f"tether-bench-{uuid.uuid4().hex[:8]}"
-        self.started = False
-
-    def tmux(self, *args: str) -> str:
-        done = subprocess.run(
-            ["tmux", "-L", self.socket, *args],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=True,
-        )
-        return done.stdout.strip()
-
-    def window(self, cwd: Path, argv: list[str]) -> str:
-        cwd.mkdir(parents=True, exist_ok=True)
-        if not self.started:
-            self.started = True
-            return self.tmux(
-                "new-session",
-                "-d",
-                "-s",
-                "bench",
-                "-x",
-                "250",
-                "-y",
-                "50",
-                "-c",
-                str(cwd),
-                "-P",
-                "-F",
-                "#{pane_id}",
-                *argv,
-            )
-        return self.tmux(
-            "new-window", "-d", "-t", "bench", "-c", str(cwd), "-P", "-F", "#{pane_id}", *argv
-        )
-
-    def kill(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, check=False)
 
 
 def wait_for(probe: Callable[[], bool], timeout: float, what: str) -> None:
@@ -194,35 +145,22 @@ def main() -> int:
     subagents = tmp / "subagents"
     project = tmp / "project"
     project.mkdir()
-    lab = Lab()
+    lab = TmuxLab(tmp)
     (project / "tether.toml").write_text(
         "[watch]\n"
         f"interval = {args.interval}\nidle_threshold = 1.0\nwake_min_interval = 0\n"
         "confirm_after = 0\nmessage_max_chars = 3000\n"
         f'subagents_folders = [{json.dumps(str(subagents))}]\ntmux_socket = "{lab.socket}"\n'
     )
-    record = tmp / "orchestrator.jsonl"
     daemon: subprocess.Popen[str] | None = None
     try:
-        pane = lab.window(tmp / "orchestrator", [sys.executable, "-c", RECORDER, str(record)])
-        wait_for(lambda: bool(read_lines(record)), 20, "the recorder")
+        pane, recording = lab.orchestrator()
+        record = recording.path
         logs: list[Path] = []
         for n in range(args.subagents):
             folder = subagents / f"s{n:02d}"
             log = folder / "agent.jsonl"
-            agent = [
-                sys.executable,
-                "-m",
-                "tether.harnesses.scripted",
-                "--format",
-                "claude-code",
-                "--silent",
-                "--",
-                "work",
-            ]
-            lab.window(
-                folder, ["bash", "-c", f"{shlex.join(agent)} > {shlex.quote(str(log))}; read -r d"]
-            )
+            lab.subagent(folder, ["--format", "claude-code", "--silent"], then="read -r d")
             logs.append(log)
         subprocess.run(
             [TETHER, "watch", "add-orchestrator", "--tmux-pane", pane],

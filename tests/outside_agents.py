@@ -50,9 +50,9 @@ with os.fdopen(read_end) as codes:
 """.replace("STILL_INSIDE", str(STILL_INSIDE))
 
 
-def without_agent_vars(env: Mapping[str, str]) -> dict[str, str]:
-    """``env`` without :data:`AGENT_VARS`."""
-    return {k: v for k, v in env.items() if k not in AGENT_VARS}
+def without_agent_vars(env: Mapping[str, str], *also: str) -> dict[str, str]:
+    """``env`` without :data:`AGENT_VARS` (nor the variables ``also`` names)."""
+    return {k: v for k, v in env.items() if k not in AGENT_VARS and k not in also}
 
 
 def detached(argv: list[str], *, new_session: bool = False) -> list[str]:

@@ -11,23 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.outside_agents import detached
+from tests.outside_agents import detached, without_agent_vars
 
 TETHER = str(Path(sys.executable).parent / "tether")
-AGENT_VARS = (
-    "TETHER_RUN_ID",
-    "CLAUDECODE",
-    "CLAUDE_CODE_SESSION_ID",
-    "CODEX_THREAD_ID",
-    "COPILOT_CLI",
-    "AI_AGENT",
-    "TETHER_DEPTH",
-    "TETHER_SESSION_ID",
-)
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in AGENT_VARS}
+    env = without_agent_vars(os.environ, "TETHER_DEPTH", "TETHER_SESSION_ID")
     env.update(extra)
     return env
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.outside_agents import detached
+from tests.outside_agents import detached, without_agent_vars
 
 from tether.ingest.entry import HumanStopError
 from tether.ingest.queue import Queue
@@ -17,19 +17,10 @@ from tether.wiki.layout import Wiki
 
 TETHER = str(Path(sys.executable).parent / "tether")
 GOLDEN = "4 more entries wait in incoming/. Next: /clear, then ingest.\n"
-AGENT_VARS = (
-    "TETHER_RUN_ID",
-    "CLAUDECODE",
-    "CLAUDE_CODE_SESSION_ID",
-    "CODEX_THREAD_ID",
-    "COPILOT_CLI",
-    "AI_AGENT",
-    "TETHER_DEPTH",
-)
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in AGENT_VARS}
+    env = without_agent_vars(os.environ, "TETHER_DEPTH")
     env.update(extra)
     return env
 

@@ -22,22 +22,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tests.outside_agents import without_agent_vars
 from tests.room.room_support import room_question
 from tests.wikigen import GenWiki, generate
 
 from tether.skills import shipped_skills
 
 TETHER = str(Path(sys.executable).parent / "tether")
-AGENT_VARS = (
-    "TETHER_RUN_ID",
-    "CLAUDECODE",
-    "CLAUDE_CODE_SESSION_ID",
-    "CODEX_THREAD_ID",
-    "COPILOT_CLI",
-    "AI_AGENT",
-    "TETHER_DEPTH",
-    "TMUX_PANE",
-)
 COMMAND = re.compile(r"`(tether [^`]+)`")
 SIGNAL_KEYS = {"signal", "line", "exit_code", "level1", "dispatched", "level2", "bundle"}
 
@@ -63,7 +54,7 @@ class Project:
     kb: Path
 
     def env(self, **extra: str) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k not in AGENT_VARS}
+        env = without_agent_vars(os.environ, "TETHER_DEPTH", "TMUX_PANE")
         env.update(TETHER_HOME=str(self.home), TETHER_WIKI_ROOT=str(self.wiki.root))
         env.update(extra)
         return env

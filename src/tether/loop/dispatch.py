@@ -272,18 +272,9 @@ def _refused(
 
 def _startable(loop: Loop, request: RunRequest) -> None:
     """Raise the ``BudgetError`` the run would be refused with (a dry run's look ahead)."""
-    from tether.runs.profiles import choose_budget, choose_profile
+    from tether.runs.supervisor import choose_run_budget
 
-    profile = choose_profile(loop.config, request.profile, request.justification)
-    choose_budget(
-        loop.config,
-        profile,
-        iterations=request.iterations,
-        tool_calls=request.tool_calls,
-        timeout=request.timeout,
-        budget_request=request.budget_request,
-        justification=request.justification,
-    )
+    choose_run_budget(loop.config, request)
 
 
 def _ticket_request(loop: Loop, ticket: Ticket, follow_up: str | None) -> RunRequest:

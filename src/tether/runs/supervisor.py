@@ -118,12 +118,10 @@ def _agent_env(
     return env
 
 
-def supervise(
-    request: RunRequest, config: Config | None = None, env: Mapping[str, str] | None = None
-) -> RunOutcome:
-    base_env = {**(os.environ if env is None else env), **request.env}
-    config = config or load_config(env=base_env, cwd=request.cwd)
+def choose_run_budget(config: Config, request: RunRequest) -> tuple[Profile, Budget]:
+    """The profile and the budget ``request`` runs on; a ``BudgetError`` if it may not run."""
     profile = choose_profile(config, request.profile, request.justification)
+    harness = get_harness(profile.harness)
     budget = choose_budget(
         config,
         profile,
@@ -134,9 +132,18 @@ def supervise(
         justification=request.justification,
         tokens=request.tokens,
         cost_usd=request.cost_usd,
-        reports_cost=bool(getattr(get_harness(profile.harness), "reports_cost", False)),
-        reports_tokens=bool(getattr(get_harness(profile.harness), "reports_tokens", True)),
+        reports_cost=bool(getattr(harness, "reports_cost", False)),
+        reports_tokens=bool(getattr(harness, "reports_tokens", True)),
     )
+    return profile, budget
+
+
+def supervise(
+    request: RunRequest, config: Config | None = None, env: Mapping[str, str] | None = None
+) -> RunOutcome:
+    base_env = {**(os.environ if env is None else env), **request.env}
+    config = config or load_config(env=base_env, cwd=request.cwd)
+    profile, budget = choose_run_budget(config, request)
     harness = get_harness(profile.harness)
     cwd = (request.cwd or Path.cwd()).resolve()
     priced = getattr(harness, "priced", None)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,3 +40,15 @@ def tether_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
 @pytest.fixture
 def transcripts() -> Path:
     return TRANSCRIPTS
+
+
+@pytest.fixture
+def conn(tether_home: Path) -> Iterator[sqlite3.Connection]:
+    """A migrated connection to the test's own state database, closed afterwards."""
+    from tether.store import connect
+
+    connection = connect(tether_home)
+    try:
+        yield connection
+    finally:
+        connection.close()

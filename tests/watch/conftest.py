@@ -1,14 +1,11 @@
 from __future__ import annotations
 
 import shutil
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tests.watch.watch_support import TmuxLab
-
-from tether.store import connect
 
 
 @pytest.fixture
@@ -28,12 +25,3 @@ def subagents_dir(tmp_path: Path) -> Path:
     folder = tmp_path / "subagents"
     folder.mkdir()
     return folder
-
-
-@pytest.fixture
-def conn(tether_home: Path) -> Iterator[sqlite3.Connection]:
-    connection = connect(tether_home)
-    try:
-        yield connection
-    finally:
-        connection.close()

@@ -159,23 +159,31 @@ def refusal(room_id: str, room_dir: str, asked: str) -> str:
     )
 
 
-def _log(room_dir: str, asked: str) -> None:
-    import fcntl
+def read_line(
+    asked: str, outcome: str, page_id: str | None = None, page_path: str | None = None
+) -> str:
+    """One line of a room's reads log: the room's own reads and the gate's refusals alike."""
     import json
     import time
 
     record = {
         "at": time.time(),
         "asked": asked,
-        "outcome": REFUSED_TOOL,
-        "page_id": None,
-        "page_path": None,
+        "outcome": outcome,
+        "page_id": page_id,
+        "page_path": page_path,
         "pid": os.getppid(),
     }
+    return json.dumps(record, ensure_ascii=False) + "\n"
+
+
+def _log(room_dir: str, asked: str) -> None:
+    import fcntl
+
     with open(os.path.join(room_dir, READS_FILE), "a", encoding="utf-8") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            handle.write(read_line(asked, REFUSED_TOOL))
             handle.flush()
             os.fsync(handle.fileno())
         finally:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from tether.gate.roomrule import (
     ENV_ROOM_DIR,
     READS_FILE,
     REFUSED_TOOL,
+    read_line,
 )
 from tether.gate.stamp import stamp, with_stamp
 from tether.room.locks import ROOMS_DIR
@@ -252,15 +252,14 @@ class Room:
                 outcome = REFUSED_BUDGET
             else:
                 outcome = REFUSED_LIST
-            record = {
-                "at": time.time(),
-                "asked": name,
-                "outcome": outcome,
-                "page_id": entry["id"] if entry else None,
-                "page_path": entry["page_path"] if entry else None,
-                "pid": os.getppid(),
-            }
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            handle.write(
+                read_line(
+                    name,
+                    outcome,
+                    entry["id"] if entry else None,
+                    entry["page_path"] if entry else None,
+                )
+            )
             handle.flush()
             os.fsync(handle.fileno())
         return ReadResult(outcome, entry["id"] if entry else None, text, used, self.budget)

@@ -16,28 +16,19 @@ from tether.gate.hook_file import Change, InstallError, dump_json, load_json_obj
 
 # Claude Code: PreToolUse decides, PostToolBatch counts iterations, the rest
 # are recorded for the watchdog (activity, permission prompts, idle).
+# Turns, subagents and sessions: the same names in Claude Code and Codex.
+_TURN_EVENTS = (
+    "UserPromptSubmit",
+    "Stop",
+    "SubagentStart",
+    "SubagentStop",
+    "SessionStart",
+    "SessionEnd",
+)
 CLAUDE_TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest")
-CLAUDE_EVENTS = (
-    *CLAUDE_TOOL_EVENTS,
-    "PostToolBatch",
-    "Notification",
-    "UserPromptSubmit",
-    "Stop",
-    "SubagentStart",
-    "SubagentStop",
-    "SessionStart",
-    "SessionEnd",
-)
+CLAUDE_EVENTS = (*CLAUDE_TOOL_EVENTS, "PostToolBatch", "Notification", *_TURN_EVENTS)
 CODEX_TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PermissionRequest")
-CODEX_EVENTS = (
-    *CODEX_TOOL_EVENTS,
-    "UserPromptSubmit",
-    "Stop",
-    "SubagentStart",
-    "SubagentStop",
-    "SessionStart",
-    "SessionEnd",
-)
+CODEX_EVENTS = (*CODEX_TOOL_EVENTS, *_TURN_EVENTS)
 COPILOT_EVENTS = (
     "preToolUse",
     "postToolUse",

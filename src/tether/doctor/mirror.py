@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.gate import hook_inspect, hook_install
+from tether.gate.hook_file import InstallError
 
 COPILOT_TRUST_KEYS = ("trustedFolders", "trusted_folders")
 
@@ -57,7 +58,7 @@ def copy_user_hooks(real: Mapping[str, str], probe: Mapping[str, str], project: 
             continue
         try:
             _write(dst, hook_inspect.hooks_only(harness, src, text))
-        except hook_install.InstallError:
+        except InstallError:
             _write(dst, text)  # malformed: the CLI meets it as the user's CLI would
 
 

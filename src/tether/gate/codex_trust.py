@@ -22,7 +22,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from tether.gate.hook_install import _is_ours
+from tether.gate.hook_command import is_ours
 
 TIMEOUT_S = 30.0
 
@@ -45,7 +45,7 @@ class CodexHook(NamedTuple):
 
     @property
     def ours(self) -> bool:
-        return _is_ours(self.command)
+        return is_ours(self.command)
 
 
 class _AppServer:

@@ -7,17 +7,10 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from tether.gate import pi_gate_extension
-from tether.gate.hook_install import (
-    VIBE_BEGIN,
-    InstallError,
-    _dump,
-    _load_json,
-    _read,
-    _strip_ours_claude_like,
-    _strip_ours_copilot,
-    config_path,
-    plan,
-)
+from tether.gate.hook_file import InstallError, dump_json, load_json_object, read_text
+from tether.gate.hook_install import config_path, plan
+from tether.gate.hook_json import strip_ours
+from tether.gate.hook_vibe import VIBE_BEGIN
 
 
 class Placement(NamedTuple):
@@ -36,12 +29,10 @@ def _holds_ours(harness: str, path: str, text: str) -> bool:
         return pi_gate_extension.MARKER in text
     if harness == "vibe":
         return any(line.strip() == VIBE_BEGIN for line in text.splitlines())
-    hooks = _load_json(path, text).get("hooks", {})
+    hooks = load_json_object(path, text).get("hooks", {})
     if not isinstance(hooks, dict):
         return False
-    if harness == "copilot":
-        return _strip_ours_copilot(hooks) != hooks
-    return _strip_ours_claude_like(hooks) != hooks
+    return strip_ours(hooks, grouped=harness != "copilot") != hooks
 
 
 def placement(
@@ -54,7 +45,7 @@ def placement(
     """Where ``harness`` keeps its ``scope`` hooks, and whether the gate is there."""
     path = config_path(harness, scope, project_dir, environ)
     try:
-        text = _read(path)
+        text = read_text(path)
         if text is None:
             return Placement(harness, scope, path, False, False)
         present = _holds_ours(harness, path, text)
@@ -76,5 +67,5 @@ def hooks_only(harness: str, path: str, text: str) -> str:
     for Claude Code's settings.json, whose other keys stay behind)."""
     if harness != "claude-code":
         return text
-    data = _load_json(path, text)
-    return _dump({k: data[k] for k in _CLAUDE_HOOK_KEYS if k in data})
+    data = load_json_object(path, text)
+    return dump_json({k: data[k] for k in _CLAUDE_HOOK_KEYS if k in data})

@@ -64,7 +64,7 @@ def _without_ours(handlers: list[Any], key: str) -> list[Any]:
     return [h for h in handlers if not (isinstance(h, dict) and is_ours(h.get(key)))]
 
 
-def _strip_ours(hooks: dict[str, Any], *, grouped: bool) -> dict[str, Any]:
+def strip_ours(hooks: dict[str, Any], *, grouped: bool) -> dict[str, Any]:
     """The hooks table without tether's entries (empty groups and events dropped).
 
     ``grouped``: Claude Code's and Codex's shape, handlers (``command``) inside
@@ -126,7 +126,7 @@ def _read_hooks(path: str) -> tuple[str | None, dict[str, Any], dict[str, Any]]:
 def merge_claude_like(path: str, new_hooks: dict[str, Any] | None) -> Change:
     """Claude Code's or Codex's file with tether's hooks replaced (``None``: removed)."""
     before, data, hooks = _read_hooks(path)
-    merged = _strip_ours(hooks, grouped=True)
+    merged = strip_ours(hooks, grouped=True)
     _require_lists(path, merged, new_hooks or {})
     for event, groups in (new_hooks or {}).items():
         merged[event] = [*merged.get(event, []), *groups]
@@ -144,7 +144,7 @@ def merge_claude_like(path: str, new_hooks: dict[str, Any] | None) -> Change:
 def merge_copilot(path: str, gate: list[str] | None) -> Change:
     """Copilot CLI's hook file with tether's hooks replaced (``None`` gate: removed)."""
     before, data, hooks = _read_hooks(path)
-    merged = _strip_ours(hooks, grouped=False)
+    merged = strip_ours(hooks, grouped=False)
     if gate is not None:
         _require_lists(path, merged, COPILOT_EVENTS)
         for event in COPILOT_EVENTS:

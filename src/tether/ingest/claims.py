@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from tether.errors import UsageError
-from tether.fs import atomic_write_json
+from tether.fs import atomic_write_json, fsync_dir
 from tether.gate.stamp import stamp
 from tether.ingest.bundle import copy_bundle
 from tether.ingest.entry import (
@@ -29,7 +29,6 @@ from tether.ingest.entry import (
     Entry,
     HumanStopError,
     IngestRefusedError,
-    fsync_dir,
     now_stamp,
 )
 from tether.ingest.intake import refuse_inside_agent

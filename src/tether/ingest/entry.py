@@ -8,7 +8,6 @@ and the collected file or folder under its name; a claimed entry also holds
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -94,12 +93,3 @@ class Entry:
 def now_stamp() -> str:
     """The time as the manifests write it: UTC ISO to the microsecond."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def fsync_dir(folder: Path) -> None:
-    """Make a rename in ``folder`` durable."""
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

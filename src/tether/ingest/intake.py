@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tether.errors import UsageError
+from tether.fs import fsync_dir
 from tether.gate.newsession import agent_ancestry
 from tether.ingest.bundle import Skipped, copy_bundle
-from tether.ingest.entry import HumanStopError, IngestRefusedError, fsync_dir, now_stamp
+from tether.ingest.entry import HumanStopError, IngestRefusedError, now_stamp
 from tether.ingest.listing import QueueFolders
 from tether.ingest.manifest import (
     BUNDLE,

@@ -139,7 +139,9 @@ def test_a_publish_that_exits_42_gives_the_entry_back_to_the_user(
         "ticket",
     ]
     assert result["id"] == "a.md" and result["status"] == "user"
-    assert "a publish/sync exited 42 (needs the user)" in result["reasons"]
+    # raw/a.md is the entry's own earlier accept (same sha256): no name collision
+    assert result["reasons"] == ["a publish/sync exited 42 (needs the user)"]
+    assert (kb / "raw" / "a.md").read_text() == "# a.md\n"
     queue = Queue(Wiki.open(kb))
     [back] = queue.waiting()
     assert back.id == "a.md" and back.manifest.sync_exit == 42
@@ -150,3 +152,31 @@ def test_a_publish_that_exits_42_gives_the_entry_back_to_the_user(
     [ticket] = Board(kb / "tickets").load().in_state(State.USER, "decision")
     assert ticket.id == result["ticket"]
     assert "a publish/sync exited 42" in ticket.body
+
+
+def test_another_file_under_the_entry_name_in_raw_is_still_a_collision(
+    kb: Path, tmp_path: Path, tether_home: Path
+) -> None:
+    """A file of the same name but other content in raw/ holds the entry for the user
+    with the collision reason; the file is left as it was and no run starts."""
+    _collect(kb, tmp_path, "a.md", CAPTURE)
+    (kb / "raw").mkdir()
+    (kb / "raw" / "a.md").write_text("an older capture\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("TETHER_DEPTH", "TETHER_RUN_ID")}
+    done = subprocess.run(
+        [TETHER, "ingest", "run", "--json", "--board", str(kb / "tickets")],
+        cwd=kb,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    [result] = json.loads(done.stdout)
+    assert result["id"] == "a.md" and result["status"] == "user"
+    assert "run_id" not in result  # held before any run
+    assert result["reasons"] == ["a name collision on accept: raw/a.md already exists"]
+    assert (kb / "raw" / "a.md").read_text() == "an older capture\n"
+    [back] = Queue(Wiki.open(kb)).waiting()
+    assert back.id == "a.md"

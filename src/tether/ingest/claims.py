@@ -38,8 +38,8 @@ from tether.ingest.manifest import (
     MANIFEST,
     Manifest,
     dialog_reasons,
+    name_collision,
     read_manifest,
-    sha256_of,
     write_manifest,
 )
 
@@ -144,7 +144,7 @@ class Claims(QueueFolders):
         self.raw.mkdir(parents=True, exist_ok=True)
         target = self.raw / entry.name
         if os.path.lexists(target):
-            if not target.is_symlink() and sha256_of(target)[0] == entry.manifest.sha256:
+            if not name_collision(entry.manifest, target):
                 return target  # already accepted (a resumed claim)
             raise HumanStopError(
                 f"stop: raw/{entry.name} already exists with other content; nothing was "

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -176,6 +177,27 @@ def load_capture(path: Path | None) -> dict[str, Any] | None:
     return data
 
 
+def name_collision(manifest: Manifest, target: Path) -> bool:
+    """Whether ``target`` (the entry's name in ``raw/``) holds something other than this entry.
+
+    Nothing there, or a file or folder (not a symlink) with the entry's own
+    ``sha256`` (its earlier accept), is no collision; anything else is one,
+    including what cannot be read or is no regular file or folder.
+    """
+    try:
+        mode = target.lstat().st_mode
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)) or manifest.sha256 is None:
+        return True
+    try:
+        return sha256_of(target)[0] != manifest.sha256
+    except OSError:
+        return True
+
+
 def dialog_reasons(manifest: Manifest, raw_dir: Path) -> list[str]:
     """Why this entry needs a human (empty: an unattended run may take it)."""
     reasons: list[str] = []
@@ -191,7 +213,7 @@ def dialog_reasons(manifest: Manifest, raw_dir: Path) -> list[str]:
     if unset:
         reasons.append(f"{'/'.join(unset)} to set by the user (never guessed)")
     name = manifest.name or ""
-    if name and (raw_dir / name).exists():
+    if name and name_collision(manifest, raw_dir / name):
         reasons.append(f"a name collision on accept: raw/{name} already exists")
     if manifest.sync_exit == NEEDS_HUMAN_EXIT:
         reasons.append(f"a publish/sync exited {NEEDS_HUMAN_EXIT} (needs the user)")

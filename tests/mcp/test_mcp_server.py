@@ -188,6 +188,11 @@ def test_subagents_wait_returns_on_a_change_not_at_its_timeout(
 ) -> None:
     before = server.call("subagents_list", {})["structuredContent"]
     assert before["running"] == 0
+    # The server runs in this process's tree: registered as an orchestrator, this process
+    # is the wait's caller, and the wait's first look leaves its activity in the registry.
+    # The subagent starts only after that look, so the wait sees the change whatever the load.
+    mine = cli(project, "watch", "add-orchestrator", "--pid", str(os.getpid()), "--name", "me")
+    assert mine.returncode == 0, mine.stderr
     answer: dict[str, Any] = {}
 
     def wait() -> None:
@@ -196,7 +201,7 @@ def test_subagents_wait_returns_on_a_change_not_at_its_timeout(
 
     waiting = threading.Thread(target=wait)
     waiting.start()
-    time.sleep(1.0)  # the call is blocked in its first look
+    _until_first_look(project, waiting)
     started = time.monotonic()
     run = subprocess.Popen(
         [TETHER, "run", "--profile", "hang", "--unit", "sub", "--prompt", "go", "--timeout", "60"],
@@ -217,6 +222,16 @@ def test_subagents_wait_returns_on_a_change_not_at_its_timeout(
     assert data["running"] == 1
     assert [c["from"] for c in data["changes"]] == [None]
     assert answer["at"] - started < 60  # it answered the change, not its timeout
+
+
+def _until_first_look(project: Path, waiting: threading.Thread) -> None:
+    """Until the wait has touched its caller, i.e. taken its first look at the subagents."""
+    deadline = time.monotonic() + 60  # a hang guard, not a timing assertion
+    while time.monotonic() < deadline and waiting.is_alive():
+        if _orchestrators(project)[0]["last_activity_source"] == "subagents wait":
+            return
+        time.sleep(0.05)
+    raise AssertionError("subagents_wait never took its first look")
 
 
 def _orchestrators(project: Path) -> list[dict[str, Any]]:

@@ -17,7 +17,10 @@ one of the process layouts that used to give every call a new id:
   the gate with ``subprocess`` in a new process group (``process_group=0``) or
   session (``start_new_session=True``);
 - ``node-detached``: ``sh -c`` starts a Node wrapper that spawns the gate with
-  ``detached: true`` (a session of its own).
+  ``detached: true`` (a session of its own);
+- ``direct-wrapper`` / ``direct-wrapper-shell``: the agent starts a Python
+  wrapper itself (no shell between them), in a session of its own; the wrapper
+  runs the gate directly, or through ``sh -c``.
 
 Every call must count under one session (``calls_used`` reaches 10 under one
 session id), or be refused, never ten ids. The same layouts under an agent
@@ -56,7 +59,10 @@ def wrapper(how):
     if how == "setsid":
         lines.append("os.setsid()")
     extra = {"new-group": ", process_group=0", "new-session": ", start_new_session=True"}
-    lines.append(f"code = subprocess.call({hook!r}{extra.get(how, '')})")
+    command = hook
+    if how == "shell":
+        command = ["sh", "-c", shlex.join(hook)]
+    lines.append(f"code = subprocess.call({command!r}{extra.get(how, '')})")
     if side_by_side > 1:  # stay until the calls made beside this one have been counted
         lines.append("import time; time.sleep(1)")
     lines.append("sys.exit(code)")
@@ -83,10 +89,18 @@ def start_call(index):
     elif pattern == "job-control-wrapper":
         code = wrapper("plain")
         argv, stdin = ["bash", "-c", f"set -m; '{py}' -c \"{code}\""], data
+    elif pattern in ("direct-wrapper", "direct-wrapper-shell"):
+        how = "shell" if pattern == "direct-wrapper-shell" else "plain"
+        argv, stdin = [py, "-c", wrapper(how)], data
     else:
         raise SystemExit(f"unknown pattern {pattern}")
     started = subprocess.Popen(
-        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=pattern.startswith("direct-wrapper"),
     )
     return started, stdin
 
@@ -111,6 +125,8 @@ PATTERNS = [
     "new-group",
     "new-session",
     "node-detached",
+    "direct-wrapper",
+    "direct-wrapper-shell",
 ]
 
 

@@ -11,9 +11,11 @@ call, with the long-lived candidates above it, and decides:
 
 1. the process was seen at an earlier call (it is alive: it is an ancestor of
    this call): it lasts; count under it;
-2. it runs the gate itself and an ancestor is an *anchor* (a process proved to
+2. it runs the gate itself, or through ``sh -c`` with no one-call process
+   between it and the candidate above it (a wrapper the agent started
+   directly looks so), and an ancestor is an *anchor* (a process proved to
    outlive the wrappers below it): count under the anchor;
-3. it runs the gate itself, an earlier first call's process in its place has
+3. it runs the gate as in 2, an earlier first call's process in its place has
    died, and a candidate recorded above that one is an ancestor of this call
    with as many candidates below it now as then (the earlier ones all gone,
    this call's all started after that call): the earlier process was one
@@ -116,7 +118,10 @@ def _settle(
             # Alive at a later call: it lasts, and is no evidence of anything.
             conn.execute("DELETE FROM fallback_processes WHERE process_key = ?", (pick_key,))
         return Resolved(pick_key, source), first is not None
-    runs_gate = walk.why == "nearest"
+    # A process that runs the gate itself, or through ``sh -c`` and was started by
+    # a lasting process (no one-call process between): a wrapper the agent
+    # started directly, or the agent. Not one started inside a command.
+    runs_gate = walk.why == "nearest" or (walk.why == "command-parent" and not walk.inside)
     if runs_gate:
         for key in above_keys:
             row = conn.execute(

@@ -44,13 +44,15 @@ class Walk:
 
     ``settled``: the walk is sure (a known agent, init). ``suspect``: the
     process may live for one call only: it runs the gate itself (a wrapper, or
-    an agent that runs its hooks without a shell), a one-call process started it
-    (it runs inside a command), or there is nothing but one-call processes. The
+    an agent that runs its hooks without a shell), it runs the gate through
+    ``sh -c`` (an agent, or a wrapper the agent started directly), a one-call
+    process started it (``inside``: it runs inside a command), or there is
+    nothing but one-call processes. The
     gate's memory of earlier calls has the last word on a suspect
     (:mod:`tether.gate.anchor`).
     """
 
-    __slots__ = ("above", "pick", "settled", "suspect", "why")
+    __slots__ = ("above", "inside", "pick", "settled", "suspect", "why")
 
     def __init__(
         self,
@@ -58,12 +60,14 @@ class Walk:
         why: str,
         above: tuple[proc.ProcInfo, ...] = (),
         *,
+        inside: bool = False,
         settled: bool = False,
         suspect: bool = False,
     ) -> None:
         self.pick = pick
         self.why = why
         self.above = above
+        self.inside = inside
         self.settled = settled
         self.suspect = suspect
 
@@ -104,7 +108,8 @@ def walk(start_pid: int | None = None) -> Walk | None:
     parent or started a one-call process of the call (an agent that is a
     container's first process). Whether that process outlives the call (a
     wrapper such as ``python wrapper.py``, in its own process group or session
-    or not, looks long-lived here) is settled by
+    or not, running the gate itself or through ``sh -c``, looks long-lived
+    here) is settled by
     :func:`tether.gate.anchor.settle`.
     """
     parent = os.getppid() if start_pid is None else start_pid
@@ -139,7 +144,10 @@ def walk(start_pid: int | None = None) -> Walk | None:
         if not one_call
     )[:MAX_ABOVE]
     inside = index + 1 < len(chain) and transient[index + 1]
-    return Walk(chain[index], why, above, suspect=index == 0 or inside)
+    # Every pick here may last for one call only: the gate's parent (a wrapper),
+    # a process started inside a command, or a process that runs its commands
+    # through ``sh -c`` (the agent, or a wrapper the agent started directly).
+    return Walk(chain[index], why, above, inside=inside, suspect=True)
 
 
 def fallback_process(start_pid: int | None = None) -> tuple[proc.ProcInfo | None, str]:

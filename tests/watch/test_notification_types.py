@@ -27,8 +27,9 @@ from tether.config.schema import WatchSettings
 from tether.gate import db
 from tether.gate.eventlog import GateReader
 from tether.watch.confirm import Wait, from_gate
-from tether.watch.daemon import Decision, Watchdog
+from tether.watch.daemon import Watchdog
 from tether.watch.registry import WakeRecord, add_orchestrator, list_wakes
+from tether.watch.report import Decision
 
 SEQUENCE = (
     Path(__file__).resolve().parents[1]

@@ -37,7 +37,7 @@ def list_(as_json: bool) -> None:
     """Every subagent and its state (running, waits for confirmation, ended)."""
     import time
 
-    from tether.watch.daemon import subagents_dict
+    from tether.watch.report import subagents_dict
     from tether.watch.survey import Surveyor
 
     settings, home = watch_settings()

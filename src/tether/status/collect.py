@@ -289,7 +289,7 @@ def _survey(config: Config, conn: sqlite3.Connection, moment: float) -> dict[str
     from tether.clock import from_iso
     from tether.config.schema import WatchSettings
     from tether.watch.activity import orchestrator_activity
-    from tether.watch.daemon import subagent_dict
+    from tether.watch.report import subagent_dict
     from tether.watch.survey import Surveyor
 
     settings = config.section("watch", WatchSettings)

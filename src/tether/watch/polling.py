@@ -48,7 +48,7 @@ class WaitOutcome:
 
     def to_dict(self) -> dict[str, Any]:
         """What ``subagents wait --json`` prints: the change, and every subagent's state."""
-        from tether.watch.daemon import subagent_dict
+        from tether.watch.report import subagent_dict
 
         return {
             "changed": self.changed,

@@ -289,7 +289,7 @@ class Waker:
             results.append(ChannelResult("bell", True, "terminal"))
         if tmux is not None and pane is not None:
             # held (-d 0): shown again each cycle until the orchestrator is active again
-            # (tether.watch.daemon), since a key press in that client takes it away
+            # (tether.watch.sender), since a key press in that client takes it away
             tmux.display_message(pane, status_text(message), hold=True)
             results.append(ChannelResult("tmux-status", True, pane))
             rung = tmux.bell(pane)

@@ -53,7 +53,7 @@ def subagents_wait(args: Mapping[str, Any]) -> Answer:
 
 
 def subagents_list(args: Mapping[str, Any]) -> Answer:
-    from tether.watch.daemon import subagents_dict
+    from tether.watch.report import subagents_dict
 
     surveyor, conn = _watch()
     try:

@@ -11,6 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from tests.outside_agents import without_agent_vars
 
 from tether.gate.stamp import stamp_session
 from tether.ingest.queue import Queue
@@ -47,7 +48,7 @@ def test_three_entries_three_sequential_runs_one_hold_to_the_user(
         _collect(kb, tmp_path, name, CAPTURE)
     _collect(kb, tmp_path, "needs-talk.md", None)  # no capture manifest: key points to confirm
     _collect(kb, tmp_path, "c.md", CAPTURE)
-    env = {k: v for k, v in os.environ.items() if k not in ("TETHER_DEPTH", "TETHER_RUN_ID")}
+    env = without_agent_vars(os.environ, "TETHER_DEPTH")
     done = subprocess.run(
         [TETHER, "ingest", "run", "--json", "--board", str(kb / "tickets")],
         cwd=kb,
@@ -115,7 +116,7 @@ def test_a_publish_that_exits_42_gives_the_entry_back_to_the_user(
     toml = kb / "tether.toml"
     toml.write_text(toml.read_text() + f"post_run = [{json.dumps(publish)}]\n")
     _collect(kb, tmp_path, "a.md", CAPTURE)
-    env = {k: v for k, v in os.environ.items() if k not in ("TETHER_DEPTH", "TETHER_RUN_ID")}
+    env = without_agent_vars(os.environ, "TETHER_DEPTH")
     done = subprocess.run(
         [TETHER, "ingest", "run", "--json", "--board", str(kb / "tickets")],
         cwd=kb,
@@ -162,7 +163,7 @@ def test_another_file_under_the_entry_name_in_raw_is_still_a_collision(
     _collect(kb, tmp_path, "a.md", CAPTURE)
     (kb / "raw").mkdir()
     (kb / "raw" / "a.md").write_text("an older capture\n")
-    env = {k: v for k, v in os.environ.items() if k not in ("TETHER_DEPTH", "TETHER_RUN_ID")}
+    env = without_agent_vars(os.environ, "TETHER_DEPTH")
     done = subprocess.run(
         [TETHER, "ingest", "run", "--json", "--board", str(kb / "tickets")],
         cwd=kb,

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.outside_agents import without_agent_vars
 
 from tether.cli.mcp_server.tools import HUMAN_ONLY, TOOLS
 from tether.testing.mcp_client import StdioClient
 
 TETHER = str(Path(sys.executable).parent / "tether")
-AGENT_VARS = ("TETHER_RUN_ID", "CLAUDECODE", "CODEX_THREAD_ID", "COPILOT_CLI", "TETHER_DEPTH")
 
 CONFIG = """\
 kill_grace_seconds = 0.5
@@ -48,7 +48,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def _env(project: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in AGENT_VARS}
+    env = without_agent_vars(os.environ, "TETHER_DEPTH")
     env["TETHER_HOME"] = str(project / ".tether")
     return env
 

@@ -15,10 +15,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tests.outside_agents import without_agent_vars
 from tests.room.room_support import TETHER, room_question, write_profile
 from tests.wikigen import GenWiki, generate
 
-from tether.gate.session_id import ALL_HARNESS_VARS
 from tether.room.brief import Brief, make_brief
 from tether.room.check import check_conclusion
 from tether.room.room import STATUS_OK, finish_room, room_data
@@ -40,10 +40,8 @@ def _stamp(session: str) -> str:
 
 def _clean_env(**extra: str) -> dict[str, str]:
     """This process's environment without any session or room variable, plus ``extra``."""
-    dropped = {"TETHER_SESSION_ID", "TETHER_RUN_ID", "TETHER_DEPTH", *ALL_HARNESS_VARS}
-    env = {
-        k: v for k, v in os.environ.items() if k not in dropped and not k.startswith("TETHER_ROOM")
-    }
+    outside = without_agent_vars(os.environ, "TETHER_SESSION_ID", "TETHER_DEPTH")
+    env = {k: v for k, v in outside.items() if not k.startswith("TETHER_ROOM")}
     return {**env, **extra}
 
 

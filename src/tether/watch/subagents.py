@@ -35,6 +35,7 @@ from typing import Literal
 import psutil
 
 from tether.runs.guardian import group_running
+from tether.runs.liveness import supervisor_alive
 from tether.store.runs import running_runs
 from tether.watch.proctree import AgentProcess, ProcessTable
 from tether.watch.tmux import Pane
@@ -307,6 +308,9 @@ def run_subagents(
         agent = None
         if alive and row.agent_pgid is not None:
             agent = table.agent(row.agent_pgid) or table.agent_in_group(row.agent_pgid)
+        # A run whose supervisor lives but has not started its agent yet is coming,
+        # not over: reported as ended, it would look like news and end a wait early.
+        starting = row.agent_pgid is None and supervisor_alive(row)
         label = f"run {row.id}" + (f" ({row.unit})" if row.unit else "")
         sessions = tuple(s for s in (row.session_id, row.harness_session_id) if s)
         found.append(
@@ -315,6 +319,7 @@ def run_subagents(
                 kind="run",
                 label=label,
                 running=alive,
+                starting=starting,
                 agent=agent,
                 cwd=row.cwd,
                 run_id=row.id,

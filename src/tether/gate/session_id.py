@@ -42,8 +42,8 @@ class Walk:
     """What the process walk found: the process it would count under, why, and the
     processes above it that are not one-call processes (nearest first).
 
-    ``settled``: the walk is sure (a known agent, init). ``suspect``: the
-    process may live for one call only: it runs the gate itself (a wrapper, or
+    ``settled``: the walk is sure (a known agent, init). Otherwise the pick is
+    *suspect*: it may live for one call only: it runs the gate itself (a wrapper, or
     an agent that runs its hooks without a shell), it runs the gate through
     ``sh -c`` (an agent, or a wrapper the agent started directly), a one-call
     process started it (``inside``: it runs inside a command), or there is
@@ -52,7 +52,7 @@ class Walk:
     (:mod:`tether.gate.anchor`).
     """
 
-    __slots__ = ("above", "inside", "pick", "settled", "suspect", "why")
+    __slots__ = ("above", "inside", "pick", "settled", "why")
 
     def __init__(
         self,
@@ -62,14 +62,12 @@ class Walk:
         *,
         inside: bool = False,
         settled: bool = False,
-        suspect: bool = False,
     ) -> None:
         self.pick = pick
         self.why = why
         self.above = above
         self.inside = inside
         self.settled = settled
-        self.suspect = suspect
 
     def __repr__(self) -> str:
         return f"Walk({self.pick!r}, {self.why!r}, above={len(self.above)})"
@@ -137,7 +135,7 @@ def walk(start_pid: int | None = None) -> Walk | None:
     else:
         index, why = 0, "nearest"
     if index is None:
-        return Walk(chain[-1], "outermost", suspect=True)
+        return Walk(chain[-1], "outermost")
     above = tuple(
         info
         for info, one_call in zip(chain[index + 1 :], transient[index + 1 :], strict=True)
@@ -147,7 +145,7 @@ def walk(start_pid: int | None = None) -> Walk | None:
     # Every pick here may last for one call only: the gate's parent (a wrapper),
     # a process started inside a command, or a process that runs its commands
     # through ``sh -c`` (the agent, or a wrapper the agent started directly).
-    return Walk(chain[index], why, above, inside=inside, suspect=True)
+    return Walk(chain[index], why, above, inside=inside)
 
 
 def fallback_process(start_pid: int | None = None) -> tuple[proc.ProcInfo | None, str]:
@@ -181,6 +179,6 @@ def resolve(
     if found is None:
         # No /proc to read: nothing tells one call from the next.
         return Resolved("", UNRESOLVED)
-    if found.settled or not found.suspect:
+    if found.settled:
         return Resolved(process_key(found.pick), f"process:{found.why}")
     return Resolved(process_key(found.pick), f"process:{found.why}", found)

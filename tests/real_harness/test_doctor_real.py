@@ -162,6 +162,11 @@ def test_not_enforced_without_the_gate_then_enforced_after_the_fix(
     assert probe["first_ran"] and not probe["second_ran"], probe
     assert probe["gate_refused"] >= 1, probe
     assert data is not None and data["ok"] is True
+    # progress on stderr while the probe runs, the report alone on stdout
+    assert err.splitlines() == [
+        f"doctor: probing {harness} side by side ...",
+        f"doctor: {harness}: enforced",
+    ]
     # nothing but the hook files the fix wrote is in the project
     assert {p.name for p in project.iterdir()} <= {".claude", ".codex", ".github", ".pi", ".vibe"}
 
@@ -177,6 +182,7 @@ def test_not_installed_when_no_cli_is_on_path(tmp_path: Path) -> None:
         (h, "not installed") for h in HARNESSES
     ]
     assert all(c["probe"] is None for c in data["checks"])
+    assert err == ""  # nothing to probe, nothing to wait for
     text = subprocess.run(
         [TETHER, "doctor", "--harness", "pi"],
         cwd=project,

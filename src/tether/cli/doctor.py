@@ -5,11 +5,16 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from tether.errors import UsageError
 from tether.exit_codes import ExitCode
+
+if TYPE_CHECKING:
+    from tether.doctor.checks import Target
+    from tether.doctor.model import DoctorReport, HarnessCheck
 
 
 @click.command()
@@ -55,7 +60,15 @@ def doctor(
         raise UsageError(f"unknown harness {harness!r}; known: {', '.join(HARNESSES)}")
     root = str(Path(project_dir or project_root()).resolve())
     chosen = [harness] if harness else list(HARNESSES)
-    report = run_doctor(root, dict(os.environ), chosen, timeout=timeout, keep=keep)
+    report = run_doctor(
+        root,
+        dict(os.environ),
+        chosen,
+        timeout=timeout,
+        keep=keep,
+        on_start=_say_start,
+        on_done=_say_done,
+    )
     if as_json:
         from tether.cli.render import print_json
 
@@ -66,10 +79,19 @@ def doctor(
         sys.exit(int(ExitCode.CHECK_FAILED))
 
 
-def _print(report: object) -> None:
-    from tether.doctor.model import DoctorReport
+def _say_start(found: list[Target]) -> None:
+    """Progress on stderr, so that stdout (the report, or its JSON) stays clean."""
+    probed = [t.harness for t in found if t.executable]
+    if probed:
+        click.echo(f"doctor: probing {', '.join(probed)} side by side ...", err=True)
 
-    assert isinstance(report, DoctorReport)
+
+def _say_done(check: HarnessCheck) -> None:
+    if check.executable is not None:
+        click.echo(f"doctor: {check.line}", err=True)
+
+
+def _print(report: DoctorReport) -> None:
     click.echo(f"project: {report.project}")
     for note in report.notes:
         click.echo(f"note: {note}")

@@ -14,8 +14,8 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -346,12 +346,27 @@ def run_doctor(
     *,
     timeout: float | None = None,
     keep: bool = False,
+    on_start: Callable[[list[Target]], None] | None = None,
+    on_done: Callable[[HarnessCheck], None] | None = None,
 ) -> DoctorReport:
-    """Every CLI found, checked side by side (each probe in its own folders)."""
+    """Every CLI found, checked side by side (each probe in its own folders).
+
+    ``on_start`` hears what will be checked, ``on_done`` each check as it ends
+    (in the order they end): the probes take seconds each, and a person waiting
+    is told how far they are.
+    """
     found, notes = targets(harnesses, environ, project)
+    if on_start is not None:
+        on_start(found)
     with ThreadPoolExecutor(max_workers=max(1, len(found))) as pool:
         try:
-            checks = list(pool.map(lambda t: check(t, project, timeout=timeout, keep=keep), found))
+            futures = [
+                pool.submit(check, target, project, timeout=timeout, keep=keep) for target in found
+            ]
+            for done in as_completed(futures):
+                if on_done is not None:
+                    on_done(done.result())
+            checks = [future.result() for future in futures]
         except BaseException:
             stop_all()  # Ctrl-C: no probe's CLI is left running until its timeout
             raise

@@ -79,7 +79,8 @@ def _content(index: Index) -> tuple[list[Any], ...]:
         " headings FROM pages ORDER BY path"
     ).fetchall()
     text = conn.execute(
-        "SELECT p.path, f.title, f.aliases, f.body FROM fts f JOIN pages p ON p.rowid = f.rowid"
+        "SELECT p.path, f.title, f.aliases, f.body, f.kinds FROM fts f"
+        " JOIN pages p ON p.rowid = f.rowid"
         " ORDER BY p.path"
     ).fetchall()
     edges = sorted(conn.execute("SELECT * FROM edges").fetchall(), key=repr)

@@ -36,13 +36,14 @@ from tether.wiki.records import (
     PageRow,
     SkippedPage,
     UpdateStats,
+    kind_mark,
     page_details,
     page_row,
 )
 from tether.wiki.store import ProgressFn, generation
 
-# bm25 column weights: title, aliases, description, headings, body
-WEIGHTS = (10.0, 8.0, 4.0, 3.0, 1.0)
+# bm25 column weights: title, aliases, description, headings, body, kinds (markers only)
+WEIGHTS = (10.0, 8.0, 4.0, 3.0, 1.0, 0.0)
 TITLE_FLOOR = 2.0
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -86,6 +87,7 @@ class Index:
         self.conn.execute("PRAGMA journal_mode = WAL")
         self.conn.execute("PRAGMA synchronous = NORMAL")
         self._resolver: tuple[int, Resolver] | None = None
+        self._cover: tuple[tuple[tuple[str, ...], int], dict[int, int]] | None = None
         self._ensure_schema()
 
     @classmethod
@@ -329,20 +331,18 @@ class Index:
                     [match, limit],
                 ).fetchall()
             else:
-                ranked = self.conn.execute(
-                    f"SELECT p.rowid, bm25(fts, {weights}) AS r FROM fts JOIN pages p"  # noqa: S608
-                    " ON p.rowid = fts.rowid WHERE fts MATCH ? AND (p.kind = ? OR p.path LIKE ?)"
-                    " ORDER BY r LIMIT ?",
-                    [match, kind, f"{kind}s/%", limit],
-                ).fetchall()
+                mark = kind_mark(kind)
+                ranked = (
+                    []
+                    if mark is None
+                    else self.conn.execute(
+                        f"SELECT rowid, bm25(fts, {weights}) AS r FROM fts WHERE fts MATCH ?"  # noqa: S608
+                        " ORDER BY r LIMIT ?",
+                        [f"({match}) AND {_fts_query([mark])}", limit],
+                    ).fetchall()
+                )
             scores = {rowid: -float(rank) for rowid, rank in ranked}
-            cover: dict[int, int] = {}
-            for term in terms:
-                for (rowid,) in self.conn.execute(
-                    "SELECT rowid FROM fts WHERE fts MATCH ? LIMIT 500",
-                    ["{title aliases} : " + _fts_query([term])],
-                ):
-                    cover[rowid] = cover.get(rowid, 0) + 1
+            cover = self._title_cover(terms)
             extra = [rid for rid, n in cover.items() if rid not in scores and 2 * n >= len(terms)]
             if extra:
                 marks = ",".join("?" * len(extra))
@@ -363,6 +363,24 @@ class Index:
             hits.append(Hit(row, scores[rowid] * (1 + share) + TITLE_FLOOR * share))
         hits.sort(key=lambda h: (-h.score, h.page.path))
         return hits[:limit]
+
+    def _title_cover(self, terms: list[str]) -> dict[int, int]:
+        """rowid -> how many of ``terms`` its title or aliases hold (at most 500 pages a term).
+
+        Kept for the last terms and generation: a brief asks for the same terms twice
+        (its matches, then its episodes)."""
+        key = (tuple(terms), generation(self.conn))
+        if self._cover is not None and self._cover[0] == key:
+            return self._cover[1]
+        cover: dict[int, int] = {}
+        for term in terms:
+            for (rowid,) in self.conn.execute(
+                "SELECT rowid FROM fts WHERE fts MATCH ? LIMIT 500",
+                ["{title aliases} : " + _fts_query([term])],
+            ):
+                cover[rowid] = cover.get(rowid, 0) + 1
+        self._cover = (key, cover)
+        return cover
 
     def similar(self, question: str, limit: int, also: Iterable[str] = ()) -> dict[str, float]:
         """The ``limit`` pages closest to ``question`` by word vectors, and ``also``: 0..1 each

@@ -17,6 +17,7 @@ page counts in ``files`` by its path and change key only.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,7 @@ from tether.wiki.page import Fact, Problem
 if TYPE_CHECKING:
     from tether.wiki.page import Page
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 # Pages larger than this are not read into the index (``[wiki] max_page_bytes``).
 MAX_PAGE_BYTES = 4 * 1024 * 1024
 TOO_LARGE = "over the size cap"
@@ -42,7 +43,7 @@ CREATE TABLE IF NOT EXISTS pages(
     problems TEXT NOT NULL, body_line INTEGER NOT NULL, words INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS pages_id ON pages(id COLLATE NOCASE);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(title, aliases, description, headings, body,
-    tokenize = 'porter unicode61 remove_diacritics 2');
+    kinds, tokenize = 'porter unicode61 remove_diacritics 2');
 CREATE TABLE IF NOT EXISTS edges(src TEXT NOT NULL, line INTEGER NOT NULL, kind TEXT NOT NULL,
     rel_type TEXT NOT NULL, target TEXT NOT NULL, heading TEXT, raw TEXT NOT NULL,
     dst TEXT, how TEXT);
@@ -53,6 +54,30 @@ CREATE TABLE IF NOT EXISTS skipped(path TEXT PRIMARY KEY, size INTEGER NOT NULL,
 CREATE TABLE IF NOT EXISTS vectors(path TEXT PRIMARY KEY, digest TEXT NOT NULL, vec BLOB NOT NULL);
 """
 TABLES = ("meta", "files", "pages", "fts", "edges", "skipped", "vectors")
+
+# The ``kinds`` column of ``fts`` holds a marker word per kind a page has (its ``kind``
+# and, for a page under ``<kind>s/``, that folder's), so a search for one kind
+# intersects with the few pages of that kind inside FTS5 rather than ranking every
+# page first; its bm25 weight is 0, so it never moves a score. The prefix keeps the
+# marker apart from every word a question has.
+KIND_MARK = "tetherkind"
+
+
+def kind_mark(kind: str) -> str | None:
+    """The marker word for ``kind`` (None: no letter or digit in it)."""
+    word = re.sub(r"[^0-9a-z]+", "", kind.lower())
+    return KIND_MARK + word if word else None
+
+
+def kind_marks(kind: str | None, path: str) -> str:
+    """The ``kinds`` text of a page: the marker of its kind and of its folder's."""
+    kinds = [kind] if kind else []
+    folder = path.split("/", 1)[0] if "/" in path else ""
+    if folder.endswith("s"):
+        kinds.append(folder[:-1])
+    marks = {m for m in map(kind_mark, kinds) if m}
+    return " ".join(sorted(marks))
+
 
 # The columns of a PageRow, in order.
 COLS = "path, id, title, kind, description, aliases, sources, updated"

@@ -39,7 +39,7 @@ from typing import Any, NamedTuple
 
 from tether.wiki.layout import Wiki, assign_ids
 from tether.wiki.links import Resolver
-from tether.wiki.records import MAX_PAGE_BYTES, TOO_LARGE, page_values
+from tether.wiki.records import MAX_PAGE_BYTES, TOO_LARGE, kind_marks, page_values
 from tether.wiki.scan import StatKey, ctime_of, size_of
 
 RACY_NS = 2_000_000_000
@@ -291,8 +291,8 @@ def _store(conn: sqlite3.Connection, wiki: Wiki, path: str, data: bytes) -> tupl
         values,
     )
     conn.execute(
-        "INSERT INTO fts(rowid, title, aliases, description, headings, body)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO fts(rowid, title, aliases, description, headings, body, kinds)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
         (
             cur.lastrowid,
             page.title,
@@ -300,6 +300,7 @@ def _store(conn: sqlite3.Connection, wiki: Wiki, path: str, data: bytes) -> tupl
             page.description,
             " ".join(page.headings),
             page.body,
+            kind_marks(values[3], path),
         ),
     )
     return values[1], values[5]

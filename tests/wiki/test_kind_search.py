@@ -65,3 +65,22 @@ def test_a_kind_search_follows_an_edit_that_changes_the_kind(
         index.update(watch=False)
         found = {h.page.path for h in index.search("deploy", 10, kind="episode")}
         assert found == {"episodes/rollout.md", "concepts/train.md"}
+
+
+def test_an_index_from_an_older_version_is_rebuilt_with_the_markers(
+    tmp_path: Path, tether_home: Path
+) -> None:
+    wiki = Wiki.open(_wiki(tmp_path))
+    with Index.open(wiki, tether_home) as index:
+        index.update(watch=False)
+        path = index.path
+        # the index as version 3 wrote it: no kinds column
+        index.conn.executescript(
+            "DROP TABLE fts; CREATE VIRTUAL TABLE fts USING fts5(title, aliases, description,"
+            " headings, body); UPDATE meta SET value = '3' WHERE key = 'version';"
+        )
+    with Index.open(wiki, tether_home, path) as index:
+        stats = index.update(watch=False)
+        assert stats.parsed == 4  # every page read again
+        found = {h.page.path for h in index.search("deploy", 10, kind="episode")}
+        assert found == {"episodes/rollout.md", "concepts/postmortem.md"}

@@ -17,8 +17,6 @@ import sqlite3
 import sys
 import time
 
-from tether.gate.migrate import run_migrations
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -293,6 +291,8 @@ def connect(home: str) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous = NORMAL")
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         if version != SCHEMA_VERSION:
+            from tether.gate.migrate import run_migrations  # only when the schema is behind
+
             _enable_wal(conn, timeout_ms)
             run_migrations(conn, MIGRATIONS, _too_new)
     except sqlite3.Error as exc:

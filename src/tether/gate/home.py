@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 DEFAULT_CALL_BUDGET = 60
+# The room's folder, set for a room's run: every tool call inside it is checked against
+# the room's rule (``tether.gate.roomrule``, imported only then).
+ENV_ROOM_DIR = "TETHER_ROOM_DIR"
 CONFIG_FILE = "tether.toml"
 HOME_DIR = ".tether"
 # Walking further up than this is never a project layout; it is a loop guard.

@@ -31,18 +31,8 @@ import json
 import os
 import sys
 
-from tether.gate import (
-    anchor,
-    contracts,
-    counter,
-    db,
-    messages,
-    policy,
-    roomrule,
-    runstop,
-    session_id,
-)
-from tether.gate.home import resolve_home
+from tether.gate import contracts, counter, db, messages, policy, session_id
+from tether.gate.home import ENV_ROOM_DIR, resolve_home
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -182,6 +172,8 @@ def _open_or_closed(harness: str, warning: str) -> int:
     """A call the gate could not count: through with a warning, or refused while
     the run it belongs to is being stopped."""
     try:
+        from tether.gate import runstop
+
         closed = runstop.stopping(resolve_home())
     except Exception:
         closed = False
@@ -235,7 +227,9 @@ def run_hook(args: list[str]) -> int:
         call = contracts.parse(harness, payload, options.get("event"))
     except contracts.PayloadError as exc:
         return _malformed(harness, raw, str(exc))
-    if call.kind == contracts.KIND_TOOL and os.environ.get(roomrule.ENV_ROOM_DIR):
+    if call.kind == contracts.KIND_TOOL and os.environ.get(ENV_ROOM_DIR):
+        from tether.gate import roomrule
+
         refused = roomrule.check(call.tool_name, payload)
         if refused is not None:
             _err(refused)
@@ -269,6 +263,8 @@ def run_hook(args: list[str]) -> int:
                     text = messages.refusal(
                         outcome.session_id, outcome.calls_used, outcome.call_budget
                     )
+                    from tether.gate import runstop
+
                     runstop.record_refusal(
                         home,
                         harness=harness,
@@ -314,6 +310,8 @@ def _settled(
     """The key a process-tree fallback counts under, once the gate's memory is asked."""
     if resolved.walk is None:
         return resolved
+    from tether.gate import anchor  # the process-tree fallback only
+
     return anchor.settle(conn, resolved.walk, resolved.source, record=record)
 
 
@@ -369,12 +367,16 @@ def run_tick(args: list[str]) -> int:
             _err(_held_refusal(home, resolved.key))
             return EXIT_REFUSED
         _err(f"tether-gate: warning: {messages.broken(str(exc))}")
+        from tether.gate import runstop
+
         if runstop.stopping(home):
             _err(messages.stopping(messages.broken(str(exc))))
             return EXIT_REFUSED
         return EXIT_OK
     if outcome.allowed:
         return EXIT_OK
+    from tether.gate import runstop
+
     runstop.record_refusal(
         home,
         harness=harness or "plain",

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import os
 
+from tether.gate.home import ENV_ROOM_DIR
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-ENV_ROOM_DIR = "TETHER_ROOM_DIR"
 ENV_ROOM_ID = "TETHER_ROOM_ID"
 READS_FILE = "reads.jsonl"
 CONCLUSION_FILE = "conclusion.md"

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import os
 
-from tether.gate import proc
-from tether.gate.agents import match_agent
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from tether.gate import proc
 
 # The harnesses' own session variables. Claude Code 2.1 exports
 # CLAUDE_CODE_SESSION_ID to hooks and tools; Codex 0.171 knows CODEX_THREAD_ID;
@@ -110,6 +109,10 @@ def walk(start_pid: int | None = None) -> Walk | None:
     here) is settled by
     :func:`tether.gate.anchor.settle`.
     """
+    # /proc is read only when no id named the session: most calls never get here
+    from tether.gate import proc
+    from tether.gate.agents import match_agent
+
     parent = os.getppid() if start_pid is None else start_pid
     chain = proc.ancestors(parent)
     if not chain:
@@ -155,6 +158,8 @@ def fallback_process(start_pid: int | None = None) -> tuple[proc.ProcInfo | None
 
 
 def process_key(info: proc.ProcInfo) -> str:
+    from tether.gate import proc
+
     return f"proc:{proc.boot_id()}:{info.pid}:{info.start_ticks}"
 
 

@@ -41,9 +41,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from tether.fs import atomic_write_json, lock_file
+from tether.gate.home import ENV_ROOM_DIR
 from tether.gate.roomrule import (
     CONCLUSION_FILE,
-    ENV_ROOM_DIR,
     ENV_ROOM_ID,
     NESTED_HINT,
     ROOM_COMMANDS,

@@ -31,9 +31,9 @@ from tether.exit_codes import ExitCode
 from tether.fs import atomic_write_json, atomic_write_text, flocked, resolve_inside
 
 # The gate refuses other tool calls inside a room and logs them here (REFUSED_TOOL).
+from tether.gate.home import ENV_ROOM_DIR
 from tether.gate.roomrule import (
     CONCLUSION_FILE,
-    ENV_ROOM_DIR,
     READS_FILE,
     REFUSED_TOOL,
     read_line,

@@ -32,6 +32,19 @@ def kb(tmp_path: Path) -> Path:
     return root
 
 
+def _ingest_run(kb: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """``tether ingest run --json`` on the kb's board, as a person runs it."""
+    return subprocess.run(
+        [TETHER, "ingest", "run", "--json", "--board", str(kb / "tickets")],
+        cwd=kb,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env=env,
+    )
+
+
 def _collect(kb: Path, tmp_path: Path, name: str, capture: dict[str, str] | None) -> None:
     source = tmp_path / "in" / name
     source.parent.mkdir(exist_ok=True)
@@ -49,15 +62,7 @@ def test_three_entries_three_sequential_runs_one_hold_to_the_user(
     _collect(kb, tmp_path, "needs-talk.md", None)  # no capture manifest: key points to confirm
     _collect(kb, tmp_path, "c.md", CAPTURE)
     env = without_agent_vars(os.environ, "TETHER_DEPTH")
-    done = subprocess.run(
-        [TETHER, "ingest", "run", "--json", "--board", str(kb / "tickets")],
-        cwd=kb,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env=env,
-    )
+    done = _ingest_run(kb, env, timeout=300)
     assert done.returncode == 0, done.stderr
     results = json.loads(done.stdout)
     runs = [r for r in results if r["status"] == "done"]
@@ -94,15 +99,7 @@ def test_three_entries_three_sequential_runs_one_hold_to_the_user(
     ]
     assert [rec["unit"] for rec in records] == ["ingest:a.md", "ingest:b.md", "ingest:c.md"]
     # a second run files no second ticket for the same entry
-    again = subprocess.run(
-        [TETHER, "ingest", "run", "--json", "--board", str(kb / "tickets")],
-        cwd=kb,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env=env,
-    )
+    again = _ingest_run(kb, env, timeout=120)
     assert json.loads(again.stdout)[0]["ticket"] == tickets[0].id
     assert len(Board(kb / "tickets").load().in_state(State.USER, "decision")) == 1
 
@@ -117,15 +114,7 @@ def test_a_publish_that_exits_42_gives_the_entry_back_to_the_user(
     toml.write_text(toml.read_text() + f"post_run = [{json.dumps(publish)}]\n")
     _collect(kb, tmp_path, "a.md", CAPTURE)
     env = without_agent_vars(os.environ, "TETHER_DEPTH")
-    done = subprocess.run(
-        [TETHER, "ingest", "run", "--json", "--board", str(kb / "tickets")],
-        cwd=kb,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env=env,
-    )
+    done = _ingest_run(kb, env, timeout=300)
     assert done.returncode == 0, done.stderr
     [result] = json.loads(done.stdout)
     assert list(result) == [
@@ -164,15 +153,7 @@ def test_another_file_under_the_entry_name_in_raw_is_still_a_collision(
     (kb / "raw").mkdir()
     (kb / "raw" / "a.md").write_text("an older capture\n")
     env = without_agent_vars(os.environ, "TETHER_DEPTH")
-    done = subprocess.run(
-        [TETHER, "ingest", "run", "--json", "--board", str(kb / "tickets")],
-        cwd=kb,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env=env,
-    )
+    done = _ingest_run(kb, env, timeout=300)
     assert done.returncode == 0, done.stderr
     [result] = json.loads(done.stdout)
     assert result["id"] == "a.md" and result["status"] == "user"

@@ -29,9 +29,9 @@ from typing import Any
 from tether.errors import PathEscapeError, TetherError, UsageError
 from tether.exit_codes import ExitCode
 from tether.fs import atomic_write_json, atomic_write_text, flocked, resolve_inside
+from tether.gate.home import ENV_ROOM_DIR
 
 # The gate refuses other tool calls inside a room and logs them here (REFUSED_TOOL).
-from tether.gate.home import ENV_ROOM_DIR
 from tether.gate.roomrule import (
     CONCLUSION_FILE,
     READS_FILE,

@@ -38,6 +38,7 @@ from tether.wiki.records import (
     UpdateStats,
     kind_mark,
     page_details,
+    page_kinds,
     page_row,
 )
 from tether.wiki.store import ProgressFn, generation
@@ -357,8 +358,8 @@ class Index:
         rows = self._rows_by_rowid(list(scores))
         hits = []
         for rowid, row in rows.items():
-            if kind is not None and not (row.kind == kind or row.path.startswith(f"{kind}s/")):
-                continue
+            if kind is not None and kind not in page_kinds(row.kind, row.path):
+                continue  # a marker two kinds share once reduced to letters and digits
             share = cover.get(rowid, 0) / len(terms)
             hits.append(Hit(row, scores[rowid] * (1 + share) + TITLE_FLOOR * share))
         hits.sort(key=lambda h: (-h.score, h.page.path))

@@ -69,13 +69,18 @@ def kind_mark(kind: str) -> str | None:
     return KIND_MARK + word if word else None
 
 
-def kind_marks(kind: str | None, path: str) -> str:
-    """The ``kinds`` text of a page: the marker of its kind and of its folder's."""
+def page_kinds(kind: str | None, path: str) -> list[str]:
+    """The kinds a page has: its ``kind``, and ``K`` for a page under ``Ks/``."""
     kinds = [kind] if kind else []
     folder = path.split("/", 1)[0] if "/" in path else ""
     if folder.endswith("s"):
         kinds.append(folder[:-1])
-    marks = {m for m in map(kind_mark, kinds) if m}
+    return kinds
+
+
+def kind_marks(kind: str | None, path: str) -> str:
+    """The ``kinds`` text of a page: the marker of each kind it has."""
+    marks = {m for m in map(kind_mark, page_kinds(kind, path)) if m}
     return " ".join(sorted(marks))
 
 

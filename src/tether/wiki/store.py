@@ -300,7 +300,7 @@ def _store(conn: sqlite3.Connection, wiki: Wiki, path: str, data: bytes) -> tupl
             page.description,
             " ".join(page.headings),
             page.body,
-            kind_marks(values[3], path),
+            kind_marks(values[3], path),  # values[3]: the kind page_values settled
         ),
     )
     return values[1], values[5]

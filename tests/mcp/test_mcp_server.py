@@ -141,8 +141,8 @@ def test_an_error_is_a_tool_error_with_the_clis_line_and_exit_code(
     server: StdioClient, project: Path
 ) -> None:
     cli(project, "board", "init")
-    result = server.call("board_show", {"ticket_id": "T-20260101-nope"})
-    done = cli(project, "board", "show", "T-20260101-nope")
+    result = server.call("board_show", {"ticket_id": "T-20260101-000000000"})
+    done = cli(project, "board", "show", "T-20260101-000000000")
     assert result["isError"] is True
     assert _text(result) == done.stderr.strip()
     assert result["structuredContent"]["exit_code"] == done.returncode != 0

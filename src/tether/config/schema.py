@@ -18,6 +18,7 @@ from typing import Annotated, Any, ClassVar
 import msgspec
 
 from tether.config.loop import LoopSettings
+from tether.config.mcp import McpSettings
 from tether.config.policy import PolicySettings
 from tether.config.section import (
     Command,
@@ -158,6 +159,7 @@ SECTIONS: dict[str, type[Section]] = {
     "loop": LoopSettings,
     "policy": PolicySettings,
     "fleet": FleetSettings,
+    "mcp": McpSettings,
 }
 
 # A table that is not a section: named entries, each its own struct.

@@ -23,7 +23,7 @@ from tether.store.runs import follow_ups_of, get_run
 def open_runs() -> tuple[sqlite3.Connection, Path]:
     """The store of this project (abandoned runs recovered) and tether's home."""
     config = load_config()
-    conn = db.connect(config.home)
+    conn = db.connect_existing(config.home)
     recover_abandoned(conn, config.home)
     return conn, config.home
 

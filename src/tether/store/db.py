@@ -67,6 +67,23 @@ def connect(home: Path) -> sqlite3.Connection:
     return conn
 
 
+def connect_existing(home: Path) -> sqlite3.Connection:
+    """``connect`` when ``home/tether.db`` exists, else an empty database in memory.
+
+    For a look that must not create a tether home where there is none (an MCP
+    server started outside a project, a run id asked of an empty home): what it
+    finds in the empty database is nothing, and nothing is written to disk.
+    """
+    if db_path(home).exists():
+        return connect(home)
+    from tether.store.migrations import migrate
+
+    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=True)
+    conn.execute("PRAGMA foreign_keys = ON")
+    migrate(conn)
+    return conn
+
+
 def connect_reader(home: Path) -> sqlite3.Connection | None:
     """Open ``home/tether.db`` for reading only: no creation, no migration, no write.
 

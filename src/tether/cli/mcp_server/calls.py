@@ -12,9 +12,9 @@ import json
 import os
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
+from tether.cli.mcp_server.scope import served
 from tether.cli.mcp_server.tool import Answer, JsonObject
 
 
@@ -37,7 +37,7 @@ def _watch() -> tuple[Any, Any]:
 
     config = load_config()
     surveyor = Surveyor(config.section("watch", WatchSettings), config.home)
-    return surveyor, db.connect(config.home)
+    return surveyor, db.connect_existing(config.home)
 
 
 def subagents_wait(args: Mapping[str, Any]) -> Answer:
@@ -69,6 +69,7 @@ def subagents_list(args: Mapping[str, Any]) -> Answer:
 def loop_tick(args: Mapping[str, Any]) -> Answer:
     from tether.loop import open_loop, tick
 
+    served().require_project("loop_tick")
     current = open_loop(profile=args.get("profile"), justification=args.get("justification"))
     try:
         result = tick(current, dry_run=bool(args.get("dry_run", False)))
@@ -78,17 +79,20 @@ def loop_tick(args: Mapping[str, Any]) -> Answer:
     return Answer("\n".join(result.lines()), data)
 
 
-def _board(args: Mapping[str, Any]) -> Any:
+def _board(args: Mapping[str, Any], tool: str) -> Any:
+    """The board a board tool works on: the project's, or a folder inside the project."""
     from tether.loop.project_board import project_board
 
+    scope = served()
+    scope.require_project(tool)
     given = args.get("board")
-    return project_board(None if given is None else Path(given))
+    return project_board(None if given is None else scope.inside(given, "board", tool))
 
 
 def board_list(args: Mapping[str, Any]) -> Answer:
     from tether.loop.project_board import listed, listing
 
-    target = _board(args)
+    target = _board(args, "board_list")
     view, tickets = listed(target, args.get("state"))
     return _json_answer(listing(target, view, tickets))
 
@@ -97,7 +101,7 @@ def board_add(args: Mapping[str, Any]) -> Answer:
     from tether.board import parse_state
 
     state, reason = parse_state(args.get("state", "INBOX"))
-    ticket = _board(args).add(
+    ticket = _board(args, "board_add").add(
         args["title"],
         priority=args.get("priority", "P2"),
         body=args.get("body", ""),
@@ -109,7 +113,7 @@ def board_add(args: Mapping[str, Any]) -> Answer:
 
 
 def board_show(args: Mapping[str, Any]) -> Answer:
-    ticket = _board(args).get(args["ticket_id"])
+    ticket = _board(args, "board_show").get(args["ticket_id"])
     return Answer(ticket.path.read_text(encoding="utf-8"), ticket.to_json())
 
 
@@ -127,7 +131,8 @@ def _brief(ctx: Any, question: str, budget: int | None) -> Any:
 def room_brief(args: Mapping[str, Any]) -> Answer:
     from tether.cli.wiki_context import load_context
 
-    brief = _brief(load_context(args.get("root")), args["question"], args.get("budget"))
+    root = served().wiki_root(args.get("root"), "room_brief")
+    brief = _brief(load_context(root), args["question"], args.get("budget"))
     return _json_answer(brief.to_dict())
 
 
@@ -135,7 +140,7 @@ def room_open(args: Mapping[str, Any]) -> Answer:
     from tether.cli.wiki_context import load_context
     from tether.room.ask import open_for, result_error
 
-    ctx = load_context(args.get("root"))
+    ctx = load_context(served().wiki_root(args.get("root"), "room_open"))
     result = open_for(
         ctx.wiki,
         ctx.home,
@@ -154,7 +159,7 @@ def wiki_search(args: Mapping[str, Any]) -> Answer:
     from tether.cli.wiki_context import load_context
     from tether.wiki.lookup import search_rows
 
-    ctx = load_context(args.get("root"))
+    ctx = load_context(served().wiki_root(args.get("root"), "wiki_search"))
     index, _ = ctx.fresh_index()
     with index:
         rows = search_rows(index, ctx.wiki, args["query"], int(args.get("limit", 10)))
@@ -165,7 +170,8 @@ def wiki_read(args: Mapping[str, Any]) -> Answer:
     from tether.cli.wiki import page_outside_a_room
     from tether.room.pageread import read_page
 
-    read = read_page(args["page_id"], page_outside_a_room(args.get("root")))
+    root = served().wiki_root(args.get("root"), "wiki_read")
+    read = read_page(args["page_id"], page_outside_a_room(root))
     note = read.room_note()
     data = {
         "id": read.page_id,
@@ -184,7 +190,7 @@ def ingest_next(args: Mapping[str, Any]) -> Answer:
     from tether.cli.wiki_context import load_context
     from tether.ingest.steps import claim_next
 
-    claim = claim_next(load_context(args.get("root")).wiki)
+    claim = claim_next(load_context(served().wiki_root(args.get("root"), "ingest_next")).wiki)
     if claim is None:
         return Answer("nothing waits in incoming/", {"entry": None})
     head = f"(this session's open claim, taken up again: {claim.entry_id})\n" * claim.resumed
@@ -195,7 +201,7 @@ def ingest_end(args: Mapping[str, Any]) -> Answer:
     from tether.cli.wiki_context import load_context
     from tether.ingest.steps import end_claim
 
-    ctx = load_context(args.get("root"))
+    ctx = load_context(served().wiki_root(args.get("root"), "ingest_end"))
     lines = end_claim(ctx.wiki, ctx.settings, args.get("entry"))
     return Answer("\n".join(lines), {"lines": lines})
 

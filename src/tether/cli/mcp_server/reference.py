@@ -10,7 +10,7 @@ import json
 import sys
 from typing import Any
 
-from tether.cli.mcp_server.tool import Tool
+from tether.cli.mcp_server.tool import MULTI_LINE, ONE_LINE, Tool
 from tether.cli.mcp_server.tools import TOOLS
 
 HEADER = """\
@@ -23,12 +23,31 @@ each agent CLI: [use tether from inside your agent](../how-to/use-tether-from-yo
 
 Every tool calls the same library function as the CLI command named with it, so
 its rules hold either way. A call that fails is an MCP tool error (`isError:
-true`): its text is the CLI's one line (`tether: error: …`) and its structured
-content is `{"error": …, "exit_code": N, "exit_meaning": …}` with the CLI's
-[exit code](exit-codes.md). Arguments outside a tool's schema are refused the
-same way, with exit code 2 (`usage`). Human-only operations (releasing from
-quarantine, approving, requeueing, a new session id, going on in the same
-context) are not tools.
+true`), never a protocol error: its text is the CLI's one line (`tether: error:
+…`) and its structured content is `{"error": …, "exit_code": N, "exit_meaning":
+…}` with the CLI's [exit code](exit-codes.md); a failure that is not one of
+tether's own is exit code 1 (`internal-error`) with the exception's one line.
+Arguments outside a tool's schema (a wrong type, an unknown name, a string
+longer than its cap or holding a control character) are refused the same way,
+with exit code 2 (`usage`). Human-only operations (releasing from quarantine,
+approving, requeueing, a new session id, going on in the same context) are not
+tools.
+
+**The project it serves.** The server serves the project found from the folder
+it starts in (the nearest `tether.toml` at or above it). A path argument
+(`root`, `board`) is resolved relative to the project root, symbolic links
+followed, and must land inside the project or inside a folder that
+`[mcp] roots` in the project's `tether.toml` names; anything else is refused
+(exit 2) before a file is opened, and nothing is written. Started outside any
+project, the server refuses the tools that work on one (exit 3) instead of
+using the folder it runs in.
+
+**The size of an answer.** Every answer is cut to `[mcp] answer_max_chars`
+characters (default 60,000; an agent CLI refuses larger answers, Claude Code
+above 25,000 tokens): the text ends with a line naming the cap, and the
+structured content keeps its shape (long texts end with `[…]`, long lists lose
+their tail) with a top-level `truncated` object giving `cap_chars` and
+`total_chars`.
 """
 
 
@@ -45,6 +64,15 @@ def _type(schema: dict[str, Any]) -> str:
         bounds.append(f"<= {schema['maximum']}")
     if schema.get("minLength"):
         bounds.append("not empty")
+    if "maxLength" in schema:
+        bounds.append(f"at most {schema['maxLength']} characters")
+    pattern = schema.get("pattern")
+    if pattern == ONE_LINE:
+        bounds.append("one line, no control characters")
+    elif pattern == MULTI_LINE:
+        bounds.append("no control characters but tab and line breaks")
+    elif pattern is not None:
+        bounds.append(f"matching `{pattern}`")
     return text + (f", {', '.join(bounds)}" if bounds else "")
 
 

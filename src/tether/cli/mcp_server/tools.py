@@ -33,17 +33,33 @@ from tether.cli.mcp_server.calls import (
     wiki_read,
     wiki_search,
 )
-from tether.cli.mcp_server.tool import JsonObject, Tool, check_arguments
+from tether.cli.mcp_server.cap import cap_data, cap_text
+from tether.cli.mcp_server.tool import JsonObject, Tool, check_arguments, text
 from tether.errors import TetherError
 from tether.exit_codes import ExitCode
 
 # --- the table ------------------------------------------------------------------------
 
-_ROOT = {"type": "string", "description": "The wiki folder (default: as the CLI finds it)."}
-_BOARD = {"type": "string", "description": "The ticket folder (default: [loop] board)."}
-_RUN = {"type": "string", "description": "The run id (r-…).", "minLength": 1}
-_QUESTION = {"type": "string", "description": "The question for the wiki.", "minLength": 1}
-_BUDGET = {"type": "integer", "minimum": 1, "description": "Page budget B (default 12)."}
+PATH_MAX = 4096
+_ROOT = text(
+    "The wiki folder, inside the project (relative to its root) or a folder [mcp] roots "
+    "names (default: [wiki] root, else the project root).",
+    PATH_MAX,
+)
+_BOARD = text(
+    "The ticket folder, inside the project (relative to its root) or a folder [mcp] roots "
+    "names (default: [loop] board, else tickets/).",
+    PATH_MAX,
+)
+_RUN = text("The run id (r-…).", 200, required=True)
+_QUESTION = text("The question for the wiki.", 2000, required=True)
+_BUDGET = {
+    "type": "integer",
+    "minimum": 1,
+    "maximum": 200,
+    "description": "Page budget B (default: [wiki] room_budget, 12).",
+}
+_PROFILE = {**text("A profile of tether.toml.", 64), "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$"}
 
 TOOLS: tuple[Tool, ...] = (
     Tool(
@@ -87,11 +103,10 @@ TOOLS: tuple[Tool, ...] = (
                 "default": False,
                 "description": "Decide and say what would be dispatched; run and move nothing.",
             },
-            "profile": {"type": "string", "description": "Profile of a dispatched run."},
-            "justification": {
-                "type": "string",
-                "description": "Why a profile stronger than the default is needed.",
-            },
+            "profile": {**_PROFILE, "description": "Profile of a dispatched run."},
+            "justification": text(
+                "Why a profile stronger than the default is needed.", 2000, multi_line=True
+            ),
         },
         (),
         loop_tick,
@@ -102,7 +117,7 @@ TOOLS: tuple[Tool, ...] = (
         "List the board",
         "Tickets (without bodies), untriaged INBOX notes and files tether cannot read.",
         {
-            "state": {"type": "string", "description": "Only this STATE or STATE/reason."},
+            "state": text("Only this STATE or STATE/reason.", 64),
             "board": _BOARD,
         },
         (),
@@ -114,14 +129,15 @@ TOOLS: tuple[Tool, ...] = (
         "Add a ticket",
         "Add a ticket (to INBOX unless `state` says otherwise); the next tick triages it.",
         {
-            "title": {"type": "string", "minLength": 1, "description": "The ticket title."},
-            "priority": {"type": "string", "enum": ["P1", "P2", "P3"], "default": "P2"},
-            "body": {"type": "string", "description": "The ticket's Markdown text."},
-            "state": {
+            "title": text("The ticket title.", 300, required=True),
+            "priority": {
                 "type": "string",
-                "default": "INBOX",
-                "description": "STATE or STATE/reason.",
+                "enum": ["P1", "P2", "P3"],
+                "default": "P2",
+                "description": "P1 (first) to P3.",
             },
+            "body": text("The ticket's Markdown text.", 50_000, multi_line=True),
+            "state": {**text("STATE or STATE/reason.", 64), "default": "INBOX"},
             "board": _BOARD,
         },
         ("title",),
@@ -133,7 +149,10 @@ TOOLS: tuple[Tool, ...] = (
         "Show a ticket",
         "One ticket: its file as text, its fields as JSON.",
         {
-            "ticket_id": {"type": "string", "minLength": 1, "description": "The ticket id (T-…)."},
+            "ticket_id": {
+                **text("The ticket id (T-YYYYMMDD-NNNNNNNNN).", 64, required=True),
+                "pattern": "^T-[0-9]{8}-[0-9]{9}$",
+            },
             "board": _BOARD,
         },
         ("ticket_id",),
@@ -158,10 +177,11 @@ TOOLS: tuple[Tool, ...] = (
         {
             "question": _QUESTION,
             "budget": _BUDGET,
-            "profile": {"type": "string", "description": "Profile for the room's run."},
+            "profile": {**_PROFILE, "description": "Profile for the room's run."},
             "timeout": {
                 "type": "number",
                 "exclusiveMinimum": 0,
+                "maximum": 86400,
                 "description": "Wall-clock cap of the room, in seconds.",
             },
             "root": _ROOT,
@@ -175,8 +195,14 @@ TOOLS: tuple[Tool, ...] = (
         "Search the wiki",
         "Full-text search (bm25), best pages first.",
         {
-            "query": {"type": "string", "minLength": 1, "description": "The words to find."},
-            "limit": {"type": "integer", "minimum": 1, "default": 10},
+            "query": text("The words to find.", 1000, required=True),
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 100,
+                "default": 10,
+                "description": "At most this many pages.",
+            },
             "root": _ROOT,
         },
         ("query",),
@@ -189,7 +215,7 @@ TOOLS: tuple[Tool, ...] = (
         "One page's file. Inside a room the read counts against the room's budget B and is "
         "refused beyond it or off the room's list.",
         {
-            "page_id": {"type": "string", "minLength": 1, "description": "The page id."},
+            "page_id": text("The page id (or its path, alias or title).", 1000, required=True),
             "root": _ROOT,
         },
         ("page_id",),
@@ -212,10 +238,7 @@ TOOLS: tuple[Tool, ...] = (
         "Mark this session's claimed entry done; returns the fixed next-step line per kind of "
         "unit that still waits (none when nothing waits).",
         {
-            "entry": {
-                "type": "string",
-                "description": "The claimed entry (default: this session's claim).",
-            },
+            "entry": text("This session's claimed entry (default: its only claim).", 255),
             "root": _ROOT,
         },
         (),
@@ -261,14 +284,40 @@ def error_outcome(message: str, code: int) -> Outcome:
     return Outcome(line, {"error": message, "exit_code": code, "exit_meaning": meaning}, True)
 
 
-def call(name: str, args: Mapping[str, Any] | None) -> Outcome:
-    """Run tool ``name`` with ``args``; tether's errors become an error outcome."""
+def _cap() -> int:
+    """The answer cap of the project (``[mcp] answer_max_chars``); the default without one."""
+    from tether.cli.mcp_server.scope import served
+    from tether.config.mcp import DEFAULT_ANSWER_MAX_CHARS
+
+    try:
+        return served().settings.answer_max_chars
+    except TetherError:
+        return DEFAULT_ANSWER_MAX_CHARS
+
+
+def _capped(outcome: Outcome, cap: int) -> Outcome:
+    key = "[mcp] answer_max_chars"
+    return Outcome(
+        cap_text(outcome.text, cap, key), cap_data(outcome.data, cap, key), outcome.is_error
+    )
+
+
+def _run(name: str, args: Mapping[str, Any] | None) -> Outcome:
     tool = BY_NAME.get(name)
     if tool is None:
-        return error_outcome(f"unknown tool {name!r}; known: {', '.join(BY_NAME)}", 2)
+        return error_outcome(f"unknown tool {name[:80]!r}; known: {', '.join(BY_NAME)}", 2)
     try:
         check_arguments(tool, args or {})
         answer = tool.run(args or {})
     except TetherError as exc:
         return error_outcome(str(exc), int(exc.exit_code))
+    # an MCP client gets every failure as a tool error, never a protocol error
+    except Exception as exc:
+        return error_outcome(f"{name}: {type(exc).__name__}: {exc}", int(ExitCode.INTERNAL_ERROR))
     return Outcome(answer.text, answer.data, False)
+
+
+def call(name: str, args: Mapping[str, Any] | None) -> Outcome:
+    """Run tool ``name`` with ``args``: every failure becomes an error outcome (never an
+    exception), and every answer fits the cap (``[mcp] answer_max_chars``)."""
+    return _capped(_run(name, args), _cap())

@@ -29,4 +29,5 @@ def test_every_schema_on_the_page_is_the_one_the_live_server_lists(tmp_path: Pat
         client.initialize()
         listed = client.list_tools()
     assert names == [t["name"] for t in listed]
-    assert schemas == [t["inputSchema"] for t in listed]
+    # per tool: its input schema, then its output schema
+    assert schemas == [s for t in listed for s in (t["inputSchema"], t["outputSchema"])]

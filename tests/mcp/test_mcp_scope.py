@@ -8,22 +8,18 @@ in the folder it runs in. Failures that are not tether's own are tool errors too
 from __future__ import annotations
 
 import os
-import sys
-import tempfile
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from mcp.client.client import Client
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp_types import CallToolResult, TextContent
+from tests.mcp.sdk import error_of as _error
+from tests.mcp.sdk import session as _session
+from tests.mcp.sdk import text_of as _text
 from tests.outside_agents import without_agent_vars
 
 from tether.cli.mcp_server.tools import TOOLS
 
-TETHER = str(Path(sys.executable).parent / "tether")
 SECRET = "the-secret-outside-the-project"
 CONFIG = """\
 [loop]
@@ -92,33 +88,6 @@ def _env(home: Path, tether_home: Path | None) -> dict[str, str]:
     if tether_home is not None:
         env["TETHER_HOME"] = str(tether_home)
     return env
-
-
-def _session(cwd: Path, env: dict[str, str], body: Callable[[Client], Awaitable[None]]) -> str:
-    """Run ``body`` with an SDK client of ``tether mcp`` started in ``cwd``; its stderr."""
-    params = StdioServerParameters(command=TETHER, args=["mcp"], cwd=str(cwd), env=env)
-    with tempfile.TemporaryFile("w+") as errlog:
-
-        async def main() -> None:
-            async with Client(stdio_client(params, errlog=errlog)) as client:
-                await body(client)
-
-        anyio.run(main)
-        errlog.seek(0)
-        return errlog.read()
-
-
-def _text(result: CallToolResult) -> str:
-    return "".join(c.text for c in result.content if isinstance(c, TextContent))
-
-
-def _error(result: CallToolResult) -> dict[str, Any]:
-    """The error's structured content: only the error's own fields, no data."""
-    assert result.is_error is True, _text(result)[:500]
-    data = result.structured_content
-    assert data is not None and set(data) == {"error", "exit_code", "exit_meaning"}, data
-    assert _text(result) == f"tether: error: {data['error']}"
-    return dict(data)
 
 
 def test_every_path_argument_stays_inside_the_project(places: dict[str, Path]) -> None:

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp.client.client import Client
+from tests.mcp.sdk import answer_of, session
 from tests.outside_agents import without_agent_vars
 
 from tether.cli.mcp_server.tools import HUMAN_ONLY, TOOLS
@@ -181,6 +183,14 @@ def test_a_run_and_its_report_through_the_tools(server: StdioClient, project: Pa
     report = server.call("report_show", {"run_id": run_id})
     assert _text(report) == cli(project, "report", run_id).stdout
     assert report["structuredContent"]["run_id"] == run_id
+
+    # the official SDK client checks both answers against the tools' output schemas
+    async def body(client: Client) -> None:
+        assert answer_of(await client.call_tool("run_status", {"run_id": run_id}))["id"] == run_id
+        shown = answer_of(await client.call_tool("report_show", {"run_id": run_id}))
+        assert shown["run_id"] == run_id
+
+    session(project, _env(project), body)
 
 
 def test_subagents_wait_returns_on_a_change_not_at_its_timeout(

@@ -58,13 +58,15 @@ def state_key_options(func: F) -> F:
     return func
 
 
-def _state_front(
+def state_front(
     blocked_by: str | None,
     check_text: str | None,
     until_text: str | None,
     marker: str | None,
     needs: str | None,
 ) -> dict[str, Any]:
+    """The front matter keys a state needs, from their texts (the flags, or board_add's
+    arguments)."""
     from tether.board import BoardError, is_ticket_id
 
     front: dict[str, Any] = {}
@@ -139,7 +141,7 @@ def add(
     state, reason = parse_state(state_text)
     text = body_file.read() if body_file is not None else body
     ticket = _board(board_path).add(
-        title, priority=priority, body=text, state=state, reason=reason, front=_state_front(**keys)
+        title, priority=priority, body=text, state=state, reason=reason, front=state_front(**keys)
     )
     _done(ticket, as_json, "added")
 
@@ -203,9 +205,7 @@ def move(
     from tether.board import parse_state
 
     state, reason = parse_state(state_text)
-    ticket = _board(board_path).move(
-        ticket_id, state, reason, note=note, front=_state_front(**keys)
-    )
+    ticket = _board(board_path).move(ticket_id, state, reason, note=note, front=state_front(**keys))
     _done(ticket, as_json, "moved")
 
 
@@ -261,7 +261,7 @@ def triage(
     state, reason = parse_state(state_text)
     path = target.get(entry).path if is_ticket_id(entry) else Path(entry).absolute()
     ticket = target.triage(
-        path, title=title, priority=priority, state=state, reason=reason, front=_state_front(**keys)
+        path, title=title, priority=priority, state=state, reason=reason, front=state_front(**keys)
     )
     _done(ticket, as_json, "triaged")
 

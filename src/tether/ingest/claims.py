@@ -188,9 +188,15 @@ class Claims(QueueFolders):
         return target
 
     def end(
-        self, owner: str, given: str | None = None, *, env: Mapping[str, str] | None = None
+        self,
+        owner: str,
+        given: str | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+        own_only: bool = False,
     ) -> Entry:
-        """Mark the owner's claimed entry (or ``given``) done.
+        """Mark the owner's claimed entry (or ``given``) done; with ``own_only`` a ``given``
+        entry claimed by another session is refused.
 
         The receipt in its manifest is ``ended_at`` and, as the last field,
         ``session_line``: the session stamp of ``env`` (SPEC C9)."""
@@ -199,6 +205,11 @@ class Claims(QueueFolders):
             if not (folder / MANIFEST).is_file():
                 raise UsageError(f"no claimed entry {given!r}; `tether ingest status` shows them")
             entry = Entry(folder.name, folder, read_manifest(folder))
+            if own_only and entry.claim().owner != owner:
+                raise UsageError(
+                    f"refused: entry {given!r} is claimed by another session; this session "
+                    f"ends only its own claim."
+                )
         else:
             mine = [e for e in self.claims() if e.claim().owner == owner]
             if not mine:

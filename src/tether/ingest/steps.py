@@ -71,13 +71,21 @@ def claim_next(wiki: Wiki, owner: str | None = None) -> Claim | None:
 
 
 def end_claim(
-    wiki: Wiki, settings: WikiSettings, entry_id: str | None = None, owner: str | None = None
+    wiki: Wiki,
+    settings: WikiSettings,
+    entry_id: str | None = None,
+    owner: str | None = None,
+    *,
+    own_only: bool = False,
 ) -> list[str]:
-    """Mark the claimed entry done; the fixed line per kind of unit that still waits."""
+    """Mark the claimed entry done; the fixed line per kind of unit that still waits.
+
+    ``own_only``: a named entry must be ``owner``'s own claim (an agent's call; a person
+    at the CLI may end any session's claim by name)."""
     # a bad line setting stops here, before the entry is moved
     chosen = templates(settings.language, settings.entries_line, settings.bundles_line)
     queue = Queue(wiki)
-    queue.end(owner or session_owner(), entry_id)
+    queue.end(owner or session_owner(), entry_id, own_only=own_only)
     waiting = queue.waiting()
     bundles = sum(1 for e in waiting if e.kind == BUNDLE)
     return end_lines({ENTRIES: len(waiting) - bundles, BUNDLES: bundles}, chosen)

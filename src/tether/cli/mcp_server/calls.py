@@ -14,8 +14,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from tether.cli.mcp_server.outputs import JsonObject
 from tether.cli.mcp_server.scope import served
-from tether.cli.mcp_server.tool import Answer, JsonObject
+from tether.cli.mcp_server.tool import Answer
 
 
 def _dump(data: Any) -> str:
@@ -99,14 +100,23 @@ def board_list(args: Mapping[str, Any]) -> Answer:
 
 def board_add(args: Mapping[str, Any]) -> Answer:
     from tether.board import parse_state
+    from tether.cli.board import state_front
 
     state, reason = parse_state(args.get("state", "INBOX"))
+    front = state_front(
+        args.get("blocked_by"),
+        args.get("check"),
+        args.get("until"),
+        args.get("marker"),
+        args.get("needs"),
+    )
     ticket = _board(args, "board_add").add(
         args["title"],
         priority=args.get("priority", "P2"),
         body=args.get("body", ""),
         state=state,
         reason=reason,
+        front=front,
     )
     data = ticket.to_json()
     return Answer(f"added {ticket.id} in {ticket.location}: {ticket.path}", data)
@@ -202,7 +212,7 @@ def ingest_end(args: Mapping[str, Any]) -> Answer:
     from tether.ingest.steps import end_claim
 
     ctx = load_context(served().wiki_root(args.get("root"), "ingest_end"))
-    lines = end_claim(ctx.wiki, ctx.settings, args.get("entry"))
+    lines = end_claim(ctx.wiki, ctx.settings, args.get("entry"), own_only=True)
     return Answer("\n".join(lines), {"lines": lines})
 
 

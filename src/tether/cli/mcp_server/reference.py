@@ -33,6 +33,14 @@ with exit code 2 (`usage`). Human-only operations (releasing from quarantine,
 approving, requeueing, a new session id, going on in the same context) are not
 tools.
 
+**Schemas and hints.** Every tool lists an `outputSchema` (the structured
+content of an answer that is not an error; objects stay open to later fields)
+and the MCP hints: `readOnlyHint` (changes nothing a person would see; a look
+may refresh tether's own wiki index), `destructiveHint` (may change or undo
+work: a tick can dispatch an agent run), `idempotentHint` (calling again with
+the same arguments changes nothing more) and `openWorldHint` (reaches a model
+beyond the project: a dispatched run, a room).
+
 **The project it serves.** The server serves the project found from the folder
 it starts in (the nearest `tether.toml` at or above it). A path argument
 (`root`, `board`) is resolved relative to the project root, symbolic links
@@ -89,6 +97,14 @@ def _tool(tool: Tool) -> str:
     else:
         out.append("\nNo arguments.\n")
     out.append(f"\n```json\n{json.dumps(schema, indent=2, ensure_ascii=False)}\n```\n")
+    hints = ", ".join(f"`{k}: {str(v).lower()}`" for k, v in tool.annotations.items())
+    out.append(f"\nHints: {hints}.\n")
+    fields = ", ".join(f"`{name}`" for name in tool.output_schema["properties"])
+    out.append(
+        f"\nAnswer (`outputSchema`): an object with {fields}.\n\n<details><summary>"
+        f"output schema</summary>\n\n```json\n"
+        f"{json.dumps(tool.output_schema, indent=2, ensure_ascii=False)}\n```\n\n</details>\n"
+    )
     return "".join(out)
 
 

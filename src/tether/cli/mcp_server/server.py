@@ -33,6 +33,14 @@ def build() -> Any:
                 title=t.title,
                 description=t.description,
                 input_schema=t.input_schema,
+                output_schema=t.output_schema,
+                annotations=types.ToolAnnotations(
+                    title=t.title,
+                    read_only_hint=t.annotations["readOnlyHint"],
+                    destructive_hint=t.annotations["destructiveHint"],
+                    idempotent_hint=t.annotations["idempotentHint"],
+                    open_world_hint=t.annotations["openWorldHint"],
+                ),
             )
             for t in TOOLS
         ]

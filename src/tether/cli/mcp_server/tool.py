@@ -12,9 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tether.cli.mcp_server.outputs import OUTPUTS, JsonObject, hints_of
 from tether.errors import UsageError
-
-JsonObject = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -43,6 +42,16 @@ class Tool:
             "required": list(self.required),
             "additionalProperties": False,
         }
+
+    @property
+    def output_schema(self) -> JsonObject:
+        """The structured content of an answer that is not an error."""
+        return OUTPUTS[self.name]
+
+    @property
+    def annotations(self) -> dict[str, bool]:
+        """The MCP hints: readOnlyHint, destructiveHint, idempotentHint, openWorldHint."""
+        return hints_of(self.name)
 
 
 _TYPES: dict[str, tuple[type, ...]] = {

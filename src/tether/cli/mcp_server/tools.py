@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tether.board.states import State, all_folders, label
 from tether.cli.mcp_server.calls import (
     board_add,
     board_list,
@@ -34,7 +35,8 @@ from tether.cli.mcp_server.calls import (
     wiki_search,
 )
 from tether.cli.mcp_server.cap import cap_data, cap_text
-from tether.cli.mcp_server.tool import JsonObject, Tool, check_arguments, text
+from tether.cli.mcp_server.outputs import JsonObject
+from tether.cli.mcp_server.tool import Tool, check_arguments, text
 from tether.errors import TetherError
 from tether.exit_codes import ExitCode
 
@@ -58,6 +60,27 @@ _BUDGET = {
     "minimum": 1,
     "maximum": 200,
     "description": "Page budget B (default: [wiki] room_budget, 12).",
+}
+# what board_add can make: every state folder, each with the fields it needs
+STATE_LABELS = [label(state, reason) for state, reason in all_folders()]
+STATE_FILTERS = list(dict.fromkeys([*(s.value for s in State), *STATE_LABELS]))
+STATE_FIELDS: dict[str, JsonObject] = {
+    "blocked_by": text("BLOCKED/*: what blocks the ticket (required there).", 2000),
+    "check": text(
+        "BLOCKED/*: a ticket id that must be DONE, or a command (split like a shell would, "
+        "run without one) whose exit 0 proves the blocker gone (required there).",
+        2000,
+    ),
+    "until": {
+        **text("WAITING/* and PARKED/*: a date, YYYY-MM-DD (WAITING needs it or marker).", 10),
+        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+    },
+    "marker": text(
+        "WAITING/* and PARKED/*: a path from the project root whose appearance releases the "
+        "ticket (WAITING needs it or until).",
+        1000,
+    ),
+    "needs": text("USER/*: what the user must give (required there).", 2000),
 }
 _PROFILE = {**text("A profile of tether.toml.", 64), "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$"}
 
@@ -117,7 +140,11 @@ TOOLS: tuple[Tool, ...] = (
         "List the board",
         "Tickets (without bodies), untriaged INBOX notes and files tether cannot read.",
         {
-            "state": text("Only this STATE or STATE/reason.", 64),
+            "state": {
+                "type": "string",
+                "enum": STATE_FILTERS,
+                "description": "Only this state (every reason of it) or STATE/reason.",
+            },
             "board": _BOARD,
         },
         (),
@@ -127,7 +154,9 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "board_add",
         "Add a ticket",
-        "Add a ticket (to INBOX unless `state` says otherwise); the next tick triages it.",
+        "Add a ticket (to INBOX unless `state` says otherwise; the next tick triages INBOX). "
+        "BLOCKED/* needs `blocked_by` and `check`; WAITING/* needs `until` or `marker`; "
+        "USER/* needs `needs`; PARKED/* may take `until` or `marker`.",
         {
             "title": text("The ticket title.", 300, required=True),
             "priority": {
@@ -137,7 +166,13 @@ TOOLS: tuple[Tool, ...] = (
                 "description": "P1 (first) to P3.",
             },
             "body": text("The ticket's Markdown text.", 50_000, multi_line=True),
-            "state": {**text("STATE or STATE/reason.", 64), "default": "INBOX"},
+            "state": {
+                "type": "string",
+                "enum": STATE_LABELS,
+                "default": "INBOX",
+                "description": "The state folder the ticket starts in.",
+            },
+            **STATE_FIELDS,
             "board": _BOARD,
         },
         ("title",),
@@ -172,8 +207,12 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "room_open",
         "Open one room (W03)",
-        "Open exactly one room for `question` and return its checked conclusion (status ok or "
-        "b01). Refused inside a room and while another room is open.",
+        "Open exactly one room for `question` and return its checked conclusion. `status` is "
+        "ok (the conclusion passed the check), b01 (it passed, but the budget was hit or a "
+        "page was missing: use it, or read the few missing pages directly) or read-directly "
+        "(two pages or fewer: no room was opened; read the brief's pages yourself). A "
+        "conclusion that fails the check is a tool error (exit 40), a room that ends without "
+        "one too (exit 2). Refused inside a room and while another room is open (exit 30).",
         {
             "question": _QUESTION,
             "budget": _BUDGET,
@@ -235,8 +274,9 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "ingest_end",
         "End the claimed ingest entry",
-        "Mark this session's claimed entry done; returns the fixed next-step line per kind of "
-        "unit that still waits (none when nothing waits).",
+        "Mark this session's claimed entry done (only this session's own claim: another "
+        "session's is refused); returns the fixed next-step line per kind of unit that still "
+        "waits (none when nothing waits).",
         {
             "entry": text("This session's claimed entry (default: its only claim).", 255),
             "root": _ROOT,

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.outside_agents import detached, without_agent_vars
+
 from tether.board import Board, State
 
 TETHER = str(Path(sys.executable).parent / "tether")
@@ -15,9 +17,10 @@ TETHER = str(Path(sys.executable).parent / "tether")
 def test_demo_shows_the_loop_from_triage_to_exhausted(tmp_path: Path, tether_home: Path) -> None:
     folder = tmp_path / "demo"
     # a fresh machine: no agent CLI, no usmc or gardener, no network needed
-    env = {**os.environ, "PATH": os.defpath, "HOME": str(tmp_path / "home")}
+    # run as a person runs it: the demo approves a proposal, which no agent may do
+    env = without_agent_vars({**os.environ, "PATH": os.defpath, "HOME": str(tmp_path / "home")})
     done = subprocess.run(
-        [TETHER, "demo", "--dir", str(folder)],
+        detached([TETHER, "demo", "--dir", str(folder)]),
         env=env,
         capture_output=True,
         text=True,
@@ -33,11 +36,19 @@ def test_demo_shows_the_loop_from_triage_to_exhausted(tmp_path: Path, tether_hom
         "report: ",
         "completed (5 iterations, 4 tool calls) → DONE",
         "check `test -f build/ready.txt` exited 0 → ACTIONABLE",
+        "proposed p-",
+        "→ USER/approval",
         "TETHER-LOOP: STOP (blind, 1/4 sources unavailable: memory.curated)",
         "# Progress report: run ",
         f"$ export PATH={folder / 'later'}:$PATH",
         "level 2: guard does not hold (availability changed",
         "TETHER-LOOP: STOP (user-only)",
+        "$ tether outbox show p-",
+        "runs:      ",
+        "$ tether outbox approve p-",
+        "published tool-0.1.0-py3-none-any.whl to registry/",
+        " done: publish version=v0.1.0",
+        " → DONE",
         "$ tether board move ",
         "TETHER-LOOP: STOP (exhausted)",
         "TETHER-LOOP: STOP (guard, exhausted unchanged since ",
@@ -54,4 +65,5 @@ def test_demo_shows_the_loop_from_triage_to_exhausted(tmp_path: Path, tether_hom
     board = Board(folder / "tickets", folder).load()
     assert [t.title for t in board.in_state(State.WAITING)] == ["Review the draft with the team"]
     assert len(board.in_state(State.DONE)) == 5 and board.untriaged() == []
+    assert (folder / "registry" / "tool-0.1.0-py3-none-any.whl").is_file()  # approved: published
     assert not tether_home.exists()  # the demo keeps to its own folder

@@ -55,7 +55,8 @@ def demo(folder: Path | None) -> None:
     _say(f'  ACTIONABLE  {example.typo.id} (P2) "{example.typo.title}"')
     _say(
         f'  BLOCKED     {example.release.id} "{example.release.title}": check '
-        f"`test -f build/ready.txt` (the file is there now)"
+        f"`test -f build/ready.txt` (the file is there now); publishing the wheel is "
+        f"a step outside the project, so its run can only propose it"
     )
     _say(
         f'  WAITING     {example.review.id} "{example.review.title}": until '
@@ -107,8 +108,12 @@ def demo(folder: Path | None) -> None:
     signals.append(_tick(root, example.env(with_later=True), "tether loop tick"))
 
     _say()
-    _say("Now every source answered and nothing autonomous is left, but a question")
-    _say("for you is. Answer it:")
+    _say("Now every source answered and nothing autonomous is left, but two things wait")
+    _say("for you. The release run built the wheel and proposed to publish it; nothing")
+    _say("was published. Look at the proposal and approve it (you, not an agent):")
+    approved = _approve(root, example.env(with_later=True))
+    _say()
+    _say("And answer the licence question:")
     _cmd(f'tether board move {example.licence.id} DONE --note "MIT"')
     loop = open_loop(root, env=example.env(with_later=True))
     try:
@@ -124,7 +129,42 @@ def demo(folder: Path | None) -> None:
     _say(f"The example stays in {root}: cd there and try `tether loop tick --json`,")
     _say("`tether board list`, or add a note to tickets/INBOX/ and run `tether loop run`.")
     expected = [Signal.BLIND, Signal.USER_ONLY, Signal.EXHAUSTED, Signal.GUARD_EXHAUSTED]
-    sys.exit(0 if signals == expected and not outcome.interrupted else 1)
+    ok = signals == expected and approved and not outcome.interrupted
+    sys.exit(0 if ok else 1)
+
+
+def _approve(root: Path, env: dict[str, str]) -> bool:
+    """``tether outbox show`` and ``approve`` of the one waiting proposal, as a person runs them."""
+    import subprocess
+
+    from tether.config import load_config
+    from tether.outbox.store import listing
+    from tether.store import db
+
+    conn = db.connect(load_config(env=env, cwd=root).home)
+    try:
+        waiting = listing(conn, ("proposed",))
+    finally:
+        conn.close()
+    if len(waiting) != 1:
+        _say(f"(expected one proposal waiting, found {len(waiting)})")
+        return False
+    tether = [sys.executable, "-m", "tether.cli.main"]
+    for verb in ("show", "approve"):
+        _cmd(f"tether outbox {verb} {waiting[0].id}")
+        done = subprocess.run(
+            [*tether, "outbox", verb, waiting[0].id],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        for line in (done.stderr + done.stdout).splitlines():
+            _say(line)
+        if done.returncode != 0:
+            return False
+    return True
 
 
 def _tick(root: Path, env: dict[str, str], shown: str, *, quiet: bool = False) -> Signal:

@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "skills": "tether.cli.skills:skills",
     "fleet": "tether.cli.fleet:fleet",
     "mcp": "tether.cli.mcp:mcp",
+    "outbox": "tether.cli.outbox:outbox",
 }
 
 # The first paragraph of each command's help, so that ``tether --help`` lists the
@@ -58,6 +59,8 @@ SUMMARIES: dict[str, str] = {
     "loop": "Work through the board one unit per fresh session; stop only with evidence.",
     "mcp": "tether's agent-facing operations as MCP tools; without a sub-command, serve over "
     "stdio.",
+    "outbox": "Steps visible outside the work tree: a run proposes them, a person approves or "
+    "rejects.",
     "report": "Print the progress report of a limit-stopped run.",
     "room": "A bounded room: one depth-1 run that reads at most B wiki pages and returns a "
     "short, cited conclusion.",

@@ -116,8 +116,16 @@ def run(
             justification=justification,
         )
     )
+    collected = outcome.proposals
     if as_json:
-        print_json(outcome.record() | {"report": outcome.report})
+        print_json(
+            outcome.record()
+            | {
+                "report": outcome.report,
+                "proposals": outcome.pending_proposals,
+                "proposals_refused": collected.refused if collected else [],
+            }
+        )
     else:
         led = outcome.ledger
         click.echo(
@@ -133,6 +141,13 @@ def run(
                 f"post-run stage failed (exit {failed.exit_code}): "
                 f"{' '.join(failed.command)} — output in {outcome.paths.stages}"
             )
+        for proposal in collected.proposals if collected else []:
+            click.echo(
+                f"proposal {proposal.id} waits for a person: {proposal.headline} "
+                f"(`tether outbox show {proposal.id}`)"
+            )
+        for refused in collected.refused if collected else []:
+            click.echo(f"proposal not collected: {refused}")
     sys.exit(int(outcome.exit_code))
 
 

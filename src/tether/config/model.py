@@ -164,7 +164,7 @@ class Config:
             for name in section.__struct_fields__:
                 value = getattr(section, name)
                 # nested tables ([loop.sources] ...) as plain data, not their repr
-                plain = isinstance(value, msgspec.Struct | list)
+                plain = isinstance(value, msgspec.Struct | list | dict)
                 values[f"{table}.{name}"] = msgspec.to_builtins(value) if plain else value
         return values
 

@@ -19,6 +19,7 @@ import msgspec
 
 from tether.config.loop import LoopSettings
 from tether.config.mcp import McpSettings
+from tether.config.outbox import OutboxSettings
 from tether.config.policy import PolicySettings
 from tether.config.section import (
     Command,
@@ -160,6 +161,7 @@ SECTIONS: dict[str, type[Section]] = {
     "policy": PolicySettings,
     "fleet": FleetSettings,
     "mcp": McpSettings,
+    "outbox": OutboxSettings,
 }
 
 # A table that is not a section: named entries, each its own struct.

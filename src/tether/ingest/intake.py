@@ -18,7 +18,8 @@ from typing import Any, Literal
 
 from tether.errors import UsageError
 from tether.fs import fsync_dir
-from tether.gate.newsession import agent_ancestry
+from tether.human_only import inside_agent
+from tether.human_only import refuse_inside_agent as refuse_action
 from tether.ingest.bundle import Skipped, copy_bundle
 from tether.ingest.entry import HumanStopError, IngestRefusedError, now_stamp
 from tether.ingest.listing import QueueFolders
@@ -35,18 +36,13 @@ from tether.ingest.manifest import (
 
 
 def refuse_inside_agent(action: str) -> None:
-    """Raise ``IngestRefusedError`` when this process runs inside an agent's process tree."""
-    inside = agent_ancestry()
-    if inside is not None:
-        raise IngestRefusedError(
-            f"refused: `tether ingest {action}` is a human action and runs inside an agent's "
-            f"process tree ({inside}). Run it yourself in a terminal, outside the agent."
-        )
+    """Raise ``IngestRefusedError`` when ``tether ingest ACTION`` runs inside an agent's tree."""
+    refuse_action(f"ingest {action}", error=IngestRefusedError)
 
 
 def quarantine_view(ids: list[str]) -> list[str]:
     """What of quarantine/ may be shown here: nothing of it to an agent, not even its names."""
-    if agent_ancestry() is None:
+    if inside_agent() is None:
         return ids
     return [f"({len(ids)} not released)"] if ids else []
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from tether.board import BoardView, State, Ticket
 from tether.errors import BudgetError
-from tether.loop import blockers, prompts, routines, unfinished
+from tether.loop import blockers, prompts, proposals, routines, unfinished
 from tether.loop.context import LoopError
 from tether.loop.dispatch_todo import manual_follow_up, todo_unit
 from tether.loop.dispatched import (
@@ -227,6 +227,8 @@ def _ticket(loop: Loop, work: Work, ticket: Ticket, dry_run: bool) -> Dispatched
         )
     if loop.demonstration:
         done = demonstrated(outcome, f"{ticket.id}; it stays in {ticket.location}", moved)
+    elif outcome.pending_proposals:
+        done = _proposed(loop, ticket, outcome, previous.id if previous else None, refusals, moved)
     elif refusals:
         done = _refused(loop, ticket, outcome, previous.id if previous else None, refusals, moved)
     else:
@@ -265,6 +267,41 @@ def _refused(
     return ran(
         outcome,
         f"{kind} on {ticket.id}: the gate refused {steps} → USER/approval",
+        follow_up_of=follow_up,
+        moved=moved,
+    )
+
+
+def _proposed(
+    loop: Loop,
+    ticket: Ticket,
+    outcome: RunOutcome,
+    follow_up: str | None,
+    refusals: list[dict[str, Any]],
+    moved: list[str],
+) -> Dispatched:
+    """The run proposed external steps: the ticket waits in USER/approval, naming them."""
+    from tether.outbox.store import get
+
+    waiting = [get(loop.conn, pid) for pid in outcome.pending_proposals]
+    listed = "; ".join(f"{p.id} ({p.headline})" for p in waiting)
+    kind = f"follow-up {outcome.run_id} of {follow_up}" if follow_up else f"run {outcome.run_id}"
+    # the note (ticket text) names the proposals by id and kind; `needs` says what they do
+    note = (
+        f"run {outcome.run_id} ended: {REASON_TEXT[outcome.stop]} ({counts(outcome)}); "
+        f"it proposed {', '.join(f'{p.id} ({p.kind})' for p in waiting)}: waits for a "
+        f"person's decision"
+    )
+    if refusals:
+        steps = "; ".join(dict.fromkeys(f"`{r.get('command', '?')}`" for r in refusals))
+        note += f"; the gate refused {steps}"
+    front = {**_attempt_front(ticket, [*ticket.runs, outcome.run_id], outcome.run_id)}
+    front.update(proposals.parking_front(waiting), report=report_path(outcome))
+    loop.board.move(ticket.id, State.USER, "approval", note=note, front=front)
+    moved.append(f"{ticket.id} → USER/approval")
+    return ran(
+        outcome,
+        f"{kind} on {ticket.id}: proposed {listed} → USER/approval",
         follow_up_of=follow_up,
         moved=moved,
     )
@@ -356,7 +393,7 @@ def _record_ticket(
             ticket.id,
             State.DONE,
             note=f"done in run {outcome.run_id} ({counts(outcome)})",
-            front={**attempt, "report": None},
+            front={**attempt, "report": None, proposals.FEEDBACK: None},
         )
         moved.append(f"{ticket.id} → DONE")
         base.summary = f"{kind} on {ticket.id} completed ({counts(outcome)}) → DONE"

@@ -57,7 +57,15 @@ def todo_unit(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
         return shown
     result = ran(outcome, "", follow_up_of=follow_up, decision=decision, unit=item.key)
     failed = outcome.failed_stage if outcome.stop is RunStatus.COMPLETED else None
-    if refusals:
+    if outcome.pending_proposals:
+        ids = ", ".join(outcome.pending_proposals)
+        note = f"waits for approval: run {outcome.run_id} proposed {ids} (`tether outbox show ID`)"
+        todo.hold(loop.project_root, item, note, loop.session_line())
+        result.summary = (
+            f"run {outcome.run_id} on {where}: proposed {ids}; box left open, the item now "
+            f"waits for a person's decision"
+        )
+    elif refusals:
         steps = _refused_steps(refusals)
         note = f"waits for approval: the gate refused {steps}"
         todo.hold(loop.project_root, item, note, loop.session_line())

@@ -22,8 +22,15 @@ CONFIG = """\
 # The demo's project configuration: a scripted agent, and the loop's defaults.
 [profiles.scripted]
 harness = "scripted"
-args = ["--format", "claude-code", "--steps", "5"]
+# four tool steps and a final answer; the first step is bin/demo-step
+args = ["--format", "claude-code", "--commands-file", "agent-steps.txt"]
 default = true
+
+# A step visible outside the project: a run proposes it, a person approves it.
+[outbox.kinds.publish]
+description = "Publish the built wheel to the package registry"
+command = ["{python}", "bin/publish", "{{version}}"]
+params.version = {{ pattern = "v[0-9]+\\\\.[0-9]+\\\\.[0-9]+" }}
 
 [loop]
 board = "tickets"
@@ -34,6 +41,39 @@ follow_up_iterations = 10
 ticket_budgets = true
 # the four sources keep their defaults: _control-center/_DECISIONS, the
 # `gardener` and `usmc` CLIs on PATH, and _control-center/_TOM-lm
+"""
+
+AGENT_STEPS = """\
+# What the demo's scripted agent does, one tool call per line (no shell).
+demo-step
+echo step 2
+echo step 3
+echo step 4
+"""
+
+# The agent's first step: for the release ticket it builds the wheel and proposes
+# to publish it; publishing itself is visible outside, so it is only proposed.
+DEMO_STEP = """#!{python}
+import os, pathlib, subprocess, sys
+run = pathlib.Path(os.environ["TETHER_HOME"], "runs", os.environ["TETHER_RUN_ID"])
+if "Package the release" in (run / "prompt.md").read_text(encoding="utf-8"):
+    dist = pathlib.Path("dist")
+    dist.mkdir(exist_ok=True)
+    (dist / "tool-0.1.0-py3-none-any.whl").write_text("the wheel\\n", encoding="utf-8")
+    sys.exit(subprocess.call([sys.executable, "-m", "tether.cli.main", "outbox", "propose",
+                              "publish", "version=v0.1.0", "-m", "the wheel is built"]))
+print("worked on it")
+"""
+
+# The registry stand-in: publishing copies the wheel into registry/.
+PUBLISH = """#!{python}
+import pathlib, shutil, sys
+version = sys.argv[1].lstrip("v")
+wheel = pathlib.Path("dist", f"tool-{{version}}-py3-none-any.whl")
+registry = pathlib.Path("registry")
+registry.mkdir(exist_ok=True)
+shutil.copy(wheel, registry / wheel.name)
+print(f"published {{wheel.name}} to {{registry}}/")
 """
 
 STAND_IN = """#!{python}
@@ -55,6 +95,7 @@ class Example:
     review: Ticket  # WAITING until tomorrow
     licence: Ticket  # USER
     note: Path  # the informal INBOX note
+    registry: Path  # where an approved publish puts the wheel
 
     def env(
         self, *, with_later: bool = False, base: dict[str, str] | None = None
@@ -68,9 +109,12 @@ class Example:
 
 
 def _stand_in(folder: Path, name: str) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / name
-    path.write_text(STAND_IN.format(python=sys.executable, name=name), encoding="utf-8")
+    _script(folder / name, STAND_IN.replace("{name}", name))
+
+
+def _script(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text.format(python=sys.executable), encoding="utf-8")
     path.chmod(0o755)
 
 
@@ -78,7 +122,10 @@ def build(root: Path, clock: Clock | None = None) -> Example:
     """Write the example project into ``root`` (an empty or new folder)."""
     clock = clock or SystemClock()
     root.mkdir(parents=True, exist_ok=True)
-    (root / "tether.toml").write_text(CONFIG, encoding="utf-8")
+    (root / "tether.toml").write_text(CONFIG.format(python=sys.executable), encoding="utf-8")
+    (root / "agent-steps.txt").write_text(AGENT_STEPS, encoding="utf-8")
+    _script(root / "bin" / "demo-step", DEMO_STEP)
+    _script(root / "bin" / "publish", PUBLISH)
     decisions = root / "_control-center" / "_DECISIONS"
     decisions.mkdir(parents=True, exist_ok=True)
     (decisions / "DECIDED-AND-DONE.md").write_text("# Decided and done\n\n", encoding="utf-8")
@@ -142,4 +189,5 @@ def build(root: Path, clock: Clock | None = None) -> Example:
         review=review,
         licence=licence,
         note=note,
+        registry=root / "registry",
     )

@@ -23,12 +23,10 @@ each refusal to ``<file>.refused.jsonl``, which the loop reads after the run.
 
 from __future__ import annotations
 
-import getpass
 import hashlib
 import json
 import os
 import re
-import socket
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -48,6 +46,7 @@ from tether.config.policy import (
 from tether.errors import TetherError
 from tether.exit_codes import ExitCode
 from tether.fs import atomic_write_text
+from tether.human_only import refuse_inside_agent, who
 
 APPROVED = "approved"  # front matter key: who approved, when, with which note
 POLICY_ENV = "TETHER_POLICY"  # the gate reads the file this names (tether.gate.policy)
@@ -192,14 +191,6 @@ class GateFile:
             path.unlink(missing_ok=True)
 
 
-def who() -> str:
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):
-        user = f"uid {os.getuid()}"
-    return f"{user}@{socket.gethostname()}"
-
-
 def approve(
     board: Board,
     ticket_id: str,
@@ -212,16 +203,10 @@ def approve(
 
     Refused (``ApprovalRefusedError``, exit 30) inside an agent's process tree.
     """
-    from tether.gate.newsession import agent_ancestry
     from tether.gate.stamp import stamp
 
     environ = os.environ if env is None else env
-    inside = agent_ancestry(environ=environ)
-    if inside is not None:
-        raise ApprovalRefusedError(
-            f"approval refused: this runs inside an agent's process tree ({inside}); "
-            f"only a person approves, from their own terminal"
-        )
+    refuse_inside_agent("board approve", environ=environ, error=ApprovalRefusedError)
     ticket = board.get(ticket_id)
     record: dict[str, Any] = {"by": who(), "at": to_iso(clock.now())}
     if note:

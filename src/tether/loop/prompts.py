@@ -36,20 +36,53 @@ def fenced(text: str, what: str) -> str:
     return f"{FRAMING.format(what=what)}\n\n{fence}text\n{text}\n{fence}\n"
 
 
+OUTBOX_HOWTO = (
+    "A step visible outside this work tree (a push, a release, a deploy, a message) is not "
+    "yours to take: propose it with `tether outbox propose push` (or `tether outbox propose "
+    "KIND name=value …` for a kind the project defines); a person approves it after the run."
+)
+
+
 def ticket_prompt(ticket: Ticket) -> str:
     body = ticket.body.strip() or "(the ticket has no text beyond its title)"
     closing = _CLOSING.format(where=" on the ticket; do not move or edit ticket files")
     return (
         f"# Ticket {ticket.id}\n\n"
-        f"Priority {ticket.priority}. {closing}\n\n"
+        f"Priority {ticket.priority}. {closing} {OUTBOX_HOWTO}\n\n"
         f"## Ticket text\n\n{fenced(f'Title: {ticket.title}{chr(10)}{chr(10)}{body}', 'board')}"
+        + _feedback(ticket)
+    )
+
+
+def _feedback(ticket: Ticket) -> str:
+    """What a person answered to the proposals of the ticket's last run (``outbox_feedback``)."""
+    entries = ticket.front.get("outbox_feedback")
+    if not isinstance(entries, list) or not entries:
+        return ""
+    lines: list[str] = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        what = f"{entry.get('proposal')} ({entry.get('what')})"
+        if entry.get("state") == "rejected":
+            lines.append(f"- {what} was rejected by {entry.get('by')}: {entry.get('reason')}")
+        else:
+            lines.append(
+                f"- {what} was approved by {entry.get('by')} but failed "
+                f"(exit {entry.get('exit_code')}); its output ended:\n{entry.get('output')}"
+            )
+    text = "\n".join(lines)
+    return (
+        "\n## A person's answer to the last run's proposals\n\n"
+        + fenced(text, "person's decision on the proposals")
+        + "\nTake it into account in this run; propose again only what the answer allows.\n"
     )
 
 
 def todo_prompt(item: TodoItem) -> str:
     closing = _CLOSING.format(where=f" and ticks the box in {item.file}")
     return (
-        f"# TODO item from {item.file} (line {item.line})\n\n{closing}\n\n"
+        f"# TODO item from {item.file} (line {item.line})\n\n{closing} {OUTBOX_HOWTO}\n\n"
         f"{fenced(item.text, 'TODO file')}"
     )
 

@@ -13,6 +13,7 @@ from tether.events.accounting import Ledger
 from tether.exit_codes import ExitCode
 from tether.fs import atomic_write_json, atomic_write_text
 from tether.gate.runstop import read_refusal
+from tether.outbox import Collected, RunFacts, collect
 from tether.run_status import RunStatus
 from tether.runs import report as reports
 from tether.runs import worktree
@@ -52,6 +53,13 @@ class RunOutcome:
     paths: RunPaths | None = field(default=None, repr=False)
     # From the event that decided a limit stop to the agent's process group being gone.
     stop_latency: float | None = None
+    # what the run proposed (``tether outbox``), collected after it ended
+    proposals: Collected | None = None
+
+    @property
+    def pending_proposals(self) -> list[str]:
+        """Ids of this run's proposals that wait for a person's decision."""
+        return self.proposals.pending if self.proposals is not None else []
 
     def record(self) -> dict[str, Any]:
         """The run's record as ``run.json`` holds it (``tether run --json`` prints it)."""
@@ -141,7 +149,23 @@ def finish_run(conn: Any, end: Ending) -> RunOutcome:
         report=report,
         paths=end.paths,
         stop_latency=end.stop_latency,
+        proposals=collect_proposals(conn, end, report is not None),
     )
+
+
+def collect_proposals(conn: Any, end: Ending, reported: bool) -> Collected:
+    """The run's proposal files, checked and recorded in ``tether.db`` (the agent is gone)."""
+    if not any(end.paths.outbox.glob("*.proposal.json")):
+        return Collected()
+    final = end.ledger.final_message
+    facts = RunFacts(
+        run_id=end.run_id,
+        unit=end.unit,
+        cwd=end.cwd,
+        report=str(end.paths.report_md) if reported else (final[:4000] if final else None),
+        diff_summary=worktree.diff_stat(end.cwd, since=end.before),
+    )
+    return collect(conn, end.config, end.paths.outbox, facts)
 
 
 def _write_report(end: Ending, ended: datetime) -> dict[str, Any]:

@@ -60,3 +60,9 @@ class RunPaths:
     @property
     def stages(self) -> Path:
         return self.root / "stages.json"
+
+    @property
+    def outbox(self) -> Path:
+        """The run's outbox folder (``TETHER_OUTBOX_DIR``): the one place a proposal is written;
+        the supervisor collects it into ``tether.db`` when the run ends."""
+        return self.root / "outbox"

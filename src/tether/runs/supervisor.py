@@ -27,6 +27,7 @@ from tether.gate.runstop import mark_stopping
 from tether.gate.stamp import hostname
 from tether.harnesses import get_harness
 from tether.harnesses.base import Harness, RunSpec, ToolAllowance, bind
+from tether.outbox import OUTBOX_ENV
 from tether.run_status import RunStatus
 from tether.runs import worktree
 from tether.runs.budget import Budget, LimitCheck
@@ -199,6 +200,7 @@ def _execute(
     session_id = str(uuid.uuid4())
     paths = RunPaths.for_run(config.home, run_id)
     paths.root.mkdir(parents=True, exist_ok=True)
+    paths.outbox.mkdir()  # the agent's one writable place for proposals (TETHER_OUTBOX_DIR)
     atomic_write_text(paths.prompt, prompt)
     adapter = bind(harness, RunSpec(prompt=prompt, extra_args=tuple(profile.args)))
     hooks = write_run_hooks(
@@ -223,6 +225,7 @@ def _execute(
     )
     argv = harness.build_command(spec)
     env = _agent_env(config, profile, run_id, session_id, base_env)
+    env[OUTBOX_ENV] = str(paths.outbox)
     before = worktree.snapshot(cwd, exclude=config.home)
     row = RunRow(
         id=run_id,

@@ -216,6 +216,48 @@ def m006_watch_subagents(conn: sqlite3.Connection) -> None:
     )
 
 
+def m007_outbox(conn: sqlite3.Connection) -> None:
+    """Proposed external steps (``tether outbox``): what a run proposed, what a person decided.
+
+    ``argv`` and ``pinned`` are JSON written by tether outside the sandbox at
+    collection (never taken from the agent's file); ``state`` moves
+    proposed → approved → done | failed, or proposed → rejected.
+    """
+    conn.execute(
+        """
+        CREATE TABLE outbox (
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            state TEXT NOT NULL
+                CHECK (state IN ('proposed', 'approved', 'rejected', 'done', 'failed')),
+            run_id TEXT REFERENCES runs(id),
+            unit TEXT,
+            ticket TEXT,
+            project TEXT NOT NULL,
+            cwd TEXT NOT NULL,
+            headline TEXT NOT NULL,
+            params TEXT NOT NULL,
+            argv TEXT NOT NULL,
+            pinned TEXT,
+            summary TEXT,
+            report TEXT,
+            message TEXT,
+            proposed_at TEXT NOT NULL,
+            collected_at TEXT NOT NULL,
+            decided_by TEXT,
+            decided_at TEXT,
+            note TEXT,
+            exit_code INTEGER,
+            output TEXT,
+            finished_at TEXT
+        )
+        """
+    )
+    conn.execute("CREATE INDEX outbox_by_state ON outbox (state, proposed_at)")
+    conn.execute("CREATE INDEX outbox_by_ticket ON outbox (ticket)")
+    conn.execute("CREATE INDEX outbox_by_run ON outbox (run_id)")
+
+
 # In order; position + 1 is the schema version a migration produces.
 MIGRATIONS: tuple[Migration, ...] = (
     m001_initial,
@@ -224,6 +266,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m004_run_stages,
     m005_loop_ticks,
     m006_watch_subagents,
+    m007_outbox,
 )
 
 

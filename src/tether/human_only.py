@@ -1,0 +1,56 @@
+"""The one rule for actions only a person may take: refused inside an agent's process tree.
+
+Releasing an ingest entry, approving a ticket, approving or rejecting an outbox
+proposal: each is a person's decision, so each refuses (exit 30) when the
+process runs inside an agent's process tree (a variable an agent sets, or an
+agent CLI among its ancestors: ``tether.gate.newsession.agent_ancestry``).
+This is a second belt: inside the sandbox the state these actions write is
+read-only anyway.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import socket
+from collections.abc import Mapping
+
+from tether.errors import TetherError
+from tether.exit_codes import ExitCode
+
+
+class HumanOnlyError(TetherError):
+    """A person's action attempted from inside an agent's process tree."""
+
+    exit_code = ExitCode.GATE_REFUSED
+
+
+def inside_agent(environ: Mapping[str, str] | None = None) -> str | None:
+    """Why this process counts as inside an agent's process tree, or None."""
+    from tether.gate.newsession import agent_ancestry
+
+    return agent_ancestry(environ=environ)
+
+
+def refuse_inside_agent(
+    action: str,
+    *,
+    environ: Mapping[str, str] | None = None,
+    error: type[TetherError] = HumanOnlyError,
+) -> None:
+    """Raise ``error`` (exit 30) when ``tether ACTION`` runs inside an agent's process tree."""
+    inside = inside_agent(environ)
+    if inside is not None:
+        raise error(
+            f"refused: `tether {action}` is a human action and runs inside an agent's "
+            f"process tree ({inside}). Run it yourself in a terminal, outside the agent."
+        )
+
+
+def who() -> str:
+    """The person deciding, as recorded with the decision: ``user@host``."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = f"uid {os.getuid()}"
+    return f"{user}@{socket.gethostname()}"

@@ -215,6 +215,15 @@ def check_add_orchestrator(p: Project) -> None:
         subprocess.run(["tmux", "-L", socket, "kill-server"], check=False, timeout=30)
     assert done.returncode == 0, done.stderr
     assert re.fullmatch(r"orchestrator \d+ \(main\) registered\n", done.stdout), done.stdout
+    # outside tmux, by the agent's process: the shell a command runs in names it as $PPID
+    shell = subprocess.run(
+        ["sh", "-c", 'ps -o pid=,comm= -p "$PPID"'], capture_output=True, text=True, check=True
+    )
+    pid, comm = shell.stdout.split(maxsplit=1)
+    assert int(pid) == os.getpid() and comm.strip()
+    by_pid = p.run(f"tether watch add-orchestrator --pid {pid} --name main")
+    assert by_pid.returncode == 0, by_pid.stderr
+    assert re.fullmatch(r"orchestrator \d+ \(main\) registered\n", by_pid.stdout), by_pid.stdout
 
 
 def _subagent_items(items: object) -> list[dict[str, object]]:

@@ -77,8 +77,10 @@ def test_all_writes_each_shared_folder_once(project: Path, home: Path) -> None:
     assert sorted(p.name for p in (project / ".claude" / "skills").iterdir()) == NAMES
     assert sorted(p.name for p in (project / ".agents" / "skills").iterdir()) == NAMES
     assert sorted(p.name for p in project.iterdir()) == [".agents", ".claude"]
-    for harness, shared in [("copilot", ".claude"), ("pi", ".agents"), ("vibe", ".agents")]:
-        assert f"{harness:<12} covered   {project / shared / 'skills'}" in done.stdout
+    for harness in ("copilot", "pi", "vibe"):
+        for name in NAMES:
+            covered = project / ".agents" / "skills" / name
+            assert f"{harness:<12} covered   {covered} (loaded from there)" in done.stdout
 
 
 def test_install_again_changes_nothing(project: Path, home: Path) -> None:
@@ -159,3 +161,74 @@ def test_harness_and_all_are_exclusive(project: Path, home: Path) -> None:
     done = skills(project, home, "install")
     assert done.returncode == 2
     assert "give exactly one of --harness NAME and --all" in done.stderr
+
+
+def _copies(loads: list[Path]) -> dict[str, int]:
+    """How many copies of each tether skill a harness loading ``loads`` finds."""
+    found = dict.fromkeys(NAMES, 0)
+    for folder in loads:
+        for name in NAMES:
+            if (folder / name / "SKILL.md").is_file():
+                found[name] += 1
+    return found
+
+
+def test_one_copy_per_skill_per_harness_whatever_the_order(tmp_path: Path) -> None:
+    from tether.skills import HARNESSES, apply_plan, plan_install, plan_uninstall, skills_dirs
+
+    # Pi's and Vibe's own folders against the shared .agents/skills, in either order
+    orders = [
+        ("pi", "codex"),
+        ("codex", "pi"),
+        ("vibe", "pi", "claude-code"),
+        ("pi", "vibe"),
+        ("claude-code", "copilot", "pi"),
+        ("copilot", "pi", "codex"),
+    ]
+    for number, order in enumerate(orders):
+        project = tmp_path / f"p{number}"
+        project.mkdir()
+        env = {"HOME": str(tmp_path / "home")}
+        for step in [*[[h] for h in order], list(HARNESSES), ["pi"]]:
+            apply_plan(plan_install(step, "project", project, env))
+            for harness in HARNESSES:
+                loads = skills_dirs(harness, "project", project, env)
+                counts = _copies(loads)
+                if harness == "copilot":
+                    # it loads Claude Code's and Codex's only folders both; it takes the first
+                    assert set(counts.values()) <= {0, 1, 2}, (order, step, counts)
+                elif harness in step:
+                    assert set(counts.values()) == {1}, (order, step, harness, counts)
+                else:
+                    assert set(counts.values()) <= {0, 1}, (order, step, harness, counts)
+        # taking one harness away leaves every other with its copy
+        for leaving in HARNESSES:
+            apply_plan(plan_uninstall([leaving], "project", project, env))
+            for harness in HARNESSES:
+                if harness != leaving and harness != "copilot":
+                    counts = _copies(skills_dirs(harness, "project", project, env))
+                    assert set(counts.values()) == {1}, (order, leaving, harness, counts)
+            apply_plan(plan_install([leaving], "project", project, env))
+
+
+def test_uninstall_for_one_harness_leaves_the_others_copies(project: Path, home: Path) -> None:
+    assert skills(project, home, "install", "--all").returncode == 0
+    before = tree(project)
+    done = skills(project, home, "uninstall", "--harness", "copilot")
+    assert done.returncode == 0, done.stderr
+    assert actions(done.stdout, "remove") == 0
+    after = tree(project)
+    assert {p for p in after if p.endswith("SKILL.md")} == {
+        p for p in before if p.endswith("SKILL.md")
+    }
+    for name in NAMES:
+        marker = json.loads((project / ".agents" / "skills" / name / MARKER).read_text())
+        assert marker["harnesses"] == ["codex", "pi", "vibe"]
+    # the last harness a copy serves takes it away with it
+    for harness in ("codex", "pi"):
+        assert skills(project, home, "uninstall", "--harness", harness).returncode == 0
+        assert (project / ".agents" / "skills" / "room" / "SKILL.md").is_file()
+    last = skills(project, home, "uninstall", "--harness", "vibe")
+    assert actions(last.stdout, "remove") == len(NAMES)
+    assert list((project / ".agents" / "skills").iterdir()) == []
+    assert sorted(p.name for p in (project / ".claude" / "skills").iterdir()) == NAMES

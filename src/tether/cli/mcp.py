@@ -28,15 +28,20 @@ def mcp(ctx: click.Context) -> None:
 
 
 # tether.cli.mcp_server.install.MCP_HARNESSES, without loading it for --help
-HARNESS_NAMES = tuple(name for name in BUILTIN if name not in ("scripted", "pi"))
+HARNESS_NAMES = tuple(name for name in BUILTIN if name != "scripted")
 
 
 _options = install_options(
-    harnesses=[*HARNESS_NAMES, "pi"],
-    harness_help="The agent CLI (pi has no MCP client: refused, with what to use instead).",
-    all_help="claude-code, codex, copilot and vibe.",
+    harnesses=HARNESS_NAMES,
+    harness_help="The agent CLI (pi: Pi 1.x's mcp.json; Pi 0.73 has no MCP client).",
+    all_help="claude-code, codex, copilot, pi and vibe.",
     scope_help="project: this project's MCP configuration; user: your user-wide one.",
     dry_run_help="Print the diff; write nothing.",
+)
+_force = click.option(
+    "--force",
+    is_flag=True,
+    help="Replace (or remove) an entry named tether that tether did not write.",
 )
 
 
@@ -47,15 +52,21 @@ def _run(
     project_dir: Path | None,
     dry_run: bool,
     install: bool,
+    force: bool = False,
 ) -> None:
     from tether.cli.mcp_server import install as mcp_install
 
     root = project_dir_root(project_dir)
     pending: dict[Path, str | None] = {}
     verb = "registered in" if install else "removed from"
-    for name in chosen(harness, every, HARNESS_NAMES):
-        change = mcp_install.plan(name, scope, root, install=install, pending=pending)
+    names = chosen(harness, every, HARNESS_NAMES)
+    # every file is planned before any is written: one refusal writes nothing at all
+    changes = []
+    for name in names:
+        change = mcp_install.plan(name, scope, root, install=install, pending=pending, force=force)
         pending[change.path] = change.after
+        changes.append((name, change))
+    for name, change in changes:
         if not change.changed:
             click.echo(f"{name}: {change.path}: nothing to change")
             continue
@@ -72,17 +83,33 @@ def _run(
 
 @mcp.command("install")
 @_options
+@_force
 def install_cmd(
-    harness: str | None, every: bool, scope: str, project_dir: Path | None, dry_run: bool
+    harness: str | None,
+    every: bool,
+    scope: str,
+    project_dir: Path | None,
+    dry_run: bool,
+    force: bool,
 ) -> None:
-    """Register `tether mcp` in HARNESS's MCP configuration (idempotent; other servers stay)."""
-    _run(harness, every, scope, project_dir, dry_run, install=True)
+    """Register `tether mcp` in HARNESS's MCP configuration (idempotent; other servers stay).
+
+    The entry is named tether and marked as tether's; an entry of that name tether did not
+    write is refused (exit 41) unless --force.
+    """
+    _run(harness, every, scope, project_dir, dry_run, install=True, force=force)
 
 
 @mcp.command("uninstall")
 @_options
+@_force
 def uninstall_cmd(
-    harness: str | None, every: bool, scope: str, project_dir: Path | None, dry_run: bool
+    harness: str | None,
+    every: bool,
+    scope: str,
+    project_dir: Path | None,
+    dry_run: bool,
+    force: bool,
 ) -> None:
-    """Remove tether's entry from HARNESS's MCP configuration; other servers stay."""
-    _run(harness, every, scope, project_dir, dry_run, install=False)
+    """Remove tether's own entry from HARNESS's MCP configuration; other servers stay."""
+    _run(harness, every, scope, project_dir, dry_run, install=False, force=force)

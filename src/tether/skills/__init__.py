@@ -13,11 +13,10 @@ from tether.skills.install import (
     SkillPlan,
     SkillsRefusedError,
     apply_plan,
-    plan_install,
-    plan_uninstall,
     shipped_skills,
     skills_dirs,
 )
+from tether.skills.plan import plan_install, plan_uninstall
 
 __all__ = [
     "HARNESSES",

@@ -53,6 +53,8 @@ REMOVE = "remove"
 ABSENT = "absent"
 REFUSE = "refuse"
 COVERED = "covered"
+# a copy that stays for the other harnesses that load it: only its marker changes
+KEEP = "keep"
 
 
 class SkillsRefusedError(TetherError):
@@ -75,6 +77,8 @@ class SkillAction:
     folder: Path
     action: str
     reason: str = ""
+    # the harnesses the copy serves afterwards (recorded in its marker)
+    users: tuple[str, ...] = ()
 
     def line(self) -> str:
         tail = f" ({self.reason})" if self.reason else ""
@@ -93,7 +97,7 @@ class SkillPlan:
 
     @property
     def changes(self) -> list[SkillAction]:
-        return [a for a in self.actions if a.action in (CREATE, UPDATE, REMOVE)]
+        return [a for a in self.actions if a.action in (CREATE, UPDATE, REMOVE, KEEP)]
 
 
 def _walk(node: Traversable, prefix: str = "") -> Iterable[tuple[str, bytes]]:
@@ -165,13 +169,30 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _read_marker(folder: Path) -> dict[str, str] | None:
-    """The files tether wrote into ``folder`` (path -> sha256), None when it is not tether's."""
+def _marker(folder: Path) -> dict[str, object] | None:
     try:
         data = json.loads((folder / MARKER).read_text("utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("written_by") != WRITER:
+        return None
+    return data
+
+
+def marker_users(folder: Path) -> tuple[str, ...] | None:
+    """The harnesses a copy of tether's serves, by its marker; None when the marker does not
+    say (a copy an older tether wrote)."""
+    data = _marker(folder)
+    found = None if data is None else data.get("harnesses")
+    if not isinstance(found, list) or not all(isinstance(h, str) for h in found):
+        return None
+    return tuple(found)
+
+
+def _read_marker(folder: Path) -> dict[str, str] | None:
+    """The files tether wrote into ``folder`` (path -> sha256), None when it is not tether's."""
+    data = _marker(folder)
+    if data is None:
         return None
     found = data.get("files")
     if not isinstance(found, dict) or not all(
@@ -192,7 +213,7 @@ def _on_disk(folder: Path) -> dict[str, str]:
     return result
 
 
-def _ownership(folder: Path) -> tuple[bool, str]:
+def ownership(folder: Path) -> tuple[bool, str]:
     """Whether ``folder`` is tether's untouched copy, and why not."""
     if folder.is_symlink() or not folder.is_dir():
         return False, "not a folder tether wrote"
@@ -204,86 +225,44 @@ def _ownership(folder: Path) -> tuple[bool, str]:
     return True, ""
 
 
-def _install_action(harness: str, skill: Skill, folder: Path) -> SkillAction:
+def current(skill: Skill, folder: Path) -> bool:
+    """Whether ``folder`` holds exactly this skill's files."""
+    return _on_disk(folder) == {rel: _digest(data) for rel, data in skill.files.items()}
+
+
+def install_action(
+    harness: str, skill: Skill, folder: Path, users: tuple[str, ...] = ()
+) -> SkillAction:
     if not folder.exists() and not folder.is_symlink():
-        return SkillAction(harness, skill.name, folder, CREATE)
-    ours, why = _ownership(folder)
+        return SkillAction(harness, skill.name, folder, CREATE, users=users)
+    ours, why = ownership(folder)
     if not ours:
         return SkillAction(harness, skill.name, folder, REFUSE, why)
-    wanted = {rel: _digest(data) for rel, data in skill.files.items()}
-    if _on_disk(folder) == wanted:
-        return SkillAction(harness, skill.name, folder, UNCHANGED)
-    return SkillAction(harness, skill.name, folder, UPDATE)
+    if current(skill, folder):
+        if marker_users(folder) != users:
+            return SkillAction(harness, skill.name, folder, KEEP, "records who loads it", users)
+        return SkillAction(harness, skill.name, folder, UNCHANGED, users=users)
+    return SkillAction(harness, skill.name, folder, UPDATE, users=users)
 
 
-def _uninstall_action(harness: str, name: str, folder: Path) -> SkillAction:
-    if not folder.exists() and not folder.is_symlink():
-        return SkillAction(harness, name, folder, ABSENT)
-    ours, why = _ownership(folder)
-    if not ours:
-        return SkillAction(harness, name, folder, REFUSE, why)
-    return SkillAction(harness, name, folder, REMOVE)
+def _write_marker(folder: Path, files: Mapping[str, str], users: tuple[str, ...]) -> None:
+    marker = {
+        "written_by": WRITER,
+        "version": __version__,
+        "files": dict(files),
+        # the harnesses this copy serves: uninstalling one of them removes the copy only
+        # when no other is left
+        "harnesses": sorted(users),
+    }
+    atomic_write_json(folder / MARKER, marker)
 
 
-def plan_install(
-    harnesses: Iterable[str],
-    scope: str,
-    project_dir: Path,
-    env: Mapping[str, str] | None = None,
-) -> SkillPlan:
-    """What installing every shipped skill for ``harnesses`` would do.
-
-    A harness that already loads a folder an earlier harness of the same plan
-    writes to is ``covered``: the skills are not written twice (Pi, for one,
-    reports a skill found in two folders as a collision).
-    """
-    plan = SkillPlan(install=True, skills={s.name: s for s in shipped_skills()})
-    targets: list[Path] = []
-    for harness in harnesses:
-        loads = skills_dirs(harness, scope, project_dir, env)
-        shared = next((d for d in targets if d in loads), None)
-        if shared is not None:
-            plan.actions.append(SkillAction(harness, "*", shared, COVERED, "loaded from there"))
-            continue
-        targets.append(loads[0])
-        for skill in plan.skills.values():
-            plan.actions.append(_install_action(harness, skill, loads[0] / skill.name))
-    return plan
-
-
-def plan_uninstall(
-    harnesses: Iterable[str],
-    scope: str,
-    project_dir: Path,
-    env: Mapping[str, str] | None = None,
-) -> SkillPlan:
-    """What removing tether's skills from every folder ``harnesses`` load would do."""
-    plan = SkillPlan(install=False)
-    seen: set[Path] = set()
-    names = [s.name for s in shipped_skills()]
-    for harness in harnesses:
-        for folder in skills_dirs(harness, scope, project_dir, env):
-            if folder in seen:
-                continue
-            seen.add(folder)
-            for name in names:
-                action = _uninstall_action(harness, name, folder / name)
-                if action.action != ABSENT:
-                    plan.actions.append(action)
-    return plan
-
-
-def _write(skill: Skill, folder: Path) -> None:
+def _write(skill: Skill, folder: Path, users: tuple[str, ...]) -> None:
     if folder.exists():
         shutil.rmtree(folder)
     for rel, data in skill.files.items():
         atomic_write_bytes(folder / rel, data)
-    marker = {
-        "written_by": WRITER,
-        "version": __version__,
-        "files": {rel: _digest(data) for rel, data in skill.files.items()},
-    }
-    atomic_write_json(folder / MARKER, marker)
+    _write_marker(folder, {rel: _digest(data) for rel, data in skill.files.items()}, users)
 
 
 def apply_plan(plan: SkillPlan) -> None:
@@ -298,5 +277,7 @@ def apply_plan(plan: SkillPlan) -> None:
     for action in plan.changes:
         if action.action == REMOVE:
             shutil.rmtree(action.folder)
+        elif action.action == KEEP:
+            _write_marker(action.folder, _on_disk(action.folder), action.users)
         else:
-            _write(plan.skills[action.skill], action.folder)
+            _write(plan.skills[action.skill], action.folder, action.users)

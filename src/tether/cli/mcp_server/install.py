@@ -10,13 +10,17 @@ Where each harness reads its MCP servers (from the installed CLIs):
   ``$COPILOT_HOME/mcp-config.json`` for the user (``mcpServers``);
 - Mistral Vibe: ``[[mcp_servers]]`` entries in ``.vibe/config.toml`` (trusted
   folders) or ``$VIBE_HOME/config.toml``;
-- Pi has no MCP client: it reaches the same operations through tether's skills
-  and CLI.
+- Pi 1.x (``@earendil-works/pi-coding-agent``): ``.pi/mcp.json`` (trusted
+  projects) or ``$PI_CODING_AGENT_DIR/mcp.json`` (``~/.pi/agent/mcp.json``),
+  ``mcpServers``. Pi 0.73 (``@mariozechner/pi-coding-agent``) has no MCP client
+  and ignores the file: it reaches the same operations through the skills.
 
-The entry is named ``tether``; other servers and every other key stay as they
-are (TOML files keep their comments and layout). A file that does not parse is
-refused and left untouched. A plan is computed first, so ``--dry-run`` shows
-the diff.
+The entry is named ``tether`` and carries tether's mark
+(:mod:`tether.cli.mcp_server.install_entry`); an entry of that name without the
+mark is refused (``--force`` replaces or removes it). Other servers and every
+other key stay as they are (TOML files keep their comments and layout); a file
+is never deleted. A file that does not parse is refused and left untouched. A
+plan is computed first, so ``--dry-run`` shows the diff.
 """
 
 from __future__ import annotations
@@ -31,30 +35,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tether.cli.mcp_server.install_entry import NAME, RefusedFileError, is_ours, marked_env
+from tether.cli.mcp_server.install_toml import codex_change, vibe_change
 from tether.errors import ConfigError, UsageError
 from tether.fs import atomic_write_text
 from tether.harness_registry import BUILTIN
 
-# the agent CLIs tether knows; Pi's has no MCP client
+# the agent CLIs tether knows; each has an MCP client (Pi from 1.x on)
 HARNESSES = tuple(name for name in BUILTIN if name != "scripted")
-NO_MCP_CLIENT = ("pi",)
-MCP_HARNESSES = tuple(name for name in HARNESSES if name not in NO_MCP_CLIENT)
+MCP_HARNESSES = HARNESSES
 SCOPES = ("project", "user")
-NAME = "tether"
-# Codex gives a server 10 s to start and a call 60 s by default: too short for a
-# busy machine's first import of the SDK, and for a tick that runs a unit or a
-# subagents_wait with a long timeout.
-CODEX_STARTUP_TIMEOUT = 30
-CODEX_TOOL_TIMEOUT = 3600
-# Codex starts a turn without a server still starting once a grace period passes;
-# the SDK's first import on a busy machine takes longer than its default.
-CODEX_GRACE_KEY = "mcp_optional_startup_grace_ms"
-CODEX_GRACE_MS = 30000
-CODEX_GRACE_NOTE = "written by tether mcp install"
-PI_ADVICE = (
-    "Pi has no MCP client; it reaches the same operations through tether's skills "
-    "(`tether skills install --harness pi`), which call the tether CLI."
-)
+PI_DESCRIPTION = "tether: the work loop, the board, the wiki and its room, ingest, subagents"
 
 
 def server_argv() -> list[str]:
@@ -103,8 +94,6 @@ def config_path(
     harness: str, scope: str, project_dir: Path, env: Mapping[str, str] | None = None
 ) -> Path:
     env = os.environ if env is None else env
-    if harness in NO_MCP_CLIENT:
-        raise UsageError(f"refused: {PI_ADVICE}")
     if harness not in MCP_HARNESSES:
         raise UsageError(f"unknown harness {harness!r}; known: {', '.join(HARNESSES)}")
     if scope not in SCOPES:
@@ -119,6 +108,10 @@ def config_path(
         if project:
             return project_dir / ".mcp.json"
         return _base(env, "COPILOT_HOME", ".copilot") / "mcp-config.json"
+    if harness == "pi":
+        if project:
+            return project_dir / ".pi" / "mcp.json"
+        return _base(env, "PI_CODING_AGENT_DIR", ".pi/agent") / "mcp.json"
     base = project_dir / ".vibe" if project else _base(env, "VIBE_HOME", ".vibe")
     return base / "config.toml"
 
@@ -134,131 +127,54 @@ def _read(path: Path) -> str | None:
         ) from None
 
 
-def _refuse(path: Path, why: str) -> ConfigError:
-    return ConfigError(
-        f"refused: {path} {why}; it is left untouched. Fix it by hand, then run again.",
-        path=str(path),
-    )
-
-
-# --- JSON: Claude Code, Copilot --------------------------------------------------------
+# --- JSON: Claude Code, Copilot, Pi 1.x ---------------------------------------------
 
 
 def _json_entry(harness: str, argv: list[str]) -> dict[str, Any]:
     entry: dict[str, Any] = {"type": "stdio", "command": argv[0], "args": argv[1:]}
+    entry["env"] = marked_env()
     if harness == "copilot":
         entry["tools"] = ["*"]
+    if harness == "pi":
+        # direct: the model sees the tools from its first request (Pi waits for such a
+        # server before the first prompt); codemode, Pi's default, would hide them
+        entry = {**entry, "exposure": "direct", "description": PI_DESCRIPTION}
     return entry
 
 
-def _json_change(harness: str, path: Path, text: str | None, argv: list[str] | None) -> str | None:
+def _json_change(
+    harness: str, path: Path, text: str | None, argv: list[str] | None, force: bool
+) -> str | None:
     if text is None or not text.strip():
         data: dict[str, Any] = {}
     else:
         try:
             data = json.loads(text)
         except ValueError as exc:
-            raise _refuse(path, f"is not valid JSON ({exc})") from None
+            raise RefusedFileError(path, f"is not valid JSON ({exc})") from None
         if not isinstance(data, dict):
-            raise _refuse(path, "does not hold a JSON object")
+            raise RefusedFileError(path, "does not hold a JSON object")
     servers = data.get("mcpServers", {})
     if not isinstance(servers, dict):
-        raise _refuse(path, "has an mcpServers that is not an object")
+        raise RefusedFileError(path, "has an mcpServers that is not an object")
+    current = servers.get(NAME)
+    if current is not None and not force and not is_ours(current):
+        raise RefusedFileError.not_ours(path, uninstall=argv is None)
     if argv is None:
         if NAME not in servers:
             return text
         servers = {k: v for k, v in servers.items() if k != NAME}
     else:
         entry = _json_entry(harness, argv)
-        if harness == "copilot" and isinstance(servers.get(NAME), dict):
-            # .mcp.json is shared with Claude Code: keep its entry, add what Copilot needs
-            entry = {**servers[NAME], **entry}
-        elif isinstance(servers.get(NAME), dict) and "tools" in servers[NAME]:
-            entry["tools"] = servers[NAME]["tools"]
+        if isinstance(current, dict) and is_ours(current):
+            # .mcp.json is shared by Claude Code and Copilot: keep what the other added
+            entry = {**current, **entry} if harness == "copilot" else entry
+            if "tools" in current:
+                entry["tools"] = current["tools"]
+        if current == entry:
+            return text
         servers = {**servers, NAME: entry}
-    data = {**data, "mcpServers": servers}
-    if argv is None and not servers and set(data) == {"mcpServers"}:
-        return None
-    return json.dumps(data, indent=2) + "\n"
-
-
-# --- TOML: Codex, Vibe ----------------------------------------------------------------
-
-
-def _toml_change(harness: str, path: Path, text: str | None, argv: list[str] | None) -> str | None:
-    import tomlkit
-    from tomlkit.exceptions import TOMLKitError
-
-    try:
-        doc = tomlkit.parse(text or "")
-    except TOMLKitError as exc:
-        raise _refuse(path, f"is not valid TOML ({exc})") from None
-    if harness == "codex":
-        servers = doc.get("mcp_servers")
-        if servers is not None and not isinstance(servers, dict):
-            raise _refuse(path, "has an mcp_servers that is not a table")
-        grace = doc.get(CODEX_GRACE_KEY)
-        ours = grace is not None and CODEX_GRACE_NOTE in (grace.trivia.comment or "")
-        if argv is None:
-            if servers is None or NAME not in servers:
-                return text
-            del servers[NAME]
-            if not servers:
-                del doc["mcp_servers"]
-            if ours:
-                del doc[CODEX_GRACE_KEY]
-        else:
-            if grace is None:
-                value = tomlkit.item(CODEX_GRACE_MS)
-                value.comment(CODEX_GRACE_NOTE)
-                doc.add(CODEX_GRACE_KEY, value)  # tomlkit puts it before the tables
-            if servers is None:
-                servers = tomlkit.table(is_super_table=True)
-                doc["mcp_servers"] = servers
-            table = tomlkit.table()
-            table["command"] = argv[0]
-            table["args"] = argv[1:]
-            table["startup_timeout_sec"] = CODEX_STARTUP_TIMEOUT
-            table["tool_timeout_sec"] = CODEX_TOOL_TIMEOUT
-            if NAME in servers and servers[NAME].unwrap() == table.unwrap() and grace is not None:
-                return text
-            servers[NAME] = table
-    else:
-        listed = doc.get("mcp_servers")
-        if listed is not None and not isinstance(listed, list):
-            raise _refuse(path, "has an mcp_servers that is not an array of tables")
-        raw: list[Any] = [] if listed is None else doc.unwrap()["mcp_servers"]
-        if not all(isinstance(i, dict) for i in raw):
-            raise _refuse(path, "has an mcp_servers entry that is not a table")
-        others: list[dict[str, Any]] = [i for i in raw if i.get("name") != NAME]
-        if argv is None:
-            if len(others) == len(raw):
-                return text
-            kept = others
-        else:
-            entry: dict[str, Any] = {
-                "name": NAME,
-                "transport": "stdio",
-                "command": argv[0],
-                "args": argv[1:],
-            }
-            if [i for i in raw if i.get("name") == NAME] == [entry]:
-                return text
-            kept = [*others, entry]
-        if "mcp_servers" in doc:
-            del doc["mcp_servers"]
-        if kept:
-            array = tomlkit.aot()
-            for item in kept:
-                table = tomlkit.table()
-                for key, value in item.items():
-                    table[key] = value
-                array.append(table)
-            doc["mcp_servers"] = array
-    after = tomlkit.dumps(doc)
-    if argv is None and not after.strip() and text is not None:
-        return None
-    return after
+    return json.dumps({**data, "mcpServers": servers}, indent=2) + "\n"
 
 
 def plan(
@@ -270,19 +186,23 @@ def plan(
     env: Mapping[str, str] | None = None,
     argv: list[str] | None = None,
     pending: Mapping[Path, str | None] | None = None,
+    force: bool = False,
 ) -> Change:
     """The change that registers (or, ``install=False``, removes) tether in ``harness``.
 
     ``pending``: files as earlier changes of the same command left them (a dry run
-    of ``--all`` writes nothing, yet two harnesses may share a file).
+    of ``--all`` writes nothing, yet two harnesses may share a file). ``force``:
+    replace or remove an entry named ``tether`` that tether did not write.
     """
     path = config_path(harness, scope, project_dir, env)
     before = pending[path] if pending is not None and path in pending else _read(path)
     command = (argv or server_argv()) if install else None
-    if harness in ("codex", "vibe"):
-        after = _toml_change(harness, path, before, command)
+    if harness == "codex":
+        after = codex_change(path, before, command, force=force)
+    elif harness == "vibe":
+        after = vibe_change(path, before, command, force=force)
     else:
-        after = _json_change(harness, path, before, command)
+        after = _json_change(harness, path, before, command, force)
     return Change(path, before, after)
 
 
@@ -290,8 +210,7 @@ def apply(change: Change) -> None:
     if not change.changed:
         return
     if change.after is None:
-        change.path.unlink(missing_ok=True)
-        return
+        return  # nothing was there, nothing is written
     atomic_write_text(change.path, change.after)
 
 
@@ -311,4 +230,12 @@ def notes(harness: str, scope: str) -> list[str]:
         return ["Codex reads .codex/config.toml only in a trusted project."]
     if harness == "vibe" and scope == "project":
         return ["Vibe reads .vibe/config.toml only in a trusted folder."]
+    if harness == "pi":
+        found = [
+            "Pi 1.x reads this file; Pi 0.73 has no MCP client and uses the skills "
+            "(`tether skills install --harness pi`). `pi mcp list` shows the server."
+        ]
+        if scope == "project":
+            found.append("Pi reads .pi/mcp.json only in a trusted project (/trust, or --approve).")
+        return found
     return []

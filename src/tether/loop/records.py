@@ -199,3 +199,40 @@ def ticked_boards(conn: sqlite3.Connection) -> list[str]:
     """Every board (scope) with a recorded tick or a guard, in name order."""
     rows = conn.execute("SELECT scope FROM loop_ticks UNION SELECT scope FROM loop_guard")
     return sorted(str(r[0]) for r in rows)
+
+
+# The loop's memory of one board, all of it keyed by the board's scope.
+MEMORY_TABLES = ("loop_guard", "loop_seen", "loop_routines", "loop_checks")
+
+
+def export_memory(conn: sqlite3.Connection, scope: str) -> str:
+    """The loop's memory of the board ``scope`` as JSON text, scope left out.
+
+    For a board whose loop moves between homes (a fleet's workers): what one
+    home remembers, another takes up with ``import_memory`` under its own scope.
+    """
+    memory: dict[str, list[dict[str, Any]]] = {}
+    for table in MEMORY_TABLES:
+        cursor = conn.execute(f"SELECT * FROM {table} WHERE scope = ?", (scope,))  # noqa: S608
+        names = [d[0] for d in cursor.description]
+        memory[table] = [
+            {k: v for k, v in zip(names, row, strict=True) if k != "scope"} for row in cursor
+        ]
+    return json.dumps(memory, ensure_ascii=False, sort_keys=True)
+
+
+def import_memory(conn: sqlite3.Connection, scope: str, text: str) -> None:
+    """Make ``export_memory``'s JSON the memory of the board ``scope`` here (replacing it)."""
+    memory = json.loads(text)
+    with transaction(conn):
+        for table in MEMORY_TABLES:
+            known = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")} - {"scope"}
+            conn.execute(f"DELETE FROM {table} WHERE scope = ?", (scope,))  # noqa: S608
+            for row in memory.get(table, []):
+                kept = {k: v for k, v in row.items() if k in known}  # names from this schema only
+                columns = ["scope", *kept]
+                marks = ", ".join("?" for _ in columns)
+                conn.execute(
+                    f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})",  # noqa: S608
+                    [scope, *kept.values()],
+                )

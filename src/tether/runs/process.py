@@ -35,6 +35,10 @@ def _die_with_parent() -> None:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
+# for other process trees that must not outlive their parent (a fleet worker's executors)
+die_with_parent = _die_with_parent
+
+
 @dataclass
 class AgentProcess:
     popen: subprocess.Popen[bytes]

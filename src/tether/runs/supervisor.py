@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping
@@ -70,6 +71,20 @@ class RunRequest:
     allow: ToolAllowance | None = None
 
 
+# Set: every run this process supervises ends as cancelled, and new ones at once.
+_CANCEL_ALL = threading.Event()
+
+
+def cancel_all_runs() -> None:
+    """End every run of this process as cancelled (a fleet worker that lost its lease)."""
+    _CANCEL_ALL.set()
+
+
+def allow_runs() -> None:
+    """Runs of this process may go on again (``cancel_all_runs`` undone)."""
+    _CANCEL_ALL.clear()
+
+
 class _Cancel:
     """SIGINT/SIGTERM/SIGHUP to the supervisor become an orderly cancel of the agent."""
 
@@ -77,7 +92,7 @@ class _Cancel:
         self.requested = False
 
     def __call__(self) -> bool:
-        return self.requested
+        return self.requested or _CANCEL_ALL.is_set()
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:

@@ -28,7 +28,7 @@ class Fleet:
 
     folder: Path
     database: str | None  # None: the embedded SQLite default
-    dead_after: float = 4.0
+    dead_after: float = 8.0
     workers: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -125,3 +125,40 @@ def all_stopped(names: list[str]) -> Any:
         )
 
     return check
+
+
+def wait_for_live_run(url: str, project: str, events: int = 1, timeout: float = 120.0) -> str:
+    """The id of the project's run in progress, once the database holds ``events`` lines of it."""
+    import sqlalchemy as sa
+
+    from tether.fleet.places import sqlalchemy_url
+    from tether.fleet.schema import live_runs, run_events
+    from tether.fleet.store import FleetDatabaseError, FleetStore
+
+    deadline = time.monotonic() + timeout
+    store: FleetStore | None = None
+    try:
+        while time.monotonic() < deadline:
+            try:
+                store = store or FleetStore.open(sqlalchemy_url(url))
+                with store.begin() as conn:
+                    live = conn.execute(
+                        sa.select(live_runs.c.run_id).where(live_runs.c.project == project)
+                    ).first()
+                    if live is not None:
+                        data = b"".join(
+                            conn.execute(
+                                sa.select(run_events.c.data).where(
+                                    run_events.c.run_id == live.run_id
+                                )
+                            ).scalars()
+                        )
+                        if data.count(b"\n") >= events:
+                            return str(live.run_id)
+            except FleetDatabaseError:
+                store = None
+            time.sleep(0.2)
+    finally:
+        if store is not None:
+            store.close()
+    raise AssertionError(f"no run of {project} in progress with {events} event line(s)")

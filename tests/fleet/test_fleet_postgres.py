@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from tests.fleet.fleet_support import Fleet, all_stopped
+from tests.fleet.fleet_support import Fleet, all_stopped, wait_for_live_run
 
 from tether.board import State
 from tether.fleet.places import sqlalchemy_url
@@ -54,7 +54,8 @@ def test_three_workers_six_projects_each_unit_once_in_order(
         # they race to create it, and the projects arrive while they run
         for name in ("w1", "w2", "w3"):
             fleet.start_worker(name, concurrency=2)
-        fleet.wait_until("three workers", lambda s: len(s["workers"]) == 3, timeout=60)
+        # concurrency 2: each worker runs two executors, each one unit at a time
+        fleet.wait_until("six executors", lambda s: len(s["workers"]) == 6, timeout=120)
         for p in projects:
             fleet.tether("fleet", "add", p.name, "--repo", p.url)
         status = fleet.wait_until("every project stopped", all_stopped([p.name for p in projects]))
@@ -68,58 +69,64 @@ def test_three_workers_six_projects_each_unit_once_in_order(
             assert lines[-1].startswith("TETHER-LOOP: STOP (exhausted)"), lines
             assert sum(line.startswith("TETHER-LOOP: CONTINUE") for line in lines) == 3
         store.close()
-        assert workers_used <= {"w1", "w2", "w3"}
-        assert {w["name"] for w in status["workers"] if w["alive"]} == {"w1", "w2", "w3"}
+        executors = {f"w{i}.{k}" for i in (1, 2, 3) for k in (1, 2)}
+        assert workers_used <= executors
+        assert {w["name"] for w in status["workers"] if w["alive"]} == executors
+        assert {w["worker"] for w in status["workers"]} == {"w1", "w2", "w3"}
         assert all(p["units_done"] == 3 for p in status["projects"])
     finally:
         fleet.stop_all()
 
 
 @pytest.mark.timeout(600)
-def test_a_worker_killed_mid_run_is_recovered_and_its_run_followed_up(
+def test_a_worker_killed_mid_run_on_another_machine_is_followed_up_there(
     tmp_path: Path, postgres: Postgres
 ) -> None:
+    """Two machines that share only the database: nothing of the first one's home is read."""
     url = postgres.url("fleet_kill")
-    # one slow unit (6 steps of 1 s) so the kill lands mid-run, then one quick one
-    project = make_project(tmp_path / "repos", "slow", units=2, steps=6, step_delay=1.0)
-    fleet = Fleet(tmp_path / "machine", url, dead_after=3.0)
+    # one slow unit (8 steps of 1 s) so the kill lands mid-run, then one quick one
+    project = make_project(tmp_path / "repos", "slow", units=2, steps=8, step_delay=1.0)
+    machine_a = Fleet(tmp_path / "machine-a", url, dead_after=6.0)
+    machine_b = Fleet(tmp_path / "machine-b", url, dead_after=6.0)
     try:
-        fleet.tether("fleet", "add", project.name, "--repo", project.url)
-        first = fleet.start_worker("first")
-        running = fleet.wait_until(
-            "a unit in progress on the first worker",
-            lambda s: (
-                s["projects"][0]["worker"] == "first"
-                and (s["projects"][0]["unit_running_for"] or 0) > 1.5
-            ),
-            timeout=60,
-        )
-        assert running["projects"][0]["state"] == "running"
+        machine_a.tether("fleet", "add", project.name, "--repo", project.url)
+        first = machine_a.start_worker("first")
+        run_id = wait_for_live_run(url, project.name, events=2)
         os.killpg(first.pid, signal.SIGKILL)
         first.wait()
         killed_at = time.time()
-        fleet.start_worker("second")
-        fleet.wait_until("the project stopped", all_stopped([project.name]), timeout=180)
+        machine_b.start_worker("second")
+        machine_b.wait_until("the project stopped", all_stopped([project.name]), timeout=240)
 
         store = FleetStore.open(sqlalchemy_url(url))
         runs = store.runs_of(project.name)
         store.close()
         abandoned = [r for r in runs if r.status == "abandoned"]
-        assert len(abandoned) == 1, [(r.run_id, r.status) for r in runs]
+        assert [r.run_id for r in abandoned] == [run_id], [(r.run_id, r.status) for r in runs]
         interrupted = abandoned[0]
         assert interrupted.worker == "second"  # recorded by the worker that recovered it
-        assert interrupted.report is not None and interrupted.run_id in interrupted.report
-        follow_ups = [r for r in runs if r.follow_up_of == interrupted.run_id]
+        assert interrupted.report is not None and run_id in interrupted.report
+        assert (interrupted.iterations or 0) >= 1  # counted from the events the database kept
+        # the report was written on machine b, from the database: a's folder holds none
+        assert (
+            machine_b.home / "fleet" / "projects" / "slow" / "runs" / run_id / "report.md"
+        ).is_file()
+        assert not (
+            machine_a.home / "fleet" / "projects" / "slow" / "runs" / run_id / "report.md"
+        ).exists()
+        follow_ups = [r for r in runs if r.follow_up_of == run_id]
         assert len(follow_ups) == 1 and follow_ups[0].status == "completed"
+        assert follow_ups[0].worker == "second"
         assert datetime.fromisoformat(follow_ups[0].started_at or "").timestamp() > killed_at
         # every unit done, none twice at the same time, the second unit after the first
         board = board_of(project, tmp_path).load()
         assert {t.title for t in board.tickets if t.state is State.DONE} == set(project.titles)
         _no_overlap(runs)
         recovered_line = "worker first went silent; recovered 1 unit(s)"
-        assert recovered_line in fleet.log("second")
+        assert recovered_line in machine_b.log("second")
     finally:
-        fleet.stop_all()
+        machine_a.stop_all()
+        machine_b.stop_all()
 
 
 @pytest.mark.timeout(600)

@@ -1,4 +1,4 @@
-"""Writing a unit's outcome back: rebased when the branch moved, never forced over a person."""
+"""A unit's outcome written back once, rebased when the branch moved, never forced over a person."""
 
 from __future__ import annotations
 
@@ -7,8 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from tether.fleet.unit import PushConflictError, commit_and_push
+from tether.fleet.git import (
+    GitError,
+    PushConflictError,
+    bundle,
+    check_remote,
+    commit_all,
+    prepare_clone,
+    push_unit,
+)
 from tether.testing.fleet import make_project
+
+WID = "tether-fleet:p:abc:1:1"
 
 
 def _git(cwd: Path, *args: str) -> str:
@@ -21,45 +31,77 @@ def _git(cwd: Path, *args: str) -> str:
     ).stdout.strip()
 
 
-def _clone(url: str, target: Path) -> Path:
-    subprocess.run(["git", "clone", "--quiet", url, str(target)], check=True)
-    return target
+def _person_commits(url: str, folder: Path, name: str, text: str) -> str:
+    subprocess.run(["git", "clone", "--quiet", url, str(folder)], check=True)
+    (folder / name).write_text(text, encoding="utf-8")
+    _git(folder, "add", name)
+    _git(folder, "commit", "-q", "-m", "a person's change")
+    _git(folder, "push", "-q", "origin", "main")
+    return _git(folder, "rev-parse", "HEAD")
+
+
+def _unit_commit(unit: Path, name: str, text: str) -> tuple[str, str]:
+    base = _git(unit, "rev-parse", "HEAD")
+    (unit / name).write_text(text, encoding="utf-8")
+    commit = commit_all(unit, "unit 1", WID)
+    assert commit is not None
+    return base, commit
 
 
 def test_a_moved_branch_is_rebased_onto(tmp_path: Path) -> None:
     project = make_project(tmp_path, "moved", units=1)
-    unit = _clone(project.url, tmp_path / "unit")
-    person = _clone(project.url, tmp_path / "person")
-    (person / "NOTES.md").write_text("a person's note\n", encoding="utf-8")
-    _git(person, "add", "NOTES.md")
-    _git(person, "commit", "-q", "-m", "a person's change")
-    _git(person, "push", "-q", "origin", "main")
-
-    (unit / "RESULT.md").write_text("the unit's work\n", encoding="utf-8")
-    pushed = commit_and_push(unit, "main", "unit 1")
-    assert pushed is not None
-    log = _git(tmp_path / "person", "ls-remote", "origin", "main")
-    assert log.startswith(pushed)
-    check = _clone(project.url, tmp_path / "check")
+    unit = tmp_path / "unit"
+    prepare_clone(unit, project.url, "main")
+    _person_commits(project.url, tmp_path / "person", "NOTES.md", "a person's note\n")
+    _base, commit = _unit_commit(unit, "RESULT.md", "the unit's work\n")
+    pushed = push_unit(unit, "main", WID, commit, None, timeout=60)
+    assert _git(tmp_path / "person", "ls-remote", "origin", "main").startswith(pushed)
+    check = tmp_path / "check"
+    prepare_clone(check, project.url, "main")
     assert (check / "NOTES.md").is_file() and (check / "RESULT.md").is_file()
+
+
+def test_a_unit_is_pushed_once_and_from_another_clone_by_its_bundle(tmp_path: Path) -> None:
+    project = make_project(tmp_path, "once", units=1)
+    unit = tmp_path / "unit"
+    prepare_clone(unit, project.url, "main")
+    base, commit = _unit_commit(unit, "RESULT.md", "the unit's work\n")
+    packed = bundle(unit, base, commit)
+    # the worker died after its commit: another one, with its own clone, pushes it
+    other = tmp_path / "other"
+    prepare_clone(other, project.url, "main")
+    first = push_unit(other, "main", WID, commit, packed, timeout=60)
+    # and the step runs again (its answer was lost): nothing is pushed twice
+    again = push_unit(unit, "main", WID, commit, None, timeout=60)
+    assert again == first
+    log = _git(project.bare, "log", "--format=%s", "main")
+    assert log.splitlines().count("unit 1") == 1
+    prepare_clone(other, project.url, "main")  # the clone is brought up to date, not made anew
+    assert (other / "RESULT.md").read_text(encoding="utf-8") == "the unit's work\n"
 
 
 def test_a_conflicting_change_is_never_overwritten(tmp_path: Path) -> None:
     project = make_project(tmp_path, "conflict", units=1)
-    unit = _clone(project.url, tmp_path / "unit")
-    person = _clone(project.url, tmp_path / "person")
-    (person / "tether.toml").write_text("# the person's version\n", encoding="utf-8")
-    _git(person, "commit", "-qam", "a person's change")
-    _git(person, "push", "-q", "origin", "main")
-    theirs = _git(person, "rev-parse", "HEAD")
-
-    (unit / "tether.toml").write_text("# the unit's version\n", encoding="utf-8")
+    unit = tmp_path / "unit"
+    prepare_clone(unit, project.url, "main")
+    theirs = _person_commits(project.url, tmp_path / "person", "tether.toml", "# theirs\n")
+    _base, commit = _unit_commit(unit, "tether.toml", "# the unit's version\n")
     with pytest.raises(PushConflictError, match="does not rebase"):
-        commit_and_push(unit, "main", "unit 1")
-    assert _git(person, "ls-remote", "origin", "main").startswith(theirs)
+        push_unit(unit, "main", WID, commit, None, timeout=60)
+    assert _git(tmp_path / "person", "ls-remote", "origin", "main").startswith(theirs)
 
 
-def test_nothing_changed_pushes_nothing(tmp_path: Path) -> None:
+def test_nothing_changed_commits_nothing(tmp_path: Path) -> None:
     project = make_project(tmp_path, "quiet", units=1)
-    unit = _clone(project.url, tmp_path / "unit")
-    assert commit_and_push(unit, "main", "unit 1") is None
+    unit = tmp_path / "unit"
+    prepare_clone(unit, project.url, "main")
+    assert commit_all(unit, "unit 1", WID) is None
+
+
+def test_a_bad_repository_or_branch_is_refused(tmp_path: Path) -> None:
+    project = make_project(tmp_path, "checked", units=1)
+    check_remote(project.url, "main")
+    with pytest.raises(GitError, match="no branch 'elsewhere'"):
+        check_remote(project.url, "elsewhere")
+    with pytest.raises(GitError, match="cannot read repository"):
+        check_remote(f"file://{tmp_path}/missing.git", "main")

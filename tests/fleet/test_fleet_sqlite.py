@@ -51,11 +51,22 @@ def test_pause_and_resume(tmp_path: Path) -> None:
 
 def test_bad_input_is_one_line_and_a_documented_exit_code(tmp_path: Path) -> None:
     fleet = Fleet(tmp_path / "machine", database=None)
-    bad_name = fleet.tether("fleet", "add", "../escape", "--repo", "file:///x", check=False)
+    project = make_project(tmp_path / "repos", "twice", units=1)
+    bad_name = fleet.tether("fleet", "add", "../escape", "--repo", project.url, check=False)
     assert bad_name.returncode == 2
     assert bad_name.stderr.count("\n") == 1 and "project name" in bad_name.stderr
-    fleet.tether("fleet", "add", "twice", "--repo", "file:///x")
-    again = fleet.tether("fleet", "add", "twice", "--repo", "file:///y", check=False)
+    # a repository git cannot read, or one without the branch: refused, nothing added
+    for repo, branch, said in (
+        ("not-a-url", "main", "cannot read repository not-a-url"),
+        (f"file://{tmp_path}/missing.git", "main", "does not appear to be a git repository"),
+        (project.url, "elsewhere", "has no branch 'elsewhere'"),
+    ):
+        bad = fleet.tether("fleet", "add", "bad", "--repo", repo, "--branch", branch, check=False)
+        assert bad.returncode == 2, bad.stderr
+        assert bad.stderr.count("\n") == 1 and said in bad.stderr, bad.stderr
+    assert "bad" not in fleet.tether("fleet", "list").stdout
+    fleet.tether("fleet", "add", "twice", "--repo", project.url)
+    again = fleet.tether("fleet", "add", "twice", "--repo", project.url, check=False)
     assert again.returncode == 2 and "already in the fleet" in again.stderr
     unknown = fleet.tether("fleet", "pause", "nobody", check=False)
     assert unknown.returncode == 2 and "no project 'nobody'" in unknown.stderr
@@ -66,3 +77,36 @@ def test_bad_input_is_one_line_and_a_documented_exit_code(tmp_path: Path) -> Non
     unreachable = no_server.tether("fleet", "status", check=False)
     assert unreachable.returncode == 3
     assert unreachable.stderr.count("\n") == 1 and "fleet database" in unreachable.stderr
+    for garbage in ("garbage", "mysql://u@h/db"):
+        odd = Fleet(tmp_path / f"odd-{garbage[:5]}", database=garbage)
+        for command in (("fleet", "status"), ("fleet", "worker", "--name", "w")):
+            done = odd.tether(*command, check=False)
+            assert done.returncode == 3, done.stderr
+            assert done.stderr.count("\n") == 1 and "fleet database" in done.stderr
+
+
+@pytest.mark.timeout(600)
+def test_a_project_removed_and_added_again_runs_anew(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "repos", "again", units=1)
+    fleet = Fleet(tmp_path / "machine", database=None)
+    try:
+        fleet.tether("fleet", "add", project.name, "--repo", project.url)
+        fleet.start_worker("a")
+        fleet.wait_until("the first chain stopped", all_stopped([project.name]))
+        fleet.tether("fleet", "remove", project.name)
+        # a new ticket arrives on the branch; the project comes back under the same name
+        more = make_project(tmp_path / "more", "again", units=2)
+        fleet.tether("fleet", "add", project.name, "--repo", more.url)
+        status = fleet.wait_until(
+            "the new incarnation's units",
+            lambda s: (
+                bool(s["projects"])
+                and s["projects"][0]["units_done"] == 2
+                and all_stopped([project.name])(s)
+            ),
+        )
+        assert status["projects"][0]["repo"] == more.url
+        board = board_of(more, tmp_path).load()
+        assert {t.title for t in board.tickets if t.state is State.DONE} == set(more.titles)
+    finally:
+        fleet.stop_all()

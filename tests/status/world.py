@@ -99,25 +99,56 @@ def world(tmp_path: Path, tether_home: Path) -> Iterator[World]:
 
 def _fleet(home: Path) -> None:
     """An embedded fleet: two workers (one silent), a project that ran, one that is paused."""
-    from tether.fleet.store import FleetStore, Worker
+    from tether.fleet.records import record_unit
+    from tether.fleet.schema import projects, signals, workers
+    from tether.fleet.store import FleetStore, UnitRecord
 
     (home / "fleet").mkdir(parents=True, exist_ok=True)
     store = FleetStore.open(f"sqlite:///{home / 'fleet' / 'fleet.db'}")
     try:
-        for name, beat in (("build-1", NOW - 1), ("laptop", NOW - 120)):
-            store.heartbeat(Worker(name, name, "host", 4000, NOW - 600, beat, 1, None))
+        with store.begin() as conn:
+            for name, beat, lease_until in (
+                ("build-1", NOW - 1, NOW + 44),
+                ("laptop", NOW - 120, NOW - 75),
+            ):
+                conn.execute(
+                    workers.insert().values(
+                        name=name,
+                        executor_id=name,
+                        host="host",
+                        pid=4000,
+                        started_at=NOW - 600,
+                        heartbeat_at=beat,
+                        concurrency=1,
+                        lease_until=lease_until,
+                        epoch=1,
+                        worker_group=name,
+                    )
+                )
         store.add_project("api", "file:///repos/api.git", "main")
         store.add_project("docs", "file:///repos/docs.git", "main")
-        store.unit_ended(
-            "api",
-            seq=1,
-            worker="build-1",
-            line="TETHER-LOOP: CONTINUE — level 1 did work, the loop goes on.",
-            exit_code=0,
-            fleet_runs=[],
-            did_work=True,
-            at=NOW - 30,
-        )
+        with store.begin() as conn:
+            conn.execute(
+                projects.update()
+                .where(projects.c.name == "api")
+                .values(holder_workflow="tether-fleet:api:x:1:1", holder_epoch=1, worker="build-1")
+            )
+            record_unit(
+                conn,
+                "sqlite",
+                UnitRecord(
+                    project="api",
+                    seq=1,
+                    workflow_id="tether-fleet:api:x:1:1",
+                    worker="build-1",
+                    epoch=1,
+                    line="TETHER-LOOP: CONTINUE — level 1 did work, the loop goes on.",
+                    exit_code=0,
+                    did_work=True,
+                ),
+            )
+            conn.execute(signals.update().values(at=NOW - 30))
+            conn.execute(projects.update().where(projects.c.name == "api").values(last_at=NOW - 30))
         store.set_paused("docs", True)
     finally:
         store.close()

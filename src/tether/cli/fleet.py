@@ -70,7 +70,15 @@ def add_cmd(project: str, repo: str, branch: str) -> None:
         )
     if not repo.strip():
         raise UsageError("--repo is empty")
-    store = _store(_places())
+    from tether.fleet.git import GitError, check_remote
+    from tether.fleet.store import FleetError
+
+    places = _places()
+    try:
+        check_remote(repo, branch)
+    except GitError as exc:
+        raise FleetError(f"not added: {exc}") from None
+    store = _store(places)
     added = store.add_project(project, repo, branch)
     click.echo(f"added {added.name} ({added.repo}, branch {added.branch})")
 
@@ -127,20 +135,21 @@ def status_cmd(as_json: bool) -> None:
         print_json(status.as_dict())
         return
     print_table(
-        f"workers ({status.database})",
-        ["worker", "host", "pid", "alive", "heartbeat", "concurrency"],
+        f"executors, one unit at a time each ({status.database})",
+        ["executor", "worker", "host", "pid", "alive", "lease left", "recovered by"],
         [
             [
                 w.name,
+                w.worker,
                 w.host,
                 w.pid,
                 "yes" if w.alive else "no",
-                f"{w.heartbeat_age:.0f}s ago",
-                w.concurrency,
+                f"{w.lease_left:.0f}s",
+                w.recovered_by or "",
             ]
             for w in status.workers
         ],
-        whole=["worker"],
+        whole=["executor"],
     )
     print_table(
         "projects",
@@ -166,7 +175,7 @@ def status_cmd(as_json: bool) -> None:
     type=click.IntRange(1, 64),
     default=1,
     show_default=True,
-    help="Units of different projects this worker runs at once.",
+    help="Units of different projects this worker runs at once (one executor process each).",
 )
 @click.option("--name", help="The worker's name (default: host-pid); unique in the fleet.")
 def worker_cmd(concurrency: int, name: str | None) -> None:

@@ -146,8 +146,10 @@ class FleetSettings(Section, frozen=True):
     # where workers clone the projects; unset: <home>/fleet/work
     workdir: NonEmptyStr | None = None
     poll_interval: PositiveFloat = 300.0  # after a STOP, the project's next tick
-    heartbeat_interval: PositiveFloat = 2.0
-    dead_after: PositiveFloat = 15.0  # a worker silent this long has its units recovered
+    heartbeat_interval: PositiveFloat = 2.0  # how often a worker renews its lease
+    # a worker's lease (database server's clock): its units are taken over only once it
+    # ran out, and the worker stops its agents shortly before that if it cannot renew
+    dead_after: PositiveFloat = 45.0
 
     env_vars: ClassVar[Mapping[str, str]] = {"database": "TETHER_FLEET_DATABASE"}
 

@@ -1,53 +1,105 @@
 """The fleet on DBOS: one queue partitioned by project, one durable workflow per unit.
 
-``fleet_unit(project, generation, seq)`` checks that the project still wants
-work, runs the unit as a step (``tether.fleet.unit.run_unit``), records the
-outcome, and enqueues its successor: at once after CONTINUE, after the poll
-interval after a STOP. Successor ids are deterministic
-(``tether-fleet:PROJECT:GENERATION:SEQ``), so an enqueue that is repeated by a
-recovered workflow, or by two workers starting the same project, attaches to
-the existing workflow instead of making a second one.
+``fleet_unit`` is three steps that can each run again safely:
 
-The queue's partition concurrency is 1, fleet-wide: two units of one project
-never run at the same time, whatever the number of workers.
+1. ``tether_fleet_run`` takes the project's unit for this worker's lease,
+   brings the project's clone and home up to date, ticks once and commits
+   locally. Its output (plain values, the commit as a bundle) is checkpointed.
+2. ``tether_fleet_push`` pushes that commit, only while this worker's lease
+   has time left for it, and never twice (the unit's trailer is looked for on
+   the remote first).
+3. ``tether_fleet_record`` writes the signal line, the runs with their
+   reports and the loop's memory in a DBOS datasource transaction: in the same
+   database transaction as the step's checkpoint, and only while this worker
+   still holds the unit.
+
+Then the successor is enqueued: at once after CONTINUE, after the poll
+interval after a STOP. Workflow ids are deterministic per project
+incarnation (``tether-fleet:PROJECT:INCARNATION:GENERATION:SEQ``): an enqueue
+repeated by a recovered workflow or by two workers kicking the same project
+attaches to the one workflow. Transient database and git errors are retried by
+DBOS with backoff; when the retries run out, or on a permanent error, the
+project stops with the reason. A worker that finds it was fenced (another took
+over its units) writes nothing more: its executions wait for the process to
+end (``tether.fleet.executor`` exits and its supervisor starts it again).
 """
 
 from __future__ import annotations
 
-import socket
-import time
-from dataclasses import dataclass
+import logging
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dbos import DBOS, SetEnqueueOptions, SetWorkflowID
+from dbos import DBOS, SetEnqueueOptions, SetWorkflowID, SQLAlchemyDatasource
+from dbos._error import DBOSMaxStepRetriesExceeded
 
-from tether.fleet.store import FleetRun, FleetStore, Worker
-from tether.fleet.unit import UnitSpec, conflict_exit, run_unit
+from tether.fleet import git
+from tether.fleet.leases import Lease, LeaseShortError, UnitHeldError, assert_holder, take_unit
+from tether.fleet.mirror import Mirror
+from tether.fleet.records import record_unit
+from tether.fleet.store import FencedError, FleetDatabaseError, FleetStore, UnitRecord
+from tether.fleet.unit import NotYetError, UnitOutcome, UnitSpec, run_unit
 
 QUEUE = "tether_fleet"
 WORKFLOW = "tether_fleet_unit"
 APP_NAME = "tether-fleet"
 # Every worker runs the same workflow code; one version lets any of them take any unit.
-APP_VERSION = "tether-fleet-1"
+APP_VERSION = "tether-fleet-2"
+# what a push may take at most; it starts only with this much lease (and a margin) left
+PUSH_SHARE = 0.4
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
-@dataclass(frozen=True)
+class RetryLaterError(Exception):
+    """A step failed for a reason a retry may cure; DBOS retries it with backoff."""
+
+
+def _retryable(exc: BaseException) -> bool:
+    return isinstance(exc, RetryLaterError)
+
+
+RETRIES: dict[str, Any] = {
+    "retries_allowed": True,
+    "interval_seconds": 1.0,
+    "backoff_rate": 1.5,
+    "max_attempts": 12,  # about four minutes of trying, then the project stops
+    "should_retry": _retryable,
+}
+
+
+@dataclass
 class Context:
     """What the workflows of this process need: set once by ``start``."""
 
     store: FleetStore
-    worker: str
+    lease: Lease
     state_dir: Path
     workdir: Path
     poll_interval: float
+    lease_seconds: float
+    mirror: Mirror
+    datasource: SQLAlchemyDatasource | None = None
+    fenced: threading.Event = field(default_factory=threading.Event)
+    active: set[str] = field(default_factory=set)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def push_timeout(self) -> float:
+        return self.lease_seconds * PUSH_SHARE
+
+    @property
+    def push_needs(self) -> float:
+        """Lease left that a push needs to start: its timeout, and a tenth of the lease."""
+        return self.push_timeout + 0.1 * self.lease_seconds
 
 
 _context: Context | None = None
 
 
-def workflow_id(project: str, generation: int, seq: int) -> str:
-    return f"tether-fleet:{project}:{generation}:{seq}"
+def workflow_id(project: str, incarnation: str, generation: int, seq: int) -> str:
+    return f"tether-fleet:{project}:{incarnation}:{generation}:{seq}"
 
 
 def _ctx() -> Context:
@@ -56,167 +108,248 @@ def _ctx() -> Context:
     return _context
 
 
-@DBOS.step(name="tether_fleet_check")
-def _still_wanted(project: str, generation: int) -> bool:
-    found = _ctx().store.find_project(project)
-    return found is not None and not found.paused and found.generation == generation
-
-
-@DBOS.step(name="tether_fleet_work")
-def _work(project: str, seq: int) -> dict[str, Any]:
+def _fenced(why: str) -> None:
+    """This process no longer holds its lease: write nothing more, wait for the end."""
     ctx = _ctx()
-    found = ctx.store.project(project)
-    ctx.store.unit_started(project, ctx.worker)
+    logging.getLogger("dbos").warning("fenced: %s", why)
+    ctx.fenced.set()
+    threading.Event().wait()
+
+
+def _hold(
+    project: str, incarnation: str, generation: int, wid: str, *, starting: bool
+) -> str | None:
+    """Take (or take over) the project's unit for this worker; why not, if it must not run."""
+    ctx = _ctx()
+    try:
+        return take_unit(
+            ctx.store,
+            project=project,
+            incarnation=incarnation,
+            generation=generation if starting else None,
+            workflow_id=wid,
+            lease=ctx.lease,
+        )
+    except (FleetDatabaseError, LeaseShortError, UnitHeldError) as exc:
+        raise RetryLaterError(str(exc)) from None
+
+
+@DBOS.step(name="tether_fleet_run", **RETRIES)
+def _run(project: str, incarnation: str, generation: int, seq: int) -> dict[str, Any]:
+    ctx = _ctx()
+    wid = DBOS.workflow_id or workflow_id(project, incarnation, generation, seq)
+    why = _hold(project, incarnation, generation, wid, starting=True)
+    if why is not None:
+        return UnitOutcome("", 0, True, skipped=why).as_dict()
+    try:
+        found = ctx.store.project(project)
+    except FleetDatabaseError as exc:
+        raise RetryLaterError(str(exc)) from None
     spec = UnitSpec(
         project=project,
         repo=found.repo,
         branch=found.branch,
         seq=seq,
-        worker=ctx.worker,
+        workflow_id=wid,
+        worker=ctx.lease.worker,
         state_home=ctx.state_dir / project,
-        workdir=ctx.workdir,
+        clone=ctx.workdir / project,
+        loop_state=found.loop_state,
     )
-    outcome = run_unit(spec)
-    runs = _fleet_runs(spec, [*outcome.recovered, *outcome.run_ids])
-    if outcome.conflict is not None:
-        ctx.store.unit_ended(
-            project,
-            seq=seq,
-            worker=ctx.worker,
-            line=f"stopped: {outcome.conflict}",
-            exit_code=conflict_exit(),
-            fleet_runs=runs,
-            did_work=bool(outcome.run_ids),
-        )
-        ctx.store.stop_project(project, outcome.conflict)
-    else:
-        ctx.store.unit_ended(
-            project,
-            seq=seq,
-            worker=ctx.worker,
-            line=outcome.line,
-            exit_code=outcome.exit_code,
-            fleet_runs=runs,
-            did_work=bool(outcome.run_ids),
-        )
-    return outcome.as_dict()
+    try:
+        return run_unit(spec, ctx.store, ctx.mirror).as_dict()
+    except NotYetError as exc:
+        raise RetryLaterError(str(exc)) from None
+
+
+@DBOS.step(name="tether_fleet_push", **RETRIES)
+def _push(project: str, incarnation: str, outcome: dict[str, Any]) -> dict[str, Any]:
+    """The unit's commit on the remote branch: ``pushed``, or ``conflict``/``failure``/``gone``."""
+    ctx = _ctx()
+    wid = DBOS.workflow_id or ""
+    if _hold(project, incarnation, 0, wid, starting=False) is not None:
+        return {"gone": True}
+    timeout = ctx.push_timeout
+    try:
+        with ctx.store.begin() as conn:
+            if not assert_holder(conn, ctx.store.dialect, project, wid, ctx.lease, ctx.push_needs):
+                return {"gone": True}
+        found = ctx.store.project(project)
+    except (FleetDatabaseError, LeaseShortError) as exc:
+        raise RetryLaterError(str(exc)) from None
+    unit = UnitOutcome.of(outcome)
+    assert unit.commit is not None
+    folder = ctx.workdir / project
+    try:
+        if not (folder / ".git").is_dir():
+            git.prepare_clone(folder, found.repo, found.branch)
+        pushed = git.push_unit(folder, found.branch, wid, unit.commit, unit.bundle, timeout)
+    except git.PushConflictError as exc:
+        return {"conflict": str(exc)}
+    except git.TransientGitError as exc:
+        raise RetryLaterError(str(exc)) from None
+    except git.GitError as exc:
+        return {"failure": f"the unit's push failed: {exc}"}
+    return {"pushed": pushed}
+
+
+@DBOS.step(name="tether_fleet_fence", **RETRIES)
+def _fence(project: str, incarnation: str) -> bool:
+    """Before the record: this worker holds the unit (taken over if its holder died)."""
+    return _hold(project, incarnation, 0, DBOS.workflow_id or "", starting=False) is None
+
+
+def _record_body(record: UnitRecord) -> bool:
+    ctx = _ctx()
+    assert ctx.datasource is not None
+    session = ctx.datasource.sql_session()
+    return record_unit(session, ctx.store.dialect, record)
+
+
+def _record(record: UnitRecord) -> bool:
+    ctx = _ctx()
+    assert ctx.datasource is not None
+    isolation = "SERIALIZABLE" if ctx.store.dialect == "sqlite" else "READ COMMITTED"
+    options: Any = {"name": "tether_fleet_record", "isolation_level": isolation}
+    return bool(ctx.datasource.run_tx_step(options, _record_body, record))
+
+
+@DBOS.step(name="tether_fleet_stop", **RETRIES)
+def _stop(project: str, incarnation: str, reason: str) -> None:
+    try:
+        _ctx().store.stop_project(project, incarnation, reason)
+    except FleetDatabaseError as exc:
+        raise RetryLaterError(str(exc)) from None
 
 
 @DBOS.workflow(name=WORKFLOW)
-def fleet_unit(project: str, generation: int, seq: int) -> dict[str, Any]:
-    if not _still_wanted(project, generation):
-        return {"skipped": "paused, stopped or removed"}
-    outcome = _work(project, seq)
-    if outcome["conflict"] is not None:
-        return outcome
-    delay = None if not outcome["stop"] else _ctx().poll_interval
-    enqueue_unit(project, generation, seq + 1, delay=delay)
-    return outcome
+def fleet_unit(project: str, incarnation: str, generation: int, seq: int) -> dict[str, Any]:
+    ctx = _ctx()
+    wid = DBOS.workflow_id or ""
+    with ctx.lock:
+        ctx.active.add(wid)
+    try:
+        return _unit(project, incarnation, generation, seq)
+    except FencedError as exc:
+        _fenced(str(exc))
+        raise
+    except DBOSMaxStepRetriesExceeded as exc:
+        last = exc.errors[-1] if exc.errors else exc
+        reason = f"gave up after {exc.max_retries} attempts: {last}"
+        _stop(project, incarnation, reason)
+        return {"stopped": reason}
+    finally:
+        with ctx.lock:
+            ctx.active.discard(wid)
 
 
-def enqueue_unit(project: str, generation: int, seq: int, *, delay: float | None = None) -> str:
+def _unit(project: str, incarnation: str, generation: int, seq: int) -> dict[str, Any]:
+    ctx = _ctx()
+    wid = DBOS.workflow_id or ""
+    unit = UnitOutcome.of(_run(project, incarnation, generation, seq))
+    if unit.skipped is not None:
+        return {"skipped": unit.skipped}
+    push: dict[str, Any] = {}
+    if unit.commit is not None and unit.failure is None:
+        push = _push(project, incarnation, unit.as_dict())
+        if push.get("gone"):
+            return {"skipped": "removed"}
+    stop_reason = unit.failure or push.get("conflict") or push.get("failure")
+    if not _fence(project, incarnation):
+        return {"skipped": "removed"}
+    record = UnitRecord(
+        project=project,
+        seq=seq,
+        workflow_id=wid,
+        worker=ctx.lease.worker,
+        epoch=ctx.lease.epoch,
+        line=f"stopped: {stop_reason}" if stop_reason and not unit.failure else unit.line,
+        exit_code=unit.exit_code,
+        did_work=unit.did_work,
+        runs=unit.runs,
+        loop_state=unit.loop_state,
+        stop_reason=stop_reason,
+    )
+    if not _record(record) or stop_reason:
+        return {"line": record.line, "stopped": stop_reason}
+    enqueue_unit(
+        project, incarnation, generation, seq + 1, delay=ctx.poll_interval if unit.stop else None
+    )
+    return {"line": unit.line, "pushed": push.get("pushed")}
+
+
+def enqueue_unit(
+    project: str, incarnation: str, generation: int, seq: int, *, delay: float | None = None
+) -> str:
     """Enqueue a project's unit (idempotent: the id is deterministic)."""
     queue = DBOS.retrieve_queue(QUEUE)
     if queue is None:
         raise RuntimeError(f"the DBOS queue {QUEUE} is not registered")
-    wid = workflow_id(project, generation, seq)
+    wid = workflow_id(project, incarnation, generation, seq)
     with (
         SetWorkflowID(wid),
         SetEnqueueOptions(queue_partition_key=project, delay_seconds=delay),
     ):
-        queue.enqueue(fleet_unit, project, generation, seq)
+        queue.enqueue(fleet_unit, project, incarnation, generation, seq)
     return wid
 
 
-def _fleet_runs(spec: UnitSpec, run_ids: list[str]) -> list[FleetRun]:
-    """The records and reports of the unit's runs, as the shared database keeps them."""
-    from tether.runs.record import RunPaths
-    from tether.store import db
-    from tether.store.runs import get_run
-
-    found: list[FleetRun] = []
-    conn = db.connect(spec.state_home)
-    try:
-        for run_id in run_ids:
-            row = get_run(conn, run_id)
-            report = RunPaths(Path(row.run_dir)).report_md
-            found.append(
-                FleetRun(
-                    run_id=row.id,
-                    project=spec.project,
-                    seq=spec.seq,
-                    worker=spec.worker,
-                    unit=row.unit,
-                    status=row.status,
-                    exit_code=row.exit_code,
-                    follow_up_of=row.follow_up_of,
-                    iterations=row.iterations,
-                    tool_calls=row.tool_calls,
-                    started_at=row.started_at,
-                    ended_at=row.ended_at,
-                    report=report.read_text(encoding="utf-8") if report.is_file() else None,
-                )
-            )
-    finally:
-        conn.close()
-    return found
+def log_to_file(path: Path) -> None:
+    """DBOS's own log lines go to ``path``, never to the worker's terminal."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    logger = logging.getLogger("dbos")
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    logger.addHandler(handler)
+    logger.propagate = False
 
 
-def start(
-    *,
-    url: str,
-    store: FleetStore,
-    worker: str,
-    concurrency: int,
-    state_dir: Path,
-    workdir: Path,
-    poll_interval: float,
-    queue_poll: float = 0.2,
-) -> None:
-    """Launch DBOS in this process as the executor ``worker``, listening to the fleet queue."""
+def start(ctx: Context, *, url: str, log_file: Path, queue_poll: float = 0.2) -> None:
+    """Launch DBOS in this process as the executor of ``ctx.lease``, on the fleet queue.
+
+    DBOS's launch recovers this executor's own pending workflows (a worker that
+    restarts under its name takes up what it left).
+    """
     global _context
-    _context = Context(store, worker, state_dir, workdir, poll_interval)
+    _context = ctx
+    log_to_file(log_file)
     DBOS(
         config={
             "name": APP_NAME,
             "system_database_url": url,
-            "executor_id": worker,
+            "executor_id": ctx.lease.worker,
             "application_version": APP_VERSION,
             "log_level": "WARNING",
             "notification_listener_polling_interval_sec": 0.5,
         }
     )
+    ctx.datasource = SQLAlchemyDatasource.create(url, engine_kwargs={"pool_pre_ping": True})
     DBOS.launch()
     DBOS.register_queue(
         QUEUE,
         partition_concurrency=1,
-        worker_concurrency=concurrency,
+        # one unit at a time per executor: a worker of concurrency N runs N executors
+        worker_concurrency=1,
         polling_interval_sec=queue_poll,
         on_conflict="always_update",
     )
 
 
-def recover(executor_ids: list[str]) -> int:
-    """Re-enqueue the pending workflows of dead executors (what DBOS's admin recovery runs)."""
-    if not executor_ids:
-        return 0
-    return len(DBOS._recover_pending_workflows(executor_ids))
+def stop(wait: float) -> bool:
+    """Stop taking units, give those in progress ``wait`` seconds; whether none is left."""
+    DBOS.destroy(destroy_registry=False, workflow_completion_timeout_sec=int(wait))
+    ctx = _ctx()
+    with ctx.lock:
+        return not ctx.active
 
 
-def stop() -> None:
-    DBOS.destroy(destroy_registry=False)
+def is_fenced() -> bool:
+    return _ctx().fenced.is_set()
 
 
-def this_worker(name: str, concurrency: int, started_at: float) -> Worker:
-    import os
-
-    return Worker(
-        name=name,
-        executor_id=name,
-        host=socket.gethostname(),
-        pid=os.getpid(),
-        started_at=started_at,
-        heartbeat_at=time.time(),
-        concurrency=concurrency,
-        recovered_by=None,
-    )
+def in_progress() -> int:
+    ctx = _ctx()
+    with ctx.lock:
+        return len(ctx.active)

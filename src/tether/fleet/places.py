@@ -1,4 +1,4 @@
-"""Where a fleet keeps things: its database, the projects' homes, the workers' clones."""
+"""Where a fleet keeps things: its database, the projects' homes, the workers' clones, logs."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ class Places:
     database: str  # a SQLAlchemy URL
     state_dir: Path
     workdir: Path
+    log_dir: Path  # DBOS's own log lines, one file per executor
     settings: FleetSettings
 
     @property
@@ -28,14 +29,17 @@ def configured(config: Config) -> bool:
 
 
 def places(config: Config) -> Places:
+    """The fleet's places; ``FleetDatabaseError`` (exit 3) for a database URL not usable."""
     settings = config.section("fleet", FleetSettings)
     base = config.home / "fleet"
     database = settings.database or f"sqlite:///{base / 'fleet.db'}"
     state = Path(settings.state_dir).expanduser() if settings.state_dir else base / "projects"
     work = Path(settings.workdir).expanduser() if settings.workdir else base / "work"
+    url = sqlalchemy_url(database)
+    check_url(url)
     if database.startswith("sqlite"):
         base.mkdir(parents=True, exist_ok=True)
-    return Places(sqlalchemy_url(database), state, work, settings)
+    return Places(url, state, work, base / "logs", settings)
 
 
 def sqlalchemy_url(url: str) -> str:
@@ -44,6 +48,23 @@ def sqlalchemy_url(url: str) -> str:
         if url.startswith(prefix):
             return "postgresql+psycopg://" + url[len(prefix) :]
     return url
+
+
+def check_url(url: str) -> None:
+    """A URL the fleet can use: ``postgresql://…`` or ``sqlite:///…`` (else exit 3, one line)."""
+    import sqlalchemy as sa
+
+    from tether.fleet.store import FleetDatabaseError
+
+    try:
+        parsed = sa.make_url(url)
+    except Exception:
+        parsed = None
+    if parsed is None or parsed.get_backend_name() not in ("postgresql", "sqlite"):
+        raise FleetDatabaseError(
+            f"fleet database {display(url)!s} is not a postgresql://… or sqlite:///… URL "
+            f"([fleet] database or TETHER_FLEET_DATABASE)"
+        )
 
 
 def display(url: str) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -30,12 +29,15 @@ class ProjectStatus:
 
 @dataclass(frozen=True)
 class WorkerStatus:
-    name: str
+    name: str  # the executor: the worker's name, or NAME.K for a worker of concurrency > 1
+    worker: str  # the `tether fleet worker --name` it belongs to
     host: str
     pid: int
-    alive: bool
+    alive: bool  # its lease is valid by the database server's clock
     heartbeat_age: float
-    concurrency: int
+    lease_left: float  # seconds of lease left (negative: ran out that long ago)
+    epoch: int
+    concurrency: int  # units it runs at once: always 1 (a worker runs one executor per unit)
     recovered_by: str | None
 
 
@@ -84,16 +86,18 @@ def fleet_status(
     store: FleetStore, places: Places, *, now: float | None = None, queues: bool = True
 ) -> FleetStatus:
     """Workers and projects; ``queues=False`` skips asking DBOS for queue depths."""
-    now = time.time() if now is None else now
-    dead_after = places.settings.dead_after
+    now = store.now() if now is None else now  # leases are on the server's clock
     workers = [
         WorkerStatus(
             name=w.name,
+            worker=w.worker_group or w.name,
             host=w.host,
             pid=w.pid,
-            alive=now - w.heartbeat_at < dead_after,
+            alive=(w.lease_until or 0.0) > now,
             heartbeat_age=round(max(0.0, now - w.heartbeat_at), 1),
-            concurrency=w.concurrency,
+            lease_left=round((w.lease_until or 0.0) - now, 1),
+            epoch=w.epoch or 0,
+            concurrency=1,
             recovered_by=w.recovered_by,
         )
         for w in store.workers()

@@ -1,91 +1,27 @@
-"""The fleet's own tables, beside DBOS's in the same database (SQLite or PostgreSQL).
+"""The fleet's tables as the commands and workers use them: projects, runs, signal lines.
 
-Projects, workers and their heartbeats, the runs the fleet made (with their
-reports), and every signal line. Written through SQLAlchemy Core so the same
-statements serve the embedded SQLite default and a shared PostgreSQL.
+Every write is one transaction. Leases (who may run what) are in
+``tether.fleet.leases``; a unit's closing record, written in the same
+transaction as its DBOS checkpoint, is ``record_unit`` below.
 """
 
 from __future__ import annotations
 
+import json
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from tether.errors import TetherError
 from tether.exit_codes import ExitCode
-
-metadata = sa.MetaData()
-
-projects = sa.Table(
-    "tether_fleet_projects",
-    metadata,
-    sa.Column("name", sa.String(200), primary_key=True),
-    sa.Column("repo", sa.Text, nullable=False),
-    sa.Column("branch", sa.String(200), nullable=False),
-    sa.Column("added_at", sa.Float, nullable=False),
-    sa.Column("paused", sa.Boolean, nullable=False, default=False),
-    # a pause or a stop ends the chain of this generation; resume starts the next
-    sa.Column("generation", sa.Integer, nullable=False, default=1),
-    # the generation whose first unit a worker has enqueued; the chain goes on by itself
-    sa.Column("kicked_generation", sa.Integer, nullable=False, default=0),
-    sa.Column("next_seq", sa.Integer, nullable=False, default=1),
-    sa.Column("stopped_reason", sa.Text, nullable=True),
-    sa.Column("worker", sa.String(200), nullable=True),  # holds the unit in progress
-    sa.Column("unit_started_at", sa.Float, nullable=True),
-    sa.Column("last_line", sa.Text, nullable=True),
-    sa.Column("last_exit", sa.Integer, nullable=True),
-    sa.Column("last_at", sa.Float, nullable=True),
-    sa.Column("units_done", sa.Integer, nullable=False, default=0),
-)
-
-workers = sa.Table(
-    "tether_fleet_workers",
-    metadata,
-    sa.Column("name", sa.String(200), primary_key=True),
-    sa.Column("executor_id", sa.String(200), nullable=False),
-    sa.Column("host", sa.String(200), nullable=False),
-    sa.Column("pid", sa.Integer, nullable=False),
-    sa.Column("started_at", sa.Float, nullable=False),
-    sa.Column("heartbeat_at", sa.Float, nullable=False),
-    sa.Column("concurrency", sa.Integer, nullable=False),
-    # set once, by the worker that recovered this one's workflows after it went silent
-    sa.Column("recovered_by", sa.String(200), nullable=True),
-)
-
-runs = sa.Table(
-    "tether_fleet_runs",
-    metadata,
-    sa.Column("run_id", sa.String(100), primary_key=True),
-    sa.Column("project", sa.String(200), nullable=False, index=True),
-    sa.Column("seq", sa.Integer, nullable=False),
-    sa.Column("worker", sa.String(200), nullable=False),
-    sa.Column("unit", sa.Text, nullable=True),
-    sa.Column("status", sa.String(50), nullable=False),
-    sa.Column("exit_code", sa.Integer, nullable=True),
-    sa.Column("follow_up_of", sa.String(100), nullable=True),
-    sa.Column("iterations", sa.Integer, nullable=True),
-    sa.Column("tool_calls", sa.Integer, nullable=True),
-    sa.Column("started_at", sa.Text, nullable=True),
-    sa.Column("ended_at", sa.Text, nullable=True),
-    sa.Column("report", sa.Text, nullable=True),
-)
-
-signals = sa.Table(
-    "tether_fleet_signals",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("project", sa.String(200), nullable=False, index=True),
-    sa.Column("seq", sa.Integer, nullable=False),
-    sa.Column("worker", sa.String(200), nullable=False),
-    sa.Column("at", sa.Float, nullable=False),
-    sa.Column("line", sa.Text, nullable=False),
-    sa.Column("exit_code", sa.Integer, nullable=False),
-)
+from tether.fleet.schema import metadata, projects, runs, server_now, signals, upgrade
+from tether.fleet.schema import workers as workers_table
 
 
 class FleetError(TetherError):
@@ -115,6 +51,10 @@ class Project:
     last_exit: int | None
     last_at: float | None
     units_done: int
+    incarnation: str
+    holder_workflow: str | None
+    holder_epoch: int | None
+    loop_state: str | None
 
 
 @dataclass(frozen=True)
@@ -127,6 +67,10 @@ class Worker:
     heartbeat_at: float
     concurrency: int
     recovered_by: str | None
+    lease_until: float | None = None
+    epoch: int | None = None
+    recovery: str | None = None
+    worker_group: str | None = None
 
 
 @dataclass(frozen=True)
@@ -144,39 +88,86 @@ class FleetRun:
     started_at: str | None
     ended_at: str | None
     report: str | None
+    workflow_id: str | None = None
+    row_json: str | None = None
+
+
+@dataclass(frozen=True)
+class UnitRecord:
+    """What a unit leaves in the fleet's tables when it ends (picklable: a step's output)."""
+
+    project: str
+    seq: int
+    workflow_id: str
+    worker: str
+    epoch: int
+    line: str
+    exit_code: int
+    did_work: bool
+    runs: tuple[FleetRun, ...] = ()
+    loop_state: str | None = None
+    stop_reason: str | None = None  # the project stops for a person, with this reason
+
+
+class FencedError(Exception):
+    """This worker no longer holds the unit (its lease ran out or another took it over)."""
+
+
+@contextmanager
+def database_errors() -> Iterator[None]:
+    """SQLAlchemy's errors that mean "cannot reach or use the database" as one line."""
+    try:
+        yield
+    except DBAPIError as exc:
+        raise FleetDatabaseError(f"cannot use the fleet database: {first_line(exc)}") from None
 
 
 class FleetStore:
-    """The fleet tables of one database; every write is one transaction."""
+    """The fleet tables of one database."""
 
     def __init__(self, engine: sa.Engine) -> None:
         self.engine = engine
 
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
     @classmethod
     def open(cls, url: str, *, create: bool = True) -> FleetStore:
         """The fleet's tables at ``url``; ``create=False`` only reads (for ``tether status``)."""
-        engine = sa.create_engine(url, future=True, pool_pre_ping=True)
+        try:
+            engine = sa.create_engine(url, pool_pre_ping=True)
+        except Exception as exc:
+            raise FleetDatabaseError(f"fleet database URL: {first_line(exc)}") from None
         store = cls(engine)
         if create:
             store.create()
         return store
 
     def create(self) -> None:
-        try:
-            metadata.create_all(self.engine)
-        except IntegrityError:
-            # two workers creating the tables at once: the other one won
-            metadata.create_all(self.engine)
-        except OperationalError as exc:
-            raise FleetDatabaseError(f"cannot use the fleet database: {_first_line(exc)}") from None
+        for attempt in range(3):
+            try:
+                with database_errors(), self.engine.begin() as conn:
+                    metadata.create_all(conn)
+                    upgrade(conn)
+                return
+            except FleetDatabaseError as exc:
+                # two workers creating the tables at once: the other one won; look again
+                if attempt == 2 or "already exists" not in str(exc):
+                    raise
+            except IntegrityError:
+                if attempt == 2:
+                    raise
 
     @contextmanager
     def begin(self) -> Iterator[sa.Connection]:
-        try:
-            with self.engine.begin() as conn:
-                yield conn
-        except OperationalError as exc:
-            raise FleetDatabaseError(f"cannot use the fleet database: {_first_line(exc)}") from None
+        with database_errors(), self.engine.begin() as conn:
+            yield conn
+
+    def now(self) -> float:
+        """The database server's clock."""
+        with self.begin() as conn:
+            return float(conn.execute(sa.select(server_now(self.dialect))).scalar_one())
 
     def close(self) -> None:
         self.engine.dispose()
@@ -202,6 +193,7 @@ class FleetStore:
                     kicked_generation=0,
                     next_seq=1,
                     units_done=0,
+                    incarnation=uuid.uuid4().hex[:12],
                 )
             )
         return self.project(name)
@@ -215,12 +207,12 @@ class FleetStore:
     def find_project(self, name: str) -> Project | None:
         with self.begin() as conn:
             row = conn.execute(sa.select(projects).where(projects.c.name == name)).first()
-        return None if row is None else _project(row._mapping)
+        return None if row is None else project_of(row._mapping)
 
     def projects(self) -> list[Project]:
         with self.begin() as conn:
             rows = conn.execute(sa.select(projects).order_by(projects.c.name)).all()
-        return [_project(r._mapping) for r in rows]
+        return [project_of(r._mapping) for r in rows]
 
     def remove_project(self, name: str) -> None:
         with self.begin() as conn:
@@ -246,7 +238,7 @@ class FleetStore:
                 .where(projects.c.paused.is_(False))
                 .where(projects.c.kicked_generation < projects.c.generation)
             ).all()
-        return [_project(r._mapping) for r in rows]
+        return [project_of(r._mapping) for r in rows]
 
     def kicked(self, name: str, generation: int) -> None:
         with self.begin() as conn:
@@ -257,110 +249,22 @@ class FleetStore:
                 .values(kicked_generation=generation)
             )
 
-    def stop_project(self, name: str, reason: str) -> None:
+    def stop_project(self, name: str, incarnation: str, reason: str) -> None:
+        """The project stops for a person, with the reason (`fleet status` shows it)."""
         with self.begin() as conn:
             conn.execute(
                 projects.update()
                 .where(projects.c.name == name)
-                .values(paused=True, stopped_reason=reason, worker=None, unit_started_at=None)
-            )
-
-    def unit_started(self, name: str, worker: str) -> None:
-        with self.begin() as conn:
-            conn.execute(
-                projects.update()
-                .where(projects.c.name == name)
-                .values(worker=worker, unit_started_at=time.time())
-            )
-
-    def unit_ended(
-        self,
-        name: str,
-        *,
-        seq: int,
-        worker: str,
-        line: str,
-        exit_code: int,
-        fleet_runs: list[FleetRun],
-        did_work: bool,
-        at: float | None = None,
-    ) -> None:
-        """The unit's signal line, its runs and the project's progress: one transaction."""
-        now = time.time() if at is None else at
-        with self.begin() as conn:
-            conn.execute(
-                signals.insert().values(
-                    project=name, seq=seq, worker=worker, at=now, line=line, exit_code=exit_code
-                )
-            )
-            for run in fleet_runs:
-                conn.execute(runs.delete().where(runs.c.run_id == run.run_id))
-                conn.execute(runs.insert().values(**run.__dict__))
-            conn.execute(
-                projects.update()
-                .where(projects.c.name == name)
+                .where(projects.c.incarnation == incarnation)
                 .values(
+                    paused=True,
+                    stopped_reason=reason,
                     worker=None,
                     unit_started_at=None,
-                    last_line=line,
-                    last_exit=exit_code,
-                    last_at=now,
-                    next_seq=sa.func.max(projects.c.next_seq, seq + 1)
-                    if self.engine.dialect.name == "sqlite"
-                    else sa.func.greatest(projects.c.next_seq, seq + 1),
-                    units_done=projects.c.units_done + (1 if did_work else 0),
+                    holder_workflow=None,
+                    holder_epoch=None,
                 )
             )
-
-    # --- workers --------------------------------------------------------------
-
-    def heartbeat(self, worker: Worker) -> None:
-        with self.begin() as conn:
-            updated = conn.execute(
-                workers.update()
-                .where(workers.c.name == worker.name)
-                .values(
-                    heartbeat_at=worker.heartbeat_at,
-                    executor_id=worker.executor_id,
-                    host=worker.host,
-                    pid=worker.pid,
-                    started_at=worker.started_at,
-                    concurrency=worker.concurrency,
-                    recovered_by=None,
-                )
-            ).rowcount
-            if not updated:
-                conn.execute(workers.insert().values(**worker.__dict__))
-
-    def workers(self) -> list[Worker]:
-        with self.begin() as conn:
-            rows = conn.execute(sa.select(workers).order_by(workers.c.name)).all()
-        return [Worker(**r._mapping) for r in rows]
-
-    def claim_dead(self, rescuer: str, silent_since: float) -> list[Worker]:
-        """Workers silent since before ``silent_since`` that nobody recovered yet, now ours."""
-        claimed: list[Worker] = []
-        for worker in self.workers():
-            if worker.name == rescuer or worker.recovered_by is not None:
-                continue
-            if worker.heartbeat_at >= silent_since:
-                continue
-            with self.begin() as conn:
-                won = conn.execute(
-                    workers.update()
-                    .where(workers.c.name == worker.name)
-                    .where(workers.c.recovered_by.is_(None))
-                    .where(workers.c.heartbeat_at == worker.heartbeat_at)
-                    .values(recovered_by=rescuer)
-                ).rowcount
-            if won:
-                claimed.append(worker)
-        return claimed
-
-    def worker_left(self, name: str) -> None:
-        """A worker that stops cleanly: its pending work is recovered at once by the others."""
-        with self.begin() as conn:
-            conn.execute(workers.update().where(workers.c.name == name).values(heartbeat_at=0.0))
 
     # --- runs and signal lines ------------------------------------------------
 
@@ -369,6 +273,19 @@ class FleetStore:
             rows = conn.execute(
                 sa.select(runs).where(runs.c.project == name).order_by(runs.c.seq, runs.c.run_id)
             ).all()
+        return [FleetRun(**r._mapping) for r in rows]
+
+    def run_ids_of(self, name: str) -> list[str]:
+        with self.begin() as conn:
+            return list(
+                conn.execute(sa.select(runs.c.run_id).where(runs.c.project == name)).scalars()
+            )
+
+    def runs_by_id(self, run_ids: list[str]) -> list[FleetRun]:
+        if not run_ids:
+            return []
+        with self.begin() as conn:
+            rows = conn.execute(sa.select(runs).where(runs.c.run_id.in_(run_ids))).all()
         return [FleetRun(**r._mapping) for r in rows]
 
     def signal_lines(self, name: str) -> list[tuple[int, str, str, int]]:
@@ -381,8 +298,13 @@ class FleetStore:
             ).all()
         return [(r.seq, r.worker, r.line, r.exit_code) for r in rows]
 
+    def workers(self) -> list[Worker]:
+        with self.begin() as conn:
+            rows = conn.execute(sa.select(workers_table).order_by(workers_table.c.name)).all()
+        return [Worker(**r._mapping) for r in rows]
 
-def _project(row: Any) -> Project:
+
+def project_of(row: Any) -> Project:
     return Project(
         name=row["name"],
         repo=row["repo"],
@@ -397,9 +319,17 @@ def _project(row: Any) -> Project:
         last_exit=row["last_exit"],
         last_at=row["last_at"],
         units_done=row["units_done"],
+        incarnation=row["incarnation"] or "0",
+        holder_workflow=row["holder_workflow"],
+        holder_epoch=row["holder_epoch"],
+        loop_state=row["loop_state"],
     )
 
 
-def _first_line(exc: BaseException) -> str:
+def row_json(row: Any) -> str:
+    return json.dumps(row, ensure_ascii=False, default=str)
+
+
+def first_line(exc: BaseException) -> str:
     text = str(getattr(exc, "orig", None) or exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__

@@ -1,33 +1,36 @@
-"""One unit of a fleet project: a fresh clone at the project's head, one tick, one push.
+"""One unit of a fleet project: the project's clone at its branch's head, one tick, a commit.
 
 The tick is the same code as ``tether loop tick`` (level 1, level 2, guard,
-signal line), run in a fresh clone with the project's own tether home (its run
-store, guard and reports) under the fleet's state folder. What the unit changed
-— the agent's work and the board — is committed as one commit and pushed to
-the project's branch. A push that is rejected because someone else moved the
-branch is rebased; a rebase that conflicts is never forced: the project stops
-with the reason, for a person to resolve.
+signal line), run in this worker's clone of the project with the project's
+tether home on this worker. Before it, that home is brought up to date from
+the fleet's database: the runs other workers recorded (with their reports),
+the loop's memory of the board, and any run a dead worker left in progress
+(its events), which the tick's recovery then marks ``abandoned``, reports and
+follows up. After it, what the unit changed is committed (pushed by the next
+step) and the loop's memory goes back to the database with the unit's record.
 
-A unit may run twice (a worker died in the middle: DBOS runs the step again).
-The second attempt first ends what the first left: its run is recovered as
-``abandoned`` with a report from its events, and the tick then follows it up
-exactly as a limit stop, in a new clone, so nothing half-done is pushed.
+``run_unit`` never raises once the tick has begun: every way it ends is an
+``UnitOutcome`` (plain values, so a DBOS step can checkpoint it). Before the
+tick, ``NotYetError`` says a retry may cure it (the database or the remote
+could not be reached).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from tether.exit_codes import ExitCode
+from tether.fleet import git
+from tether.fleet.mirror import Mirror, adopt_orphans, fleet_runs, hydrate, local_run_ids
+from tether.fleet.store import FleetDatabaseError, FleetRun, FleetStore
 
-GIT_TIMEOUT = 120.0
-AUTHOR = ("tether fleet", "tether-fleet@localhost")
+
+class NotYetError(Exception):
+    """The unit could not start for a reason a retry may cure (one-line message)."""
 
 
 @dataclass(frozen=True)
@@ -36,163 +39,135 @@ class UnitSpec:
     repo: str
     branch: str
     seq: int
+    workflow_id: str
     worker: str
-    state_home: Path  # the project's tether home: runs, guard, reports
-    workdir: Path  # where this worker makes its clones
+    state_home: Path  # the project's tether home on this worker: runs, guard, reports
+    clone: Path  # this worker's clone of the project
+    loop_state: str | None  # the loop's memory of the board, as the database keeps it
 
 
-@dataclass
+@dataclass(frozen=True)
 class UnitOutcome:
     line: str
     exit_code: int
-    stop: bool
-    run_ids: list[str] = field(default_factory=list)
-    recovered: list[str] = field(default_factory=list)  # runs a dead worker left, now abandoned
-    pushed: str | None = None  # the commit pushed, if the unit changed anything
-    conflict: str | None = None  # why the project must stop for a person
+    stop: bool  # the signal line is a STOP: the next look comes after the poll interval
+    runs: tuple[FleetRun, ...] = ()  # runs this unit started or recovered, as recorded
+    did_work: bool = False  # an agent ran
+    commit: str | None = None  # the unit's commit, to push
+    bundle: bytes | None = None  # that commit for a worker without this clone
+    loop_state: str | None = None
+    failure: str | None = None  # the project stops for a person, with this reason
+    skipped: str | None = None  # the unit did not run (paused, stopped, removed)
 
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "line": self.line,
-            "exit_code": self.exit_code,
-            "stop": self.stop,
-            "run_ids": self.run_ids,
-            "recovered": self.recovered,
-            "pushed": self.pushed,
-            "conflict": self.conflict,
-        }
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
-
-class GitError(Exception):
-    pass
+    @classmethod
+    def of(cls, data: Mapping[str, Any]) -> UnitOutcome:
+        runs = tuple(FleetRun(**r) for r in data.get("runs", ()))
+        return cls(**{**data, "runs": runs})
 
 
-def git(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
-    done = subprocess.run(
-        ["git", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=GIT_TIMEOUT,
-        check=False,
-        env=None if env is None else dict(env),
-    )
-    if done.returncode != 0:
-        message = (done.stderr or done.stdout).strip().splitlines()
-        raise GitError(f"git {args[0]}: {message[-1] if message else 'failed'}")
-    return done.stdout.strip()
+def _reap_leftovers(home: Path) -> None:
+    """Agents of this home whose supervisor died: ended before their clone is reset."""
+    from tether.runs.liveness import supervisor_alive
+    from tether.runs.recovery import reap
+    from tether.store import db
+    from tether.store.runs import running_runs
+
+    conn = db.connect(home)
+    try:
+        for row in running_runs(conn):
+            if not supervisor_alive(row):
+                reap(row)
+    finally:
+        conn.close()
 
 
-def _git_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        GIT_AUTHOR_NAME=AUTHOR[0],
-        GIT_AUTHOR_EMAIL=AUTHOR[1],
-        GIT_COMMITTER_NAME=AUTHOR[0],
-        GIT_COMMITTER_EMAIL=AUTHOR[1],
-        GIT_TERMINAL_PROMPT="0",
-    )
-    return env
-
-
-def clone(spec: UnitSpec) -> Path:
-    """A fresh clone of the project's branch at its current head, in a folder of its own.
-
-    A new folder per attempt: a folder an earlier attempt left (its worker
-    died) stays as it was until the tick's recovery has ended that attempt's
-    agent and written its report, which shows the work left there.
-    """
-    target = spec.workdir / spec.project / f"{spec.seq}-{spec.worker}-{uuid.uuid4().hex[:8]}"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    git(
-        target.parent,
-        "clone",
-        "--quiet",
-        "--single-branch",
-        "--branch",
-        spec.branch,
-        spec.repo,
-        target.name,
-        env=_git_env(),
-    )
-    return target
-
-
-def _remove_leftovers(spec: UnitSpec, keep: Path) -> None:
-    """Clones of this project that earlier, dead attempts left (recovered by now)."""
-    for folder in (spec.workdir / spec.project).iterdir():
-        if folder != keep and folder.is_dir():
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-def run_unit(spec: UnitSpec) -> UnitOutcome:
-    """Tick once in a fresh clone (which first recovers what a dead worker left), push."""
-    from tether.loop.context import open_loop
-    from tether.loop.tick import tick
+def prepare(spec: UnitSpec, store: FleetStore) -> tuple[set[str], list[str]]:
+    """Clone and home ready for the tick: runs known before it, and runs adopted."""
+    from tether.store import db
 
     spec.state_home.mkdir(parents=True, exist_ok=True)
-    checkout = clone(spec)
     try:
-        env = dict(os.environ)
-        env["TETHER_HOME"] = str(spec.state_home)
-        env.pop("TETHER_SESSION_ID", None)
-        env.pop("TETHER_RUN_ID", None)
-        loop = open_loop(checkout, env=env)
+        _reap_leftovers(spec.state_home)
+        git.prepare_clone(spec.clone, spec.repo, spec.branch)
+        hydrate(store, spec.project, spec.state_home)
+        conn = db.connect(spec.state_home)
         try:
+            before = local_run_ids(conn)
+        finally:
+            conn.close()
+        adopted = adopt_orphans(store, spec.project, spec.state_home)
+    except (git.TransientGitError, FleetDatabaseError) as exc:
+        raise NotYetError(str(exc)) from None
+    return before, adopted
+
+
+def run_unit(spec: UnitSpec, store: FleetStore, mirror: Mirror) -> UnitOutcome:
+    """Tick once in the project's clone (recovering what a dead worker left), commit."""
+    from tether.loop.context import open_loop
+    from tether.loop.records import export_memory, import_memory
+    from tether.loop.tick import tick
+    from tether.store import db
+
+    before, adopted = prepare(spec, store)
+    env = dict(os.environ)
+    env["TETHER_HOME"] = str(spec.state_home)
+    for name in ("TETHER_SESSION_ID", "TETHER_RUN_ID"):
+        env.pop(name, None)
+    line, code, stop, memory = "", 0, False, None
+    failure: str | None = None
+    mirror.watch(spec.project, spec.state_home)
+    try:
+        loop = open_loop(spec.clone, env=env)
+        try:
+            if spec.loop_state:
+                import_memory(loop.conn, loop.scope, spec.loop_state)
             result = tick(loop)
+            line, code, stop = result.line, int(result.exit_code), result.signal.is_stop
+            memory = export_memory(loop.conn, loop.scope)
         finally:
             loop.close()
-            loop.lock_path.unlink(missing_ok=True)  # one per clone folder: not kept
-        _remove_leftovers(spec, keep=checkout)
-        outcome = UnitOutcome(
-            line=result.line,
-            exit_code=int(result.exit_code),
-            stop=result.signal.is_stop,
-            run_ids=[result.dispatched.run_id]
-            if result.dispatched is not None and result.dispatched.run_id
-            else [],
-            recovered=result.recovered,
-        )
-        message = f"tether fleet: {spec.project} unit {spec.seq} ({spec.worker})\n\n{result.line}\n"
-        try:
-            outcome.pushed = commit_and_push(checkout, spec.branch, message)
-        except PushConflictError as exc:
-            outcome.conflict = str(exc)
-        return outcome
+            loop.lock_path.unlink(missing_ok=True)
+    except Exception as exc:
+        failure = f"the unit's tick failed: {type(exc).__name__}: {_one_line(exc)}"
     finally:
-        shutil.rmtree(checkout, ignore_errors=True)
+        mirror.unwatch(spec.project)
+    conn = db.connect(spec.state_home)
+    try:
+        started = local_run_ids(conn) - before
+    finally:
+        conn.close()
+    runs = tuple(
+        fleet_runs(
+            spec.state_home,
+            sorted(started | set(adopted)),
+            project=spec.project,
+            seq=spec.seq,
+            worker=spec.worker,
+            workflow_id=spec.workflow_id,
+        )
+    )
+    did_work = bool(started - set(adopted))
+    if failure is not None:
+        return _failed(failure, runs, did_work)
+    message = f"tether fleet: {spec.project} unit {spec.seq} ({spec.worker})\n\n{line}\n"
+    try:
+        base = git.git(spec.clone, "rev-parse", "HEAD")
+        commit = git.commit_all(spec.clone, message, spec.workflow_id)
+        packed = None if commit is None else git.bundle(spec.clone, base, commit)
+    except git.GitError as exc:
+        failure = f"the unit's commit failed: {exc}"
+        return _failed(failure, runs, did_work)
+    return UnitOutcome(line, code, stop, runs, did_work, commit, packed, memory)
 
 
-class PushConflictError(Exception):
-    """The branch moved and the unit's commit does not rebase cleanly onto it."""
+def _failed(failure: str, runs: tuple[FleetRun, ...], did_work: bool) -> UnitOutcome:
+    code = int(ExitCode.HUMAN_STOP)
+    return UnitOutcome(f"stopped: {failure}", code, True, runs, did_work, failure=failure)
 
 
-def commit_and_push(checkout: Path, branch: str, message: str, attempts: int = 5) -> str | None:
-    """Commit everything the unit changed and push it; rebase when the branch moved."""
-    env = _git_env()
-    git(checkout, "add", "--all", env=env)
-    if not git(checkout, "status", "--porcelain", env=env):
-        return None
-    git(checkout, "commit", "--quiet", "--no-verify", "-m", message, env=env)
-    for _ in range(attempts):
-        try:
-            git(checkout, "push", "--quiet", "origin", f"HEAD:refs/heads/{branch}", env=env)
-            return git(checkout, "rev-parse", "HEAD", env=env)
-        except GitError as rejected:
-            git(checkout, "fetch", "--quiet", "origin", branch, env=env)
-            try:
-                git(checkout, "rebase", "--quiet", "FETCH_HEAD", env=env)
-            except GitError:
-                subprocess.run(
-                    ["git", "rebase", "--abort"], cwd=checkout, capture_output=True, check=False
-                )
-                raise PushConflictError(
-                    f"the push to {branch} was rejected ({rejected}) and the unit's commit "
-                    f"does not rebase onto the new head: someone changed the same files; "
-                    f"resolve it in the repository, then `tether fleet resume`"
-                ) from None
-    raise PushConflictError(f"the push to {branch} was rejected {attempts} times in a row")
-
-
-def conflict_exit() -> int:
-    return int(ExitCode.HUMAN_STOP)
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else "(no message)"

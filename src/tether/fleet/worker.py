@@ -1,11 +1,14 @@
-"""``tether fleet worker``: a DBOS executor that takes units of any project.
+"""``tether fleet worker``: a supervisor of executors, each a DBOS executor taking units.
 
-Besides running units, every worker keeps the fleet going: it writes its
-heartbeat, recovers the workflows of workers that went silent (each dead
-worker is claimed by exactly one rescuer), and enqueues the first unit of a
-project that was added or resumed. A database that cannot be reached is
-waited for with backoff and said once, in one line; nothing is lost, because
-everything the fleet knows is in that database.
+A worker of concurrency N runs N executor processes (``tether.fleet.executor``),
+each holding its own lease and running one unit at a time, so a worker's
+concurrency is its own, not a fleet-wide setting. An executor that dies or is
+fenced is started again under the same name: DBOS's launch recovers what it
+left (its executor id is its name). Executors die with their supervisor: a
+worker killed with ``kill -9`` takes its executors along, and their agents'
+guardians end the agents; the other workers take over once the leases run out.
+
+Nothing here imports DBOS: the supervisor stays small.
 """
 
 from __future__ import annotations
@@ -13,16 +16,87 @@ from __future__ import annotations
 import contextlib
 import re
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
 from types import FrameType
 
+from tether.exit_codes import ExitCode
 from tether.fleet.places import Places, display
 from tether.fleet.store import FleetDatabaseError, FleetStore
 
 Say = Callable[[str], None]
 DATABASE_NAME = re.compile(r"[A-Za-z0-9_-]{1,63}")
+# an executor that ran this long before ending is started again at once
+STEADY_SECONDS = 30.0
+STOP_WAIT = 60.0
+
+
+def executor_names(name: str, concurrency: int) -> list[str]:
+    return [name] if concurrency == 1 else [f"{name}.{i}" for i in range(1, concurrency + 1)]
+
+
+def _spawn(name: str, group: str) -> subprocess.Popen[bytes]:
+    from tether.runs.process import die_with_parent
+
+    return subprocess.Popen(
+        [sys.executable, "-m", "tether.fleet.executor", name, group],
+        preexec_fn=die_with_parent,
+    )
+
+
+def run_worker(places: Places, *, name: str, concurrency: int, say: Say) -> int:
+    """Run the worker's executors until SIGTERM/SIGINT; its exit code."""
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    names = executor_names(name, concurrency)
+    procs = {n: _spawn(n, name) for n in names}
+    started = dict.fromkeys(names, time.monotonic())
+    quick_exits = dict.fromkeys(names, 0)
+    code = 0
+    try:
+        while not stop.wait(0.5):
+            for n, proc in list(procs.items()):
+                rc = proc.poll()
+                if rc is None:
+                    continue
+                if rc in (ExitCode.USAGE, ExitCode.CONFIG):
+                    code = rc  # it said why; starting it again would say it again
+                    stop.set()
+                    break
+                ran = time.monotonic() - started[n]
+                quick_exits[n] = 0 if ran > STEADY_SECONDS else quick_exits[n] + 1
+                delay = min(30.0, 0.5 * 2 ** quick_exits[n]) if quick_exits[n] else 0.0
+                say(f"executor {n} ended (exit {rc}); starting it again in {delay:.0f} s")
+                if stop.wait(delay):
+                    break
+                procs[n] = _spawn(n, name)
+                started[n] = time.monotonic()
+    finally:
+        _stop_all(procs)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return code
+
+
+def _stop_all(procs: dict[str, subprocess.Popen[bytes]]) -> None:
+    for proc in procs.values():
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + STOP_WAIT
+    for proc in procs.values():
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def open_store(places: Places, say: Say, stop: threading.Event) -> FleetStore | None:
@@ -39,76 +113,6 @@ def open_store(places: Places, say: Say, stop: threading.Event) -> FleetStore | 
             stop.wait(delay)
             delay = min(delay * 2, 10.0)
     return None
-
-
-def run_worker(places: Places, *, name: str, concurrency: int, say: Say) -> int:
-    from tether.fleet import engine
-
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        if places.is_sqlite is False:
-            ensure_database(places.database, say, stop)
-        store = open_store(places, say, stop)
-        if store is None:
-            return 0
-        engine.start(
-            url=places.database,
-            store=store,
-            worker=name,
-            concurrency=concurrency,
-            state_dir=places.state_dir,
-            workdir=places.workdir,
-            poll_interval=places.settings.poll_interval,
-        )
-        started = time.time()
-        say(f"fleet worker {name} ready (concurrency {concurrency}, {display(places.database)})")
-        _housekeeping(store, places, name, concurrency, started, say, stop)
-        with contextlib.suppress(FleetDatabaseError):
-            store.worker_left(name)
-        engine.stop()
-        say(f"fleet worker {name} stopped")
-        return 0
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-
-
-def _housekeeping(
-    store: FleetStore,
-    places: Places,
-    name: str,
-    concurrency: int,
-    started: float,
-    say: Say,
-    stop: threading.Event,
-) -> None:
-    from tether.fleet import engine
-
-    settings = places.settings
-    outage = False
-    while not stop.is_set():
-        try:
-            store.heartbeat(engine.this_worker(name, concurrency, started))
-            for dead in store.claim_dead(name, time.time() - settings.dead_after):
-                count = engine.recover([dead.executor_id])
-                say(f"worker {dead.name} went silent; recovered {count} unit(s) of its")
-            for project in store.to_kick():
-                engine.enqueue_unit(project.name, project.generation, project.next_seq)
-                store.kicked(project.name, project.generation)
-            if outage:
-                say("fleet database reachable again")
-                outage = False
-            stop.wait(settings.heartbeat_interval)
-        except FleetDatabaseError as exc:
-            if not outage:
-                say(f"{exc}; retrying")
-                outage = True
-            stop.wait(min(settings.heartbeat_interval * 2, 10.0))
 
 
 def ensure_database(url: str, say: Say, stop: threading.Event) -> None:

@@ -1,0 +1,178 @@
+"""One executor of a fleet worker: a DBOS executor with a lease, taking one unit at a time.
+
+Started by ``tether fleet worker`` as ``python -m tether.fleet.executor NAME WORKER``
+(the working folder and environment of the worker, so the same configuration).
+Besides running units it keeps the fleet going: it mirrors the runs in
+progress into the database, claims the executors whose lease ran out and
+recovers their workflows (each claimed by exactly one rescuer), and enqueues
+the first unit of a project that was added or resumed.
+
+Exit 0 when stopped (SIGTERM, SIGINT), ``EXIT_FENCED`` when another worker
+took over its units (its supervisor starts it again), 2 or 3 with one line
+for what starting it again would not cure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import sys
+import threading
+from types import FrameType
+
+from tether.errors import TetherError
+from tether.fleet.keeper import Keeper
+from tether.fleet.leases import (
+    Lease,
+    RecoveryInProgressError,
+    claim_expired,
+    recovered,
+    register,
+    release,
+)
+from tether.fleet.mirror import Mirror
+from tether.fleet.places import Places, display
+from tether.fleet.store import FencedError, FleetDatabaseError, FleetStore
+from tether.fleet.worker import Say, ensure_database, open_store
+
+EXIT_FENCED = 75  # between an executor and its supervisor only: start me again
+STOP_WAIT = 30.0
+
+
+def _register(
+    store: FleetStore, places: Places, name: str, group: str, stop: threading.Event, say: Say
+) -> Lease | None:
+    said = False
+    while not stop.is_set():
+        try:
+            return register(
+                store,
+                name=name,
+                group=group,
+                host=socket.gethostname(),
+                pid=os.getpid(),
+                seconds=places.settings.dead_after,
+            )
+        except RecoveryInProgressError:
+            if not said:
+                say(f"waiting: another worker is recovering what {name} left")
+                said = True
+        except FleetDatabaseError:
+            pass
+        stop.wait(places.settings.heartbeat_interval)
+    return None
+
+
+def run_executor(places: Places, *, name: str, group: str, say: Say) -> int:
+    from tether.fleet import engine
+
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    for s in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(s, on_signal)
+    if not places.is_sqlite:
+        ensure_database(places.database, say, stop)
+    store = open_store(places, say, stop)
+    lease = None if store is None else _register(store, places, name, group, stop, say)
+    if store is None or lease is None:
+        return 0
+    settings = places.settings
+    mirror = Mirror(store, name)
+    keeper = Keeper(
+        store,
+        lease,
+        seconds=settings.dead_after,
+        interval=settings.heartbeat_interval,
+        homes=mirror.homes,
+        say=say,
+    )
+    keeper.start()
+    ctx = engine.Context(
+        store=store,
+        lease=lease,
+        state_dir=places.state_dir,
+        workdir=places.workdir,
+        poll_interval=settings.poll_interval,
+        lease_seconds=settings.dead_after,
+        mirror=mirror,
+    )
+    log_file = places.log_dir / f"{name}.log"
+    engine.start(ctx, url=places.database, log_file=log_file)
+    say(
+        f"fleet worker {name} ready (epoch {lease.epoch}, {display(places.database)}; "
+        f"DBOS log {log_file})"
+    )
+    code = _housekeeping(store, places, lease, keeper, mirror, say, stop)
+    if code == 0:
+        from tether.runs.supervisor import cancel_all_runs
+
+        cancel_all_runs()  # units in progress end in order: their runs cancelled, recorded
+        if engine.stop(STOP_WAIT):
+            with contextlib.suppress(FleetDatabaseError):
+                release(store, lease)  # nothing left running: the others may take over now
+    keeper.stop()
+    say(f"fleet worker {name} {'stopped' if code == 0 else 'fenced: another worker took over'}")
+    return code
+
+
+def _housekeeping(
+    store: FleetStore,
+    places: Places,
+    lease: Lease,
+    keeper: Keeper,
+    mirror: Mirror,
+    say: Say,
+    stop: threading.Event,
+) -> int:
+    from tether.fleet import engine
+    from tether.fleet.recovery import recover_executor
+
+    while not stop.is_set():
+        if keeper.fenced.is_set() or engine.is_fenced():
+            return EXIT_FENCED
+        mirror.sync()
+        if not keeper.lost:
+            try:
+                for dead in claim_expired(store, lease):
+                    count = recover_executor(dead.name)
+                    recovered(store, dead.name, lease)
+                    say(f"worker {dead.name} went silent; recovered {count} unit(s) of its")
+                for project in store.to_kick():
+                    engine.enqueue_unit(
+                        project.name, project.incarnation, project.generation, project.next_seq
+                    )
+                    store.kicked(project.name, project.generation)
+            except FleetDatabaseError:
+                pass  # the keeper says when the database goes and comes back
+            except FencedError:
+                keeper.fenced.set()
+        stop.wait(places.settings.heartbeat_interval)
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    from tether.config import load_config
+    from tether.fleet.places import places as places_of
+
+    def say(line: str) -> None:
+        print(f"tether fleet: {line}", file=sys.stderr, flush=True)
+
+    name, group = argv
+    try:
+        return run_executor(places_of(load_config()), name=name, group=group, say=say)
+    except TetherError as exc:
+        say(str(exc).strip().splitlines()[0])
+        return int(exc.exit_code)
+
+
+if __name__ == "__main__":
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # not sys.exit: a unit fenced in its workflow thread waits for this process to end
+    os._exit(code)

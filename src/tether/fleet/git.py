@@ -1,0 +1,259 @@
+"""A fleet unit's git: one clone per project and worker, a commit, an idempotent push.
+
+The clone is kept between units and brought to the branch's head with a fetch
+(never a fresh clone per unit). A unit's commit carries the trailer
+``Tether-Fleet-Unit: <workflow id>``: a push repeated after a crash finds the
+unit's commit on the remote (rebased or not) and does nothing. A worker that
+did not make the commit (it took the unit over) gets it from the bundle the
+unit's step returned, so no disk is shared. A push that is rejected because
+someone else moved the branch is rebased; a rebase that conflicts is never
+forced: the project stops with the reason, for a person to resolve.
+
+Errors are plain exceptions with one message (picklable across DBOS steps):
+``TransientGitError`` for what a retry may cure (network, timeouts, locks),
+``GitError`` for the rest.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+GIT_TIMEOUT = 600.0  # a first clone of a large repository
+AUTHOR = ("tether fleet", "tether-fleet@localhost")
+TRAILER = "Tether-Fleet-Unit"
+# remote history searched for a unit's commit before pushing it again
+SEARCH_DEPTH = 200
+
+_TRANSIENT = (
+    "could not resolve host",
+    "connection refused",
+    "connection timed out",
+    "connection reset",
+    "timed out",
+    "early eof",
+    "the remote end hung up",
+    "rpc failed",
+    "unable to access",
+    "temporary failure",
+    "index.lock",
+    "cannot lock ref",
+    "503",
+    "502",
+)
+
+
+class GitError(Exception):
+    """A git command failed in a way a retry would not cure."""
+
+
+class TransientGitError(GitError):
+    """A git command failed in a way a retry may cure (network, timeout, lock)."""
+
+
+class PushConflictError(GitError):
+    """The branch moved and the unit's commit does not rebase cleanly onto it."""
+
+
+def git_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        GIT_AUTHOR_NAME=AUTHOR[0],
+        GIT_AUTHOR_EMAIL=AUTHOR[1],
+        GIT_COMMITTER_NAME=AUTHOR[0],
+        GIT_COMMITTER_EMAIL=AUTHOR[1],
+        GIT_TERMINAL_PROMPT="0",
+    )
+    return env
+
+
+def git(cwd: Path, *args: str, timeout: float = GIT_TIMEOUT) -> str:
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            env=git_env(),
+        )
+    except subprocess.TimeoutExpired:
+        raise TransientGitError(f"git {args[0]}: timed out after {timeout:.0f} s") from None
+    if done.returncode != 0:
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        said = [ln for ln in lines if ln.startswith(("fatal:", "error:"))] or lines[-1:]
+        message = f"git {args[0]}: {said[0] if said else f'exit {done.returncode}'}"
+        text = (done.stderr or "").lower()
+        raise (TransientGitError if any(t in text for t in _TRANSIENT) else GitError)(message)
+    return done.stdout.strip()
+
+
+def check_remote(repo: str, branch: str, timeout: float = 60.0) -> None:
+    """``GitError`` unless ``repo`` answers and has ``branch`` (``git ls-remote``)."""
+    cwd = Path(tempfile.gettempdir())
+    try:
+        found = git(cwd, "ls-remote", "--heads", repo, branch, timeout=timeout)
+    except GitError as exc:
+        raise GitError(f"cannot read repository {repo}: {exc}") from None
+    if not any(line.endswith(f"refs/heads/{branch}") for line in found.splitlines()):
+        raise GitError(f"repository {repo} has no branch {branch!r}")
+
+
+def prepare_clone(folder: Path, repo: str, branch: str) -> str:
+    """``folder`` as a clean checkout of the branch's head (fetched, or cloned once).
+
+    Returns the head's commit. Whatever an earlier unit left there (its work
+    was committed and pushed, or its run was recovered from its events) is
+    reset away.
+    """
+    if (folder / ".git").is_dir() and _origin(folder) == repo:
+        git(
+            folder,
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "origin",
+            f"+{branch}:refs/remotes/origin/{branch}",
+        )
+        git(folder, "checkout", "--quiet", "--force", "-B", branch, f"refs/remotes/origin/{branch}")
+        git(folder, "clean", "-ffdxq")
+        return git(folder, "rev-parse", "HEAD")
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+    try:
+        git(
+            folder.parent,
+            "clone", "--quiet", "--no-tags", "--single-branch", "--branch", branch,
+            repo, partial.name,
+        )  # fmt: skip
+        partial.rename(folder)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    return git(folder, "rev-parse", "HEAD")
+
+
+def _origin(folder: Path) -> str | None:
+    try:
+        return git(folder, "remote", "get-url", "origin")
+    except GitError:
+        return None
+
+
+def commit_all(folder: Path, message: str, workflow_id: str) -> str | None:
+    """Commit everything the unit changed, with the unit's trailer; None if nothing did."""
+    git(folder, "add", "--all")
+    try:
+        git(folder, "diff", "--cached", "--quiet")
+        return None  # nothing staged
+    except GitError:
+        pass
+    body = f"{message.rstrip()}\n\n{TRAILER}: {workflow_id}\n"
+    git(folder, "commit", "--quiet", "--no-verify", "-m", body)
+    return git(folder, "rev-parse", "HEAD")
+
+
+def bundle(folder: Path, base: str, head: str) -> bytes:
+    """The unit's commit (``head``, checked out) as a git bundle, for a worker without it."""
+    if git(folder, "rev-parse", "HEAD") != head:
+        raise GitError(f"the unit's commit {head[:12]} is not checked out")
+    with tempfile.TemporaryDirectory(prefix="tether-bundle-") as tmp:
+        path = Path(tmp) / "unit.bundle"
+        git(folder, "bundle", "create", "--quiet", str(path), f"{base}..HEAD")
+        return path.read_bytes()
+
+
+def _has_commit(folder: Path, sha: str) -> bool:
+    try:
+        git(folder, "cat-file", "-e", f"{sha}^{{commit}}")
+        return True
+    except GitError:
+        return False
+
+
+def find_pushed(folder: Path, branch: str, workflow_id: str) -> str | None:
+    """The commit on the remote branch that carries this unit's trailer, if any."""
+    marker = f"{TRAILER}: {workflow_id}"
+    log = git(
+        folder, "log", f"--max-count={SEARCH_DEPTH}", "--format=%H%x00%B%x01",
+        f"refs/remotes/origin/{branch}",
+    )  # fmt: skip
+    for entry in log.split("\x01"):
+        sha, _, body = entry.strip().partition("\x00")
+        if marker in body.splitlines():
+            return sha
+    return None
+
+
+def push_unit(
+    folder: Path,
+    branch: str,
+    workflow_id: str,
+    commit: str,
+    unit_bundle: bytes | None,
+    timeout: float,
+    attempts: int = 5,
+) -> str:
+    """Push the unit's commit (at most once); the commit that is on the remote now.
+
+    Skipped when the remote already has a commit with the unit's trailer.
+    Rebased when the branch moved; ``PushConflictError`` when that rebase
+    conflicts. Each git command is bounded by ``timeout``.
+    """
+    git(
+        folder,
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "origin",
+        f"+{branch}:refs/remotes/origin/{branch}",
+        timeout=timeout,
+    )
+    there = find_pushed(folder, branch, workflow_id)
+    if there is not None:
+        return there
+    if not _has_commit(folder, commit):
+        if unit_bundle is None:
+            raise GitError(f"the unit's commit {commit[:12]} is neither here nor in a bundle")
+        with tempfile.TemporaryDirectory(prefix="tether-bundle-") as tmp:
+            path = Path(tmp) / "unit.bundle"
+            path.write_bytes(unit_bundle)
+            git(folder, "fetch", "--quiet", str(path), "HEAD", timeout=timeout)
+        if not _has_commit(folder, commit):
+            raise GitError(f"the unit's bundle does not hold its commit {commit[:12]}")
+    git(folder, "checkout", "--quiet", "--force", "-B", branch, commit)
+    for _ in range(attempts):
+        try:
+            git(folder, "push", "--quiet", "origin", f"HEAD:refs/heads/{branch}", timeout=timeout)
+            return git(folder, "rev-parse", "HEAD")
+        except TransientGitError:
+            raise
+        except GitError as rejected:
+            git(
+                folder,
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "origin",
+                f"+{branch}:refs/remotes/origin/{branch}",
+                timeout=timeout,
+            )
+            there = find_pushed(folder, branch, workflow_id)
+            if there is not None:
+                return there  # the push went through before its answer was lost
+            try:
+                git(folder, "rebase", "--quiet", f"refs/remotes/origin/{branch}", timeout=timeout)
+            except GitError:
+                subprocess.run(
+                    ["git", "rebase", "--abort"], cwd=folder, capture_output=True, check=False
+                )
+                raise PushConflictError(
+                    f"the push to {branch} was rejected ({rejected}) and the unit's commit "
+                    f"does not rebase onto the new head: someone changed the same files; "
+                    f"resolve it in the repository, then `tether fleet resume`"
+                ) from None
+    raise PushConflictError(f"the push to {branch} was rejected {attempts} times in a row")

@@ -1,0 +1,65 @@
+"""A unit's closing record: signal line, runs, loop memory and progress, in one transaction.
+
+``record_unit`` runs inside the DBOS datasource transaction that also writes
+the unit's checkpoint, so it is written exactly once, and only while the
+worker writing it still holds the unit.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from typing import Any
+
+import sqlalchemy as sa
+
+from tether.fleet.leases import Lease, assert_holder
+from tether.fleet.mirror import forget_live
+from tether.fleet.schema import projects, runs, signals
+from tether.fleet.store import UnitRecord
+
+
+def record_unit(conn: sa.Connection | Any, dialect: str, record: UnitRecord) -> bool:
+    """The unit's signal line, its runs, the loop's memory and the project's progress.
+
+    Run inside the transaction that also writes the unit's DBOS checkpoint, and
+    only while this worker still holds the unit (``FencedError`` otherwise: a
+    worker whose lease ran out writes nothing). False: the project was removed.
+    """
+    lease = Lease(record.worker, record.epoch)
+    if not assert_holder(conn, dialect, record.project, record.workflow_id, lease, None):
+        return False
+    now = time.time()
+    conn.execute(
+        signals.insert().values(
+            project=record.project,
+            seq=record.seq,
+            worker=record.worker,
+            at=now,
+            line=record.line,
+            exit_code=record.exit_code,
+            workflow_id=record.workflow_id,
+        )
+    )
+    for run in record.runs:
+        conn.execute(runs.delete().where(runs.c.run_id == run.run_id))
+        conn.execute(runs.insert().values(**asdict(run)))
+    forget_live(conn, [r.run_id for r in record.runs])
+    greatest = sa.func.max if dialect == "sqlite" else sa.func.greatest
+    values: dict[str, Any] = {
+        "worker": None,
+        "unit_started_at": None,
+        "holder_workflow": None,
+        "holder_epoch": None,
+        "last_line": record.line,
+        "last_exit": record.exit_code,
+        "last_at": now,
+        "next_seq": greatest(projects.c.next_seq, record.seq + 1),
+        "units_done": projects.c.units_done + (1 if record.did_work else 0),
+    }
+    if record.loop_state is not None:
+        values["loop_state"] = record.loop_state
+    if record.stop_reason is not None:
+        values.update(paused=True, stopped_reason=record.stop_reason)
+    conn.execute(projects.update().where(projects.c.name == record.project).values(**values))
+    return True

@@ -8,8 +8,9 @@ Three tables of named regular expressions (case-insensitive) and one list:
   the unit to ``USER/approval`` with the rule's name and the matched words.
 - ``session``: text asking for what only a person can do in a session of their
   own (a GUI, a login, hardware). A match sends the unit to ``USER/session``.
-- ``commands``: tool calls the gate refuses during loop-dispatched runs unless
-  the ticket carries a human approval (``tether board approve``).
+- ``commands``: tool calls the gate refuses where no sandbox is the wall (see
+  ``tether.gate.policy``) unless the ticket carries a human approval
+  (``tether board approve``); the defaults live in the gate.
 - ``protected_branches``: ``git push`` to these is refused the same way.
 
 A table only names what it changes: its rules are laid over the defaults, and
@@ -24,6 +25,7 @@ from collections.abc import Mapping
 import msgspec
 
 from tether.config.section import Section
+from tether.gate.policy import DEFAULT_COMMANDS, DEFAULT_PROTECTED
 
 DEFAULT_APPROVAL: dict[str, str] = {
     "publish": r"\b(publish(es|ed|ing)?|npm publish|twine upload|cargo publish)\b",
@@ -64,26 +66,16 @@ DEFAULT_SESSION: dict[str, str] = {
     ),
 }
 
-# Matched against the command line of a tool call (``git push`` is also checked
-# against ``protected_branches`` and ``rm -rf`` against the work tree, in code).
-DEFAULT_COMMANDS: dict[str, str] = {
-    "publish": (
-        r"\b(npm|pnpm|yarn)\s+publish\b|\btwine\s+upload\b|\bcargo\s+publish\b"
-        r"|\bpoetry\s+publish\b|\bgem\s+push\b"
-    ),
-    "release": r"\bgh\s+release\s+create\b",
-    "deploy": (
-        r"\bdeploy\b|\bkubectl\s+(apply|rollout|delete)\b|\bhelm\s+(install|upgrade)\b"
-        r"|\bterraform\s+(apply|destroy)\b|\bvercel\b.*--prod\b"
-    ),
-}
+# The command rules have their home in the gate (stdlib only, it checks every call):
+# matched against a tool call's command line; ``git push`` is also checked against
+# ``protected_branches`` and ``rm -r``/``find -delete`` against the work tree, in code.
 
 
 class PolicySettings(Section, frozen=True):
     approval: dict[str, str] = msgspec.field(default_factory=dict)
     session: dict[str, str] = msgspec.field(default_factory=dict)
     commands: dict[str, str] = msgspec.field(default_factory=dict)
-    protected_branches: list[str] = msgspec.field(default_factory=lambda: ["main"])
+    protected_branches: list[str] = msgspec.field(default_factory=lambda: [*DEFAULT_PROTECTED])
 
     def __post_init__(self) -> None:
         for table, rules in (

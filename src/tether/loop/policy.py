@@ -1,24 +1,26 @@
 """The autonomy policy tether enforces (SPEC C7): explicit rules, not a model's judgment.
 
 For speed, a policy remembers each text's verdict by the text's content
-(``Policy.assess``): ``bench/tick.py`` shows the warm tick otherwise spends most
-of its time matching unchanged INBOX entries against the rules again (0.5x
-the time of reading every board file at 1,000 tickets, 1x at 10,000;
-remembered, under 0.07x). The rules themselves have one home, ``tether.config.policy``.
+(``Policy.assess``): ``bench/tick.py`` shows the warm tick otherwise spends
+most of its time matching unchanged INBOX entries against the rules again
+(0.5x the time of reading every board file at 1,000 tickets, 1x at 10,000;
+remembered, under 0.07x). The rules themselves have one home,
+``tether.config.policy``.
 
 At triage and before a ticket's run, the unit's text is matched against the
 ``[policy]`` rules (see ``tether.config.policy``): a request for an externally
 visible or irreversible step goes to ``USER/approval``, one that needs a
 session only a person can start to ``USER/session``, each with the rule that
-matched and the words it matched. A ticket a person approved
-(``tether board approve``, front matter ``approved``) passes the approval
-rules.
+matched and the words it matched. A ticket a person approved (``tether board
+approve``, front matter ``approved``) passes the approval rules.
 
 During the runs the loop dispatches, the gate refuses tool calls that match
-the command rules unless the ticket is approved. The policy reaches the gate
-as data: a small JSON file written at dispatch, named by ``TETHER_POLICY`` in
-the agent's environment (``tether.gate.policy`` reads it); the gate appends
-each refusal to ``<file>.refused.jsonl``, which the loop reads after the run.
+the command rules unless the ticket is approved (outside the sandbox only: see
+``tether.gate.policy``, a belt; the outbox is the way a run asks for such a
+step). The policy reaches the gate as data: a small JSON file written at
+dispatch, named by ``TETHER_POLICY`` in the agent's environment
+(``tether.gate.policy`` reads it); the gate appends each refusal to
+``<file>.refused.jsonl``, which the loop reads after the run.
 """
 
 from __future__ import annotations

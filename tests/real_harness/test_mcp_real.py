@@ -152,3 +152,47 @@ def test_the_agent_calls_subagents_wait_and_gets_the_states(harness: str, tmp_pa
     text = _transcripts(agent_env, harness)
     assert re.search(r'timed_out\\*"\s*:\s*true', text), "no subagents_wait answer"
     assert [e[1] for e in _events(home) if e[0] == "PreToolUse"] == [call.name]
+
+
+def test_claude_code_headless_offers_tethers_tools_in_its_first_request(
+    tmp_path: Path, tether_home: Path
+) -> None:
+    """`tether run` of `claude -p` in a project whose approved .mcp.json holds tether: the
+    first model request already offers the tools (the run sets the variable that makes
+    Claude Code wait for its MCP servers, which `-p` otherwise does not)."""
+    from tether.harnesses.claude_code import MCP_STARTUP_WAIT, ClaudeCodeHarness
+    from tether.testing.limited_run import limited_run
+
+    assert ClaudeCodeHarness.agent_env == {MCP_STARTUP_WAIT: "30000"}
+    exe = _cli("claude-code")
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "home")}
+    _tether(work, env, "mcp", "install", "--harness", "claude-code", "--project-dir", str(work))
+    # the person approved the project's servers once (Claude Code asks at its first start)
+    (work / ".claude").mkdir()
+    (work / ".claude" / "settings.json").write_text('{"enableAllProjectMcpServers": true}\n')
+    with ModelServer("call:board_list") as server:
+        done, _ = limited_run(
+            "claude-code",
+            exe,
+            server.port,
+            tmp_path,
+            tether_home,
+            ["--iterations", "5"],
+            config='[loop]\nboard = "tickets"\n',
+            extra_args=["--allowedTools", "mcp__tether"],
+            # offer MCP tools up front: the scripted model does not search deferred tools
+            extra_env={"ENABLE_TOOL_SEARCH": "false"},
+        )
+        requests = list(server.requests)
+    assert done.returncode == 0, done.stderr[-3000:]
+    record = json.loads(done.stdout)
+    events = Path(record["run_dir"], "events.jsonl").read_text("utf-8")
+    init = next(json.loads(line) for line in events.splitlines() if '"subtype":"init"' in line)
+    assert {"name": "tether", "status": "connected"}.items() <= init["mcp_servers"][0].items()
+    first = next(r for r in requests if r.step == 1)
+    assert "mcp__tether__board_list" in first.tool_names, first.tool_names
+    assert [c.name for c in first.tool_calls] == ["mcp__tether__board_list"]
+    # the tool's answer came back into the session (Claude Code shows the structured content)
+    assert '\\"tickets\\":[]' in events, events[-3000:]

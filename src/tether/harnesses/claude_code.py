@@ -80,6 +80,7 @@ class _Line(msgspec.Struct):
     total_cost_usd: float | None = None
 
 
+MCP_STARTUP_WAIT = "CLAUDE_CODE_MCP_STARTUP_WAIT_MS"
 _decoder = msgspec.json.Decoder(_Line)
 _IGNORED_TYPES = frozenset({"stream_event", "rate_limit_event"})
 
@@ -92,6 +93,12 @@ class ClaudeCodeHarness:
     has_turn_cap: ClassVar[bool] = True
     # ``result`` carries total_cost_usd (and --max-budget-usd caps it live)
     reports_cost: ClassVar[bool] = True
+    # Laid under the agent's environment (a person's own value wins). ``-p`` sends its
+    # first model request while the MCP servers still start (``status: pending`` in its
+    # init line), so their tools are missing from it; with this variable it waits for
+    # them, up to the time given, first (read from Claude Code 2.1.332; --mcp-config
+    # makes it wait too, but a project's approved .mcp.json does not).
+    agent_env: ClassVar[Mapping[str, str]] = {MCP_STARTUP_WAIT: "30000"}
 
     def build_command(self, spec: RunSpec) -> list[str]:
         argv = [self.executable, "-p", spec.prompt, "--output-format", "stream-json", "--verbose"]

@@ -239,7 +239,9 @@ def _execute(
         allow=request.allow,
     )
     argv = harness.build_command(spec)
-    env = _agent_env(config, profile, run_id, session_id, base_env)
+    # the harness's own defaults lie under everything else (harnesses.claude_code.agent_env)
+    defaults: Mapping[str, str] = getattr(harness, "agent_env", {})
+    env = _agent_env(config, profile, run_id, session_id, {**defaults, **base_env})
     env[OUTBOX_ENV] = str(paths.outbox)
     before = worktree.snapshot(cwd, exclude=config.home)
     row = RunRow(

@@ -37,6 +37,7 @@ def limited_run(
     *,
     config: str = "",
     extra_args: Sequence[str] = (),
+    extra_env: Mapping[str, str] | None = None,
     prompt: str = PROMPT,
     run_timeout: int = 90,
     wait: float = 150,
@@ -45,7 +46,7 @@ def limited_run(
 
     ``exe`` is the CLI, ``port`` the scripted model server's; ``config`` goes at
     the top of ``tether.toml``, ``extra_args`` after the CLI's own in the profile's
-    ``args``. ``--timeout run_timeout`` is added unless the
+    ``args``, ``extra_env`` over the CLI's own in the profile's ``env``. ``--timeout run_timeout`` is added unless the
     flags carry one; ``wait`` is how long to wait for ``tether run`` itself.
     """
     setup = client_setup(harness, tmp / "home", port)
@@ -56,7 +57,7 @@ def limited_run(
         f"[profiles.real]\nharness = {json.dumps(harness)}\n"
         + (f"model = {json.dumps(setup.model)}\n" if setup.model else "")
         + f"args = {json.dumps([*setup.extra_args, *extra_args])}\n"
-        f"env = {toml_inline(setup.env)}\ndefault = true\n"
+        f"env = {toml_inline({**setup.env, **(extra_env or {})})}\ndefault = true\n"
     )
     node_dir = Path(shutil.which("node") or "/usr/bin/node").parent
     env = {

@@ -216,11 +216,18 @@ def apply(change: Change) -> None:
 
 def notes(harness: str, scope: str) -> list[str]:
     """What a person should know after the install."""
-    if harness == "claude-code" and scope == "project":
-        return [
-            "Claude Code asks once to approve a project's .mcp.json servers "
-            "(or run it with --mcp-config .mcp.json)."
+    if harness == "claude-code":
+        found = [
+            "claude -p sends its first request before the server is up unless "
+            "CLAUDE_CODE_MCP_STARTUP_WAIT_MS=30000 is in its environment (tether run sets it)."
         ]
+        if scope == "project":
+            found.insert(
+                0,
+                "Claude Code asks once to approve a project's .mcp.json servers "
+                "(or run it with --mcp-config .mcp.json).",
+            )
+        return found
     if harness == "copilot" and scope == "project":
         return [
             "Copilot reads a workspace's .mcp.json only in a trusted folder (trusted_folders "

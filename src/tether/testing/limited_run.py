@@ -46,8 +46,9 @@ def limited_run(
 
     ``exe`` is the CLI, ``port`` the scripted model server's; ``config`` goes at
     the top of ``tether.toml``, ``extra_args`` after the CLI's own in the profile's
-    ``args``, ``extra_env`` over the CLI's own in the profile's ``env``. ``--timeout run_timeout`` is added unless the
-    flags carry one; ``wait`` is how long to wait for ``tether run`` itself.
+    ``args``, ``extra_env`` over the CLI's own in the profile's ``env``.
+    ``--timeout run_timeout`` is added unless the flags carry one; ``wait`` is how
+    long to wait for ``tether run`` itself.
     """
     setup = client_setup(harness, tmp / "home", port)
     work = tmp / "work"

@@ -38,6 +38,11 @@ def test_a_ticket_that_proposed_waits_and_the_last_approval_moves_it_to_done(rep
     assert waiting.front["proposals"] == [pid]
     assert waiting.needs is not None and f"tether outbox approve {pid}" in waiting.needs
     assert proposal["ticket"] == ticket.id and proposal["unit"] == f"ticket:{ticket.id}"
+    # a ticket approval is not how a proposal is decided
+    wrong = repo.person("board", "approve", ticket.id)
+    assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1, wrong.stderr
+    assert f"waits for proposals of its run ({pid})" in wrong.stderr
+    assert repo.project.board.get(ticket.id).location == "USER/approval"
     # the person's bundle names what waits
     repo.project.all_sources_ready()
     stop = repo.tether("loop", "tick")

@@ -45,7 +45,7 @@ from tether.config.policy import (
     PolicySettings,
     rules,
 )
-from tether.errors import TetherError
+from tether.errors import TetherError, UsageError
 from tether.exit_codes import ExitCode
 from tether.fs import atomic_write_text
 from tether.human_only import refuse_inside_agent, who
@@ -203,13 +203,21 @@ def approve(
 ) -> Ticket:
     """Record a person's approval on the ticket; a ticket waiting in USER/approval goes back.
 
-    Refused (``ApprovalRefusedError``, exit 30) inside an agent's process tree.
+    Refused (``ApprovalRefusedError``, exit 30) inside an agent's process tree, and
+    (exit 2) for a ticket that waits for outbox proposals: each is decided on its own.
     """
     from tether.gate.stamp import stamp
 
     environ = os.environ if env is None else env
     refuse_inside_agent("board approve", environ=environ, error=ApprovalRefusedError)
     ticket = board.get(ticket_id)
+    waiting = ticket.front.get("proposals")
+    if ticket.state is State.USER and isinstance(waiting, list) and waiting:
+        raise UsageError(
+            f"{ticket.id} waits for proposals of its run ({', '.join(map(str, waiting))}), not "
+            f"for a ticket approval: decide each with `tether outbox approve ID` or "
+            f"`tether outbox reject ID --reason …` (`tether outbox show ID` shows what it does)"
+        )
     record: dict[str, Any] = {"by": who(), "at": to_iso(clock.now())}
     if note:
         record["note"] = note

@@ -26,6 +26,7 @@ from typing import Any
 
 from tether.board import Board, State, Ticket, TicketNotFoundError
 from tether.config import load_config
+from tether.human_only import refuse_inside_agent
 from tether.outbox import APPROVED, DONE, FAILED, REJECTED, Carried, Proposal
 from tether.outbox import approve as carry_out
 from tether.outbox import reject as turn_down
@@ -87,6 +88,8 @@ def approve(
 ) -> Decided:
     """``tether outbox approve``: carry out the pinned step, then move its ticket on."""
     environ = dict(os.environ if env is None else env)
+    # first of all: inside a run the store is read-only, and no agent decides anyway
+    refuse_inside_agent("outbox approve", environ=environ)
     config = load_config(env=environ, cwd=cwd)
     conn = db.connect(config.home)
     try:
@@ -106,6 +109,7 @@ def reject(
 ) -> Decided:
     """``tether outbox reject``: record the reason, then send its ticket back."""
     environ = dict(os.environ if env is None else env)
+    refuse_inside_agent("outbox reject", environ=environ)
     config = load_config(env=environ, cwd=cwd)
     conn = db.connect(config.home)
     try:

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
-from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from tether.board import BoardView, State, Ticket
 from tether.clock import to_iso
-from tether.errors import TetherError
-from tether.fs import resolve_inside
 from tether.loop import records
+from tether.loop.board_queue import arrived, done_check, in_order
 from tether.loop.commands import CommandResult, run_command
 
 if TYPE_CHECKING:
@@ -52,10 +50,9 @@ def _verdict(result: CommandResult) -> str:
 def run_check(loop: Loop, view: BoardView, ticket: Ticket) -> CheckOutcome:
     """Run one ticket's check now and say whether the blocker is gone."""
     check = ticket.check
-    if isinstance(check, str):
-        other = view.get(check)
-        state = other.location if other is not None else "not on the board"
-        passed = other is not None and other.state is State.DONE
+    verdict = done_check(view, ticket)
+    if verdict is not None:
+        passed, state = verdict
         return CheckOutcome(ticket.id, passed, {"ticket": check, "state": state, "passed": passed})
     if not check:
         return CheckOutcome(ticket.id, False, {"passed": False}, skipped="no check")
@@ -70,7 +67,7 @@ def check_blocked(
     """The first BLOCKED ticket (priority order) whose check passes now, and all evidence."""
     now = loop.clock.now()
     evidence: list[dict[str, Any]] = []
-    blocked = sorted(view.in_state(State.BLOCKED), key=_order)
+    blocked = in_order(view, State.BLOCKED)
     checked = records.last_checks(loop.conn, loop.scope) if loop.check_interval > 0 else {}
     recent = 0
     found: tuple[Ticket, CheckOutcome] | None = None
@@ -133,33 +130,15 @@ def _front(outcome: CheckOutcome, now: Any) -> dict[str, Any]:
     return front
 
 
-def arrived(loop: Loop, ticket: Ticket, today: date) -> str | None:
-    """Why a WAITING ticket's wait is over (date reached, marker present), else None."""
-    if ticket.until is not None and ticket.until <= today:
-        return f"its date {ticket.until.isoformat()} has come (today is {today.isoformat()})"
-    if ticket.marker and (loop.project_root / ticket.marker).exists():
-        try:  # it exists; make sure a symlink does not lead outside the project
-            path = resolve_inside(loop.project_root, ticket.marker)
-        except TetherError:
-            return None
-        if path.exists():
-            return f"its marker {ticket.marker} exists"
-    return None
-
-
 def check_waiting(loop: Loop, view: BoardView) -> tuple[Ticket | None, str | None, int]:
     """The first WAITING ticket (priority order) whose date or marker has arrived."""
     today = loop.clock.now().date()
-    waiting = sorted(view.in_state(State.WAITING), key=_order)
+    waiting = in_order(view, State.WAITING)
     for ticket in waiting:
-        why = arrived(loop, ticket, today)
+        why = arrived(loop.project_root, ticket, today)
         if why is not None:
             return ticket, why, len(waiting)
     return None, None, len(waiting)
-
-
-def _order(ticket: Ticket) -> tuple[str, float, str]:
-    return (ticket.priority, ticket.created.timestamp(), ticket.id)
 
 
 def evidence_front(outcome: CheckOutcome, now: Any) -> dict[str, Any]:

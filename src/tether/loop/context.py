@@ -23,6 +23,7 @@ from tether.errors import ConfigError, TetherError
 from tether.exit_codes import ExitCode
 from tether.fs import lock_file
 from tether.loop.policy import Policy
+from tether.loop.project_board import board_of
 from tether.loop.sources import Source, build_sources
 from tether.store import db
 
@@ -148,14 +149,6 @@ class Loop:
                 self._held = 0
         finally:
             os.close(fd)
-
-
-def board_of(config: Config, *, clock: Clock | None = None) -> Board:
-    """The board the project's loop works on (``[loop] board``, relative to the project)."""
-    settings = config.section("loop", LoopSettings)
-    root = config.project_root
-    board_root = Path(settings.board).expanduser()
-    return Board(board_root if board_root.is_absolute() else root / board_root, root, clock=clock)
 
 
 def open_loop(

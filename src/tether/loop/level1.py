@@ -27,6 +27,7 @@ from tether.board import BoardView, State, Ticket
 from tether.config.loop import RoutineCheck
 from tether.loop import blockers, routines, todo, unfinished
 from tether.loop.blockers import CheckOutcome
+from tether.loop.board_queue import fired_parked, locked_tickets, user_lock
 from tether.loop.context import LoopError
 
 if TYPE_CHECKING:
@@ -92,21 +93,8 @@ def _title(ticket: Ticket) -> str:
     return f'{ticket.id} ({ticket.priority}) "{ticket.title}"'
 
 
-# Front matter key that puts a ticket under a user lock (SPEC C7): never autonomous.
-USER_LOCK = "user_lock"
-_LOCKABLE = (State.ACTIONABLE, State.BLOCKED, State.WAITING)
-
-
-def user_lock(ticket: Ticket) -> str | None:
-    """Why a person locked this ticket, or None when it is not locked."""
-    value = ticket.front.get(USER_LOCK)
-    if value is None or value is False or value == "":
-        return None
-    return value if isinstance(value, str) else "locked by a person"
-
-
 def _without_locked(view: BoardView, user_items: list[str]) -> BoardView:
-    locked = [t for t in view.tickets if t.state in _LOCKABLE and user_lock(t)]
+    locked = locked_tickets(view)
     if not locked:
         return view
     user_items += [
@@ -139,16 +127,11 @@ def scan(loop: Loop, view: BoardView, *, dry_run: bool, run_checks: bool = True)
 def _fired_parked(loop: Loop, view: BoardView) -> list[str]:
     """PARKED/until-trigger tickets whose date came or whose marker appeared: for the
     person to decide (PARKED is left only on a person's order, never worked)."""
-    today = loop.clock.now().date()
-    fired: list[str] = []
-    for ticket in view.in_state(State.PARKED, "until-trigger"):
-        why = blockers.arrived(loop, ticket, today)
-        if why is not None:
-            fired.append(
-                f"{ticket.location} {_title(ticket)}: its trigger fired ({why}); move it to "
-                f"ACTIONABLE to have it worked, or park it again with a new trigger"
-            )
-    return fired
+    return [
+        f"{ticket.location} {_title(ticket)}: its trigger fired ({why}); move it to "
+        f"ACTIONABLE to have it worked, or park it again with a new trigger"
+        for ticket, why in fired_parked(loop.project_root, view, loop.clock.now().date())
+    ]
 
 
 def _shown(loop: Loop, path: Path) -> str:

@@ -34,7 +34,7 @@ from tether.clock import to_iso
 from tether.config.loop import DEFAULT_CONFIDENCE, ROLES, effective_source
 from tether.fs import atomic_write_text
 from tether.loop import guard, records
-from tether.loop.level1 import user_lock
+from tether.loop.board_queue import user_lock
 from tether.loop.sources import Item, Location, Reading, Source
 
 if TYPE_CHECKING:

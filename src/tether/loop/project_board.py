@@ -1,5 +1,8 @@
 """The project's board, and a listing of it as one JSON-ready object.
 
+``board_of`` is the board the project's loop works on (``tether status`` and the
+dashboard read it through here without importing the rest of the loop).
+
 ``tether board`` and the ``board_*`` MCP tools open the board and list it
 through here, so the default folder and the state filter have one home.
 """
@@ -8,16 +11,21 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tether.board import REASONS, Board, BoardView, State, Ticket, parse_state
-from tether.config import load_config
+from tether.config import Config, load_config
+from tether.config.loop import LoopSettings
+
+if TYPE_CHECKING:
+    from tether.board import Board, BoardView, State, Ticket
+    from tether.clock import Clock
 
 
 def project_board(path: Path | None = None) -> Board:
     """The board at ``path``, else ``[loop] board``, else ``<project root>/tickets``.
 
     Every note written through it ends with the session stamp (``tether-board``)."""
+    from tether.board import Board
     from tether.gate.stamp import stamp
 
     config = load_config()
@@ -30,8 +38,25 @@ def project_board(path: Path | None = None) -> Board:
     return board
 
 
+def board_root(config: Config) -> Path:
+    """The folder of the board the project's loop works on (``[loop] board``, relative to
+    the project); known without loading the board package."""
+    settings = config.section("loop", LoopSettings)
+    folder = Path(settings.board).expanduser()
+    return folder if folder.is_absolute() else config.project_root / folder
+
+
+def board_of(config: Config, *, clock: Clock | None = None) -> Board:
+    """The board the project's loop works on (see ``board_root``)."""
+    from tether.board import Board
+
+    return Board(board_root(config), config.project_root, clock=clock)
+
+
 def state_filter(text: str) -> tuple[State, str | None]:
     """STATE or STATE/reason; STATE alone means every reason of a state with reasons."""
+    from tether.board import REASONS, State, parse_state
+
     if "/" not in text.strip("/"):
         try:
             state = State(text.strip("/").upper())

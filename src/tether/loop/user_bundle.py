@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tether.board import BoardView, State, Ticket
+from tether.loop.board_queue import in_order
 
 
 @dataclass
@@ -58,7 +59,5 @@ class Bundle:
 
 
 def collect(view: BoardView, items: list[str]) -> Bundle:
-    tickets = sorted(
-        view.in_state(State.USER), key=lambda t: (t.priority, t.created.timestamp(), t.id)
-    )
+    tickets = in_order(view, State.USER)
     return Bundle(tickets, list(dict.fromkeys(items)))

@@ -16,6 +16,7 @@ from typing import IO, Any
 
 import pytest
 
+from tether.board import Board, State
 from tether.clock import FakeClock, to_iso
 from tether.gate import db as gate_db
 from tether.gate.counter import Seen, count_call, set_session_budget
@@ -84,6 +85,7 @@ def build(home: Path, project: Path, *, live_run: bool = True, board: str = BOAR
     _loop_and_watch(home, board)
     _gate(home)
     _fleet(home)
+    _board(project)
     return _ingest_and_room(home, project, wiki_root)
 
 
@@ -152,6 +154,58 @@ def _fleet(home: Path) -> None:
         store.set_paused("docs", True)
     finally:
         store.close()
+
+
+def _board(project: Path) -> None:
+    """A board with something in each part of the panel (fixed ids and times)."""
+    board = Board(project / "tickets", project)
+    board.ensure()
+    created = datetime(2026, 2, 1, 9, 0, tzinfo=UTC)
+
+    def add(n: int, title: str, **fields: Any) -> None:
+        board.add(title, ticket_id=f"T-20260201-{n:09d}", created=created, **fields)
+
+    add(1, "Tidy the parser", priority="P2", state=State.ACTIONABLE)
+    add(2, "Fix the login redirect", priority="P1", state=State.ACTIONABLE)
+    add(3, "Rewrite billing", priority="P1", state=State.ACTIONABLE, front={"user_lock": "Ana"})
+    add(4, "Ship 0.2", state=State.DONE)
+    add(
+        5,
+        "Publish the docs",
+        state=State.BLOCKED,
+        reason="dependency",
+        front={"blocked_by": "the release", "check": "T-20260201-000000004"},
+    )
+    add(
+        6,
+        "Bump the API",
+        state=State.BLOCKED,
+        reason="lock",
+        front={"blocked_by": "the deploy lock", "check": ["test", "!", "-e", "deploy.lock"]},
+    )
+    add(7, "Renew the cert", state=State.WAITING, reason="scheduled", front={"until": "2026-03-01"})
+    add(
+        8, "Review the API", state=State.WAITING, reason="review-due", front={"until": "2026-04-01"}
+    )
+    add(
+        9,
+        "Pick a licence",
+        priority="P1",
+        state=State.USER,
+        reason="decision",
+        front={"needs": "MIT or Apache-2.0"},
+    )
+    add(
+        10,
+        "Revisit caching",
+        state=State.PARKED,
+        reason="until-trigger",
+        front={"until": "2026-02-15"},
+    )
+    (board.root / "INBOX" / "idea.md").write_text("Try a faster YAML reader\n", encoding="utf-8")
+    (board.root / "DONE" / "T-20260201-000000011.md").write_text(
+        "---\nid: T-20260201-000000011\n---\n", encoding="utf-8"
+    )
 
 
 def _live_run(home: Path) -> None:
@@ -261,12 +315,20 @@ def _loop_and_watch(home: Path, board: str) -> None:
 
 
 def _gate(home: Path) -> None:
+    """Sessions near their budget, far from it, locked after a refused call (one of a run
+    that has ended since: over, not shown as locked)."""
     set_session_budget(home, "s-near", calls=10)
     set_session_budget(home, "s-calm", calls=100)
+    set_session_budget(home, "s-refused", calls=2)
+    set_session_budget(home, "s-ended-run", calls=2, run_id="r-20260302-091000-bbbbbb")
     gconn = gate_db.connect(os.fspath(home))
     try:
         for n in range(9):
             for session in ("s-near", "s-calm"):
+                seen = Seen(session, "env", "claude-code", "PreToolUse", "Bash", f"{session}-{n}")
+                count_call(gconn, seen)
+        for n in range(3):  # the third is refused
+            for session in ("s-refused", "s-ended-run"):
                 seen = Seen(session, "env", "claude-code", "PreToolUse", "Bash", f"{session}-{n}")
                 count_call(gconn, seen)
         # a fixed time, so the panel reads the same on every run

@@ -41,24 +41,19 @@ def status(as_json: bool, live: bool, interval: float, ended: int) -> None:
 
         print_json(collect(config, options=options))
         return
-    from rich.console import Console
+    import shutil
+    import sys
 
+    from tether.status.textui import render, wants_colour
     from tether.status.view import screen
 
-    console = Console()
+    colour = wants_colour(sys.stdout)
     if not live:
-        console.print(screen(collect(config, options=options)))
+        width = shutil.get_terminal_size().columns
+        sys.stdout.write(render(screen(collect(config, options=options), width), colour))
         return
-    import time
+    from tether.status.live import redraw_until_interrupted
 
-    from rich.live import Live
-
-    try:
-        with Live(
-            screen(collect(config, options=options)), console=console, auto_refresh=False
-        ) as view:
-            while True:
-                time.sleep(interval)
-                view.update(screen(collect(config, options=options)), refresh=True)
-    except KeyboardInterrupt:
-        return
+    redraw_until_interrupted(
+        lambda: collect(config, options=options), interval=interval, colour=colour
+    )

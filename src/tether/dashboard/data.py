@@ -206,7 +206,7 @@ def loop_history(conn: sqlite3.Connection | None, board: str | None) -> dict[str
 def board_columns(config: Config) -> dict[str, Any]:
     """The project's board as one column per state, tickets without their bodies."""
     from tether.board import State
-    from tether.loop.context import board_of
+    from tether.loop.project_board import board_of
 
     board = board_of(config)
     if not board.root.is_dir():
@@ -226,6 +226,6 @@ def board_columns(config: Config) -> dict[str, Any]:
 
 def ticket(config: Config, ticket_id: str) -> dict[str, Any]:
     """One ticket with its text (by id; never by a path from the request)."""
-    from tether.loop.context import board_of
+    from tether.loop.project_board import board_of
 
     return board_of(config).get(ticket_id).to_json(body=True)

@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from tether.config import Config
+from tether.status.board import board_panel
 
 SCHEMA = 1
 NEAR_BUDGET = 0.8  # a gate session this far into its call budget is shown
 ENDED_SHOWN = 10
 WAKES_SHOWN = 5
 BUNDLE_SHOWN = 3
-PANELS = ("running", "loops", "watch", "gate", "ingest", "room", "ended", "fleet")
+PANELS = ("running", "loops", "board", "watch", "gate", "ingest", "room", "ended", "fleet")
 
 T = TypeVar("T")
 
@@ -52,8 +53,9 @@ def collect(
             "home": str(config.home),
             "running": _tolerant(lambda: running_panel(conn, moment)),
             "loops": _tolerant(lambda: loops_panel(conn, moment)),
+            "board": board_panel(config, moment),
             "watch": watch_panel(config, conn, moment, survey=opts.survey),
-            "gate": gate_panel(config.home),
+            "gate": gate_panel(config.home, conn),
             "ingest": ingest_panel(config),
             "room": room_panel(config.home),
             "ended": _tolerant(lambda: ended_panel(conn, opts.ended)),
@@ -280,9 +282,29 @@ def watch_panel(
             for w in reversed(wakes)
         ],
     }
-    if survey:
+    if survey and (orchestrators or _may_find_subagents(config, conn)):
         panel.update(_survey(config, conn, moment))
     return panel
+
+
+def _may_find_subagents(config: Config, conn: sqlite3.Connection) -> bool:
+    """Whether a survey could find a subagent: a run whose supervisor or agent lives, one
+    added by hand, or a tmux server to look into. Without any, its answer is known (none
+    runs; a run whose processes are all gone is in the runs panel as such) and the
+    survey, its imports and its look at every process are skipped."""
+    from tether.config.schema import WatchSettings
+    from tether.runs.guardian import group_running
+    from tether.runs.liveness import supervisor_alive
+    from tether.store.runs import running_runs
+    from tether.watch.registry import list_extra_subagents
+    from tether.watch.tmux import Tmux
+
+    for row in _tolerant(lambda: running_runs(conn)):
+        if supervisor_alive(row) or (row.agent_pgid is not None and group_running(row.agent_pgid)):
+            return True
+    if _tolerant(lambda: list_extra_subagents(conn)):
+        return True
+    return Tmux(config.section("watch", WatchSettings).tmux_socket).may_run()
 
 
 def _survey(config: Config, conn: sqlite3.Connection, moment: float) -> dict[str, Any]:
@@ -296,7 +318,7 @@ def _survey(config: Config, conn: sqlite3.Connection, moment: float) -> dict[str
     surveyor = Surveyor(settings, config.home)
     try:
         try:
-            look = surveyor.look(conn, moment)
+            look = surveyor.look(conn, moment, with_not_counted=False)
         except sqlite3.OperationalError as exc:
             if _missing(exc):
                 return {}
@@ -337,22 +359,25 @@ _SUBAGENT_KEYS = ("key", "kind", "label", "state", "running", "run_id", "pane", 
 # --- gate, ingest, room -------------------------------------------------------
 
 
-def gate_panel(home: Path) -> dict[str, Any]:
+def gate_panel(home: Path, conn: sqlite3.Connection | None = None) -> dict[str, Any]:
+    """Sessions near or over their call budget; a session of a run that ended is ``ended``
+    (its lock no longer matters), whatever its lock says."""
     from tether.gate import db as gate_db
     from tether.gate.counter import gate_db_path, sessions_near_budget
 
     if not gate_db_path(home).is_file():
         return {"near_budget": NEAR_BUDGET, "sessions": []}
     try:
-        conn = gate_db.connect_reader(os.fspath(home))
+        gconn = gate_db.connect_reader(os.fspath(home))
     except gate_db.GateDatabaseError as exc:
         return {"near_budget": NEAR_BUDGET, "sessions": [], "error": str(exc)}
     try:
-        sessions = _tolerant(lambda: sessions_near_budget(conn, ratio=NEAR_BUDGET))
+        sessions = _tolerant(lambda: sessions_near_budget(gconn, ratio=NEAR_BUDGET))
     except gate_db.Error as exc:
         return {"near_budget": NEAR_BUDGET, "sessions": [], "error": str(exc)}
     finally:
-        conn.close()
+        gconn.close()
+    ended = _ended_runs(conn, [s.run_id for s in sessions if s.run_id])
     shown = [
         {
             "session_id": s.session_id,
@@ -360,6 +385,13 @@ def gate_panel(home: Path) -> dict[str, Any]:
             "call_budget": s.call_budget,
             "locked": s.locked,
             "over": s.over,
+            "state": "ended"
+            if s.run_id in ended
+            else "locked"
+            if s.locked
+            else "over"
+            if s.over
+            else "near",
             "run_id": s.run_id,
             "harness": s.harness,
             "updated_at": _iso(s.updated_at) if s.updated_at else None,
@@ -367,6 +399,23 @@ def gate_panel(home: Path) -> dict[str, Any]:
         for s in sessions
     ]
     return {"near_budget": NEAR_BUDGET, "sessions": shown}
+
+
+def _ended_runs(conn: sqlite3.Connection | None, run_ids: list[str]) -> set[str]:
+    if conn is None or not run_ids:
+        return set()
+    from tether.store.runs import ended_among
+
+    return _tolerant_set(lambda: ended_among(conn, run_ids))
+
+
+def _tolerant_set(read: Callable[[], set[str]]) -> set[str]:
+    try:
+        return read()
+    except sqlite3.OperationalError as exc:
+        if _missing(exc):
+            return set()
+        raise
 
 
 def ingest_panel(config: Config) -> dict[str, Any]:

@@ -1,125 +1,187 @@
-"""``tether status`` for people: the status object (see ``collect``) as rich panels."""
+"""``tether status`` for people: the status object (see ``collect``) as boxed text panels."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from rich.console import Group, RenderableType
-from rich.panel import Panel
-from rich.table import Table
-from rich.text import Text
+from tether.status.textui import Block, Table, Text, boxed
 
-BAR_WIDTH = 10
+BAR_WIDTH = 6
+LIST_SHOWN = 10  # ready and blocked tickets listed; the counts cover all
 
 
-def bar(used: float | None, limit: float | None, *, fmt: str = "{:g}") -> Text:
-    """``███░░░░░░░ 3/10``; the figure alone when there is no limit, ``-`` when unknown."""
-    if used is None:
-        return Text("-", style="dim")
-    figure = fmt.format(used)
-    if not limit:
-        return Text(figure)
-    share = max(0.0, min(1.0, used / limit))
-    filled = round(share * BAR_WIDTH)
-    style = "red" if share >= 1 else "yellow" if share >= 0.8 else "green"
-    text = Text("█" * filled, style=style)
-    text.append("░" * (BAR_WIDTH - filled), style="dim")
-    text.append(f" {figure}/{fmt.format(limit)}")
-    return text
+def number(value: float) -> str:
+    """A count as people read it: 950, 30.4k, 1.07M (never ``1.06989e+06``)."""
+    if abs(value) < 10_000:
+        return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+    for size, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= size:
+            shown = f"{value / size:.2f}".rstrip("0").rstrip(".")
+            return f"{shown}{unit}"
+    return f"{value:,.0f}"  # pragma: no cover - every value >= 10,000 has a unit above
 
 
-def age(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
+def duration(seconds: float) -> str:
+    """45s, 12m, 5.2h, 3.4d (never ``28338618s``)."""
     if seconds < 120:
         return f"{seconds:.0f}s"
     if seconds < 7200:
         return f"{seconds / 60:.0f}m"
-    return f"{seconds / 3600:.1f}h"
+    if seconds < 172_800:
+        return f"{seconds / 3600:.1f}h"
+    return f"{seconds / 86_400:.1f}d"
 
 
-def _table(*columns: str) -> Table:
-    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    for column in columns:
-        table.add_column(column, overflow="fold")
-    return table
+def money(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+def bar(
+    used: float | None,
+    limit: float | None,
+    *,
+    fmt: Callable[[float], str] = number,
+    refused: int = 0,
+) -> Text:
+    """``███░░░░░░░ 3/10``; the figure alone without a limit, ``-`` when unknown.
+
+    ``refused``: calls the limit turned away; the bar then stops at the limit and
+    says so, instead of drawing a count over the budget.
+    """
+    if used is None:
+        return Text.of("-", "dim")
+    if not limit:
+        return Text.of(fmt(used))
+    share = max(0.0, min(1.0, used / limit))
+    filled = round(share * BAR_WIDTH)
+    style = "yellow" if refused else "red" if share >= 1 else "yellow" if share >= 0.8 else "green"
+    text = Text.of("█" * filled, style)
+    text.append("░" * (BAR_WIDTH - filled), "dim")
+    text.append(f" {fmt(used)}/{fmt(limit)}")
+    if refused:
+        text.append(f" · {refused} refused", "yellow")
+    return text
+
+
+def age(seconds: float | None) -> str:
+    return "-" if seconds is None else duration(seconds)
 
 
 def _empty(text: str) -> Text:
-    return Text(text, style="dim")
+    return Text.of(text, "dim")
 
 
-def running(status: dict[str, Any]) -> RenderableType:
+def _or_dash(value: object) -> str:
+    return "-" if value is None or value == "" else str(value)
+
+
+# (header, used key, limit key, format); a column every run leaves unknown is left out
+_RUN_FIGURES: tuple[tuple[str, str, str, Callable[[float], str]], ...] = (
+    ("iterations", "iterations", "iteration_limit", number),
+    ("tool calls", "tool_calls", "tool_call_limit", number),
+    ("tokens", "tokens", "token_limit", number),
+    ("cost", "cost_usd", "cost_limit_usd", money),
+    ("time", "elapsed_seconds", "timeout_seconds", duration),
+)
+
+
+def running(status: dict[str, Any]) -> list[Block]:
     runs = status["running"]
     if not runs:
-        return _empty("no run in progress")
-    table = _table(
+        return [_empty("no run in progress")]
+    figures = [f for f in _RUN_FIGURES if any(r.get(f[1]) is not None or r.get(f[2]) for r in runs)]
+    table = Table(
         "run",
         "unit",
         "harness",
-        "session",
-        "iterations",
-        "tool calls",
-        "tokens",
-        "cost",
-        "time",
+        *(f[0] for f in figures),
         "last event",
+        keep=range(len(figures) + 3),
     )
-    table.columns[0].no_wrap = True
     for r in runs:
-        last = age(r.get("last_event_age_seconds"))
+        last = Text.of(age(r.get("last_event_age_seconds")))
         if not r.get("supervisor_alive", True):
-            last += " (supervisor gone)"
-        table.add_row(
-            r["id"],
-            r.get("unit") or "-",
-            f"{r.get('harness')} ({r.get('profile')})",
-            (r.get("session_id") or "-")[:12],
-            bar(r.get("iterations"), r.get("iteration_limit")),
-            bar(r.get("tool_calls"), r.get("tool_call_limit")),
-            bar(r.get("tokens"), r.get("token_limit")),
-            bar(r.get("cost_usd"), r.get("cost_limit_usd"), fmt="${:.2f}"),
-            bar(r.get("elapsed_seconds"), r.get("timeout_seconds"), fmt="{:.0f}s"),
-            last,
-        )
-    return table
+            last = Text.of("supervisor gone", "red")
+        bars = [bar(r.get(used), r.get(limit), fmt=fmt) for _, used, limit, fmt in figures]
+        table.add_row(r["id"], _or_dash(r.get("unit")), _or_dash(r.get("harness")), *bars, last)
+    return [table]
 
 
-def loops(status: dict[str, Any]) -> RenderableType:
+def loops(status: dict[str, Any]) -> list[Block]:
     boards = status["loops"]
     if not boards:
-        return _empty("no loop has ticked")
-    parts: list[RenderableType] = []
+        return [_empty("no loop has ticked")]
+    parts: list[Block] = []
     for b in boards:
         last = b.get("last_tick")
-        head = Text(b["board"], style="bold")
-        parts.append(head)
+        parts.append(Text.of(b["board"], "bold"))
         if last is None:
             parts.append(_empty("  no tick recorded"))
         else:
             style = "green" if last["signal"] == "continue" else "yellow"
-            line = Text(f"  {last['line']}", style=style)
-            parts.append(line)
-            parts.append(
-                Text(f"  exit {last['exit_code']} · {age(last['age_seconds'])} ago ({last['at']})")
-            )
+            parts.append(Text.of(f"  {last['line']}", style))
+            code = "" if last.get("exit_code") is None else f"exit {last['exit_code']} · "
+            parts.append(Text.of(f"  {code}{age(last['age_seconds'])} ago ({last['at']})"))
         guard = b.get("guard")
         if guard is not None:
             unavailable = ", ".join(guard.get("unavailable") or []) or "none unavailable"
-            parts.append(Text(f"  guard: {guard['result']} since {guard['at']} ({unavailable})"))
+            parts.append(Text.of(f"  guard: {guard['result']} since {guard['at']} ({unavailable})"))
         bundle = b.get("user_bundle") or {}
         if bundle.get("count"):
-            parts.append(Text(f"  waits for you: {bundle['count']}"))
-            parts += [Text(f"    - {item}") for item in bundle.get("first", [])]
-    return Group(*parts)
+            parts.append(Text.of(f"  waited for you after that tick: {bundle['count']}"))
+            parts += [Text.of(f"    - {item}") for item in bundle.get("first", [])]
+    return parts
 
 
-def watch(status: dict[str, Any]) -> RenderableType:
+def _entry_table(entries: Sequence[dict[str, Any]], *, root: str) -> Table:
+    table = Table("ticket", "where", "title", "why", keep=(0, 1))
+    for e in entries:
+        where = " ".join(str(v) for v in (e.get("priority"), e.get("location")) if v)
+        table.add_row(
+            e.get("id") or _near(e.get("path"), root),
+            where or "-",
+            _or_dash(e.get("title")),
+            e.get("why") or "",
+        )
+    return table
+
+
+def board(status: dict[str, Any]) -> list[Block]:
+    found = status.get("board")
+    if found is None:
+        return [_empty("no board folder in this project ([loop] board)")]
+    if "error" in found:
+        return [Text.of(f"{found['root']}: {found['error']}", "red")]
+    counts = found["counts"]
+    shown = " · ".join(f"{k} {v}" for k, v in counts.items() if v or k == "ACTIONABLE")
+    parts: list[Block] = [Text.of(found["root"], "bold"), Text.of(shown)]
+    root = found["root"]
+    for key, title, style in (
+        ("ready", "next for the loop, in its order", "green"),
+        ("blocked", "blocked or waiting", "yellow"),
+    ):
+        entries, total = found[key], found[f"{key}_count"]
+        if not total:
+            parts.append(_empty(f"{title}: none"))
+            continue
+        more = f" (first {len(entries)} of {total})" if total > len(entries) else ""
+        parts.append(Text.of(f"{title}{more}:", style))
+        parts.append(_entry_table(entries, root=root))
+    waiting = found["for_person"]
+    if waiting:
+        parts.append(Text.of(f"waits for a person: {len(waiting)}", "bold magenta"))
+        parts.append(_entry_table(waiting, root=root))
+    else:
+        parts.append(_empty("waits for a person: nothing"))
+    return parts
+
+
+def watch(status: dict[str, Any]) -> list[Block]:
     panel = status["watch"]
-    parts: list[RenderableType] = []
+    parts: list[Block] = []
     if panel["orchestrators"]:
-        table = _table("orchestrator", "harness", "state")
+        table = Table("orchestrator", "harness", "state")
         for o in panel["orchestrators"]:
             state = o.get("state", "?")
             if state == "idle":
@@ -131,49 +193,63 @@ def watch(status: dict[str, Any]) -> RenderableType:
     else:
         parts.append(_empty("no orchestrator registered"))
     if panel["subagents"]:
-        table = _table("subagent", "state")
+        table = Table("subagent", "state")
         for s in panel["subagents"]:
             table.add_row(s.get("label") or s.get("key") or "?", s.get("state") or "?")
         parts.append(table)
     else:
         parts.append(_empty("no subagent seen"))
     for w in panel["wakes"]:
-        parts.append(Text(f"wake {w['at'][:19]} {w['reason']} → {w['outcome']}"))
-    return Group(*parts)
+        parts.append(Text.of(f"wake {w['at'][:19]} {w['reason']} → {w['outcome']}"))
+    return parts
 
 
-def gate(status: dict[str, Any]) -> RenderableType:
+def gate(status: dict[str, Any]) -> list[Block]:
     panel = status["gate"]
     if panel.get("error"):
-        return Text(f"gate database: {panel['error']}", style="red")
-    if not panel["sessions"]:
-        return _empty(f"no session at {panel['near_budget']:.0%} of its call budget or more")
-    table = _table("session", "calls", "state", "run")
-    for s in panel["sessions"]:
-        state = "locked" if s["locked"] else "over" if s["over"] else "near"
-        table.add_row(
-            s["session_id"], bar(s["calls_used"], s["call_budget"]), state, s.get("run_id") or "-"
-        )
-    return table
+        return [Text.of(f"gate database: {panel['error']}", "red")]
+    shown = [s for s in panel["sessions"] if s.get("state") != "ended"]
+    hidden = len(panel["sessions"]) - len(shown)
+    parts: list[Block] = []
+    if not shown:
+        parts.append(_empty(f"no session at {panel['near_budget']:.0%} of its call budget or more"))
+    else:
+        table = Table("session", "calls", "state", "run", keep=(0, 1))
+        for s in shown:
+            budget = s["call_budget"]
+            refused = max(0, s["calls_used"] - budget) if budget else 0
+            table.add_row(
+                s["session_id"],
+                bar(s["calls_used"] - refused, budget, refused=refused),
+                s.get("state") or "near",
+                _or_dash(s.get("run_id")),
+            )
+        parts.append(table)
+    if hidden:
+        noun = "session" if hidden == 1 else "sessions"
+        parts.append(_empty(f"{hidden} more {noun} of runs that have ended: over, not listed"))
+    return parts
 
 
-def ingest(status: dict[str, Any]) -> RenderableType:
+def ingest(status: dict[str, Any]) -> list[Block]:
     panel = status["ingest"]
     if panel.get("wiki") is None:
-        return _empty("no wiki configured ([wiki] root)")
+        return [_empty("no wiki configured ([wiki] root)")]
     if panel.get("error"):
-        return Text(f"{panel['wiki']}: {panel['error']}", style="red")
-    return Text(
-        f"quarantine {panel['quarantine']} · waiting {panel['waiting']} · "
-        f"claimed {panel['claimed']} · done {panel['done']}"
-    )
+        return [Text.of(f"{panel['wiki']}: {panel['error']}", "red")]
+    return [
+        Text.of(
+            f"quarantine {panel['quarantine']} · waiting {panel['waiting']} · "
+            f"claimed {panel['claimed']} · done {panel['done']}"
+        )
+    ]
 
 
-def room(status: dict[str, Any]) -> RenderableType:
+def room(status: dict[str, Any]) -> list[Block]:
     rooms = status["room"]["open"]
     if not rooms:
-        return _empty("no room open")
-    return Group(*(Text(f"room {r['room']} (pid {r['pid']}): {r['question']}") for r in rooms))
+        return [_empty("no room open")]
+    return [Text.of(f"room {r['room']} (pid {r['pid']}): {r['question']}") for r in rooms]
 
 
 def _near(path: str | None, home: str) -> str:
@@ -183,33 +259,37 @@ def _near(path: str | None, home: str) -> str:
     return path.removeprefix(home.rstrip("/") + "/")
 
 
-def ended(status: dict[str, Any]) -> RenderableType:
+def _status_style(status: str) -> str:
+    return "green" if status == "completed" else "blue" if status == "running" else "red"
+
+
+def ended(status: dict[str, Any]) -> list[Block]:
     runs = status["ended"]
     if not runs:
-        return _empty("no run has ended")
-    table = _table("run", "status", "stop reason", "exit", "ended", "report")
-    table.columns[0].no_wrap = True
+        return [_empty("no run has ended")]
+    table = Table("run", "unit", "status", "stop reason", "exit", "ended", "report")
     for r in runs:
         table.add_row(
             r["id"],
-            r["status"],
-            r.get("stop_reason") or "-",
-            str(r.get("exit_code")),
+            _or_dash(r.get("unit")),
+            Text.of(r["status"], _status_style(r["status"])),
+            _or_dash(r.get("stop_reason")),
+            _or_dash(r.get("exit_code")),
             (r.get("ended_at") or "-")[:19],
             _near(r.get("report"), status["home"]),
         )
-    return table
+    return [table]
 
 
-def fleet(status: dict[str, Any]) -> RenderableType:
+def fleet(status: dict[str, Any]) -> list[Block]:
     found = status.get("fleet")
     if found is None:
-        return _empty("no fleet in this home")
+        return [_empty("no fleet in this home")]
     if "error" in found:
-        return _empty(f"{found['database']}: {found['error']}")
+        return [_empty(f"{found['database']}: {found['error']}")]
     alive = [w["name"] for w in found["workers"] if w["alive"]]
     silent = [w["name"] for w in found["workers"] if not w["alive"]]
-    table = _table("project", "state", "worker", "units", "queued", "last signal line")
+    table = Table("project", "state", "worker", "units", "queued", "last signal line")
     for p in found["projects"]:
         line = p["stopped_reason"] if p["state"] == "stopped" else (p["last_line"] or "")
         table.add_row(
@@ -220,16 +300,17 @@ def fleet(status: dict[str, Any]) -> RenderableType:
             str(p["queue_depth"]),
             line,
         )
-    head = Text(
+    head = Text.of(
         f"workers alive: {', '.join(alive) or 'none'}"
         + (f"; silent: {', '.join(silent)}" if silent else "")
     )
-    return Group(head, table)
+    return [head, table]
 
 
-PANELS: dict[str, tuple[str, Callable[[dict[str, Any]], RenderableType]]] = {
+PANELS: dict[str, tuple[str, Callable[[dict[str, Any]], list[Block]]]] = {
     "running": ("Runs in progress", running),
     "loops": ("Loop", loops),
+    "board": ("Board", board),
     "watch": ("Watchdog", watch),
     "gate": ("Gate sessions near their budget", gate),
     "ingest": ("Ingest queue", ingest),
@@ -239,13 +320,16 @@ PANELS: dict[str, tuple[str, Callable[[dict[str, Any]], RenderableType]]] = {
 }
 
 
-def panel(status: dict[str, Any], name: str) -> Panel:
-    title, render = PANELS[name]
-    return Panel(render(status), title=title, title_align="left")
+def panel(status: dict[str, Any], name: str, width: int) -> list[Text]:
+    title, draw = PANELS[name]
+    return boxed(title, draw(status), width)
 
 
-def screen(status: dict[str, Any]) -> Group:
-    head = Text(
-        f"tether status · {status['generated_at'][:19]}Z · home {status['home']}", style="bold"
+def screen(status: dict[str, Any], width: int) -> list[Text]:
+    head = Text.of(
+        f"tether status · {status['generated_at'][:19]}Z · home {status['home']}", "bold"
     )
-    return Group(head, *(panel(status, name) for name in PANELS))
+    lines = [head]
+    for name in PANELS:
+        lines += panel(status, name, width)
+    return lines

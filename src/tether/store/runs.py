@@ -198,6 +198,19 @@ def ended_runs(conn: sqlite3.Connection, limit: int) -> list[RunRow]:
     return [_decode(row) for row in rows]
 
 
+def ended_among(conn: sqlite3.Connection, run_ids: Iterable[str]) -> set[str]:
+    """Which of ``run_ids`` the store knows as no longer running."""
+    wanted = list(dict.fromkeys(run_ids))
+    if not wanted:
+        return set()
+    marks = ",".join("?" * len(wanted))
+    rows = conn.execute(
+        f"SELECT id FROM runs WHERE status != 'running' AND id IN ({marks})",  # noqa: S608 - only placeholders
+        wanted,
+    )
+    return {str(row[0]) for row in rows}
+
+
 def follow_ups_of(conn: sqlite3.Connection, run_id: str) -> list[str]:
     """Ids of the runs that follow up ``run_id``, oldest first."""
     rows = conn.execute(

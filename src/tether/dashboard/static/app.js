@@ -127,11 +127,34 @@
       return "<div>room " + esc(o.room) + " (pid " + esc(o.pid) + "): " + esc(o.question) + "</div>";
     }).join("");
   }
+  function entryRows(entries) {
+    return entries.map(function (e) {
+      var what = e.id ? '<span class="mono">' + esc(e.id) + "</span>" : '<span class="mono">' + esc(e.path) + "</span>";
+      return '<tr data-step="' + esc(e.step) + '"><td>' + what + "</td><td>" + esc([e.priority, e.location].filter(Boolean).join(" ") || "-") +
+        '</td><td class="wrap">' + esc(e.title || "-") + '</td><td class="wrap">' + esc(e.why) + "</td></tr>";
+    });
+  }
+  function boardBody(b) {
+    if (!b) return '<p class="dim">no board folder in this project ([loop] board)</p>';
+    if (b.error) return '<p class="sig-stop">' + esc(b.root) + ": " + esc(b.error) + "</p>";
+    var counts = Object.keys(b.counts).filter(function (k) { return b.counts[k] || k === "ACTIONABLE"; })
+      .map(function (k) { return '<span class="count" data-state="' + esc(k) + '">' + esc(k) + " " + esc(b.counts[k]) + "</span>"; }).join(" · ");
+    var head = ["ticket", "where", "title", "why"];
+    function part(id, title, entries, total) {
+      if (!total) return '<p class="dim" id="' + id + '-none">' + esc(title) + ": none</p>";
+      var more = total > entries.length ? " (first " + entries.length + " of " + total + ")" : "";
+      return "<h3>" + esc(title + more) + "</h3>" + table(id, head, entryRows(entries));
+    }
+    return '<p class="mono dim">' + esc(b.root) + '</p><p id="board-counts">' + counts + "</p>" +
+      part("board-ready", "next for the loop, in its order", b.ready, b.ready_count) +
+      part("board-blocked", "blocked or waiting", b.blocked, b.blocked_count) +
+      part("board-person", "waits for a person", b.for_person, b.for_person.length);
+  }
   function endedRows(runs) {
     return runs.map(function (r) {
       var report = r.report ? '<a href="#/run/' + encodeURIComponent(r.id) + '" class="report-link">report</a>' : "-";
       return '<tr data-run="' + esc(r.id) + '" data-status="' + esc(r.status) + '"><td>' + runLink(r.id) +
-        '</td><td class="' + statusClass(r.status) + '">' + esc(r.status) + "</td><td>" + esc(r.stop_reason || "-") +
+        "</td><td>" + esc(r.unit || "-") + '</td><td class="' + statusClass(r.status) + '">' + esc(r.status) + "</td><td>" + esc(r.stop_reason || "-") +
         "</td><td>" + esc(r.exit_code) + "</td><td>" + esc((r.ended_at || "-").slice(0, 19)) + "</td><td>" + report + "</td></tr>";
     });
   }
@@ -141,9 +164,10 @@
     var running = s.running.length ? table("running-table",
       ["run", "unit", "harness", "session", "iterations", "tool calls", "tokens", "cost", "time", "last event"],
       runningRows(s.running)) : '<p class="dim" id="running-table-empty">no run in progress</p>';
-    var ended = s.ended.length ? table("ended-table", ["run", "status", "stop reason", "exit", "ended", "report"],
+    var ended = s.ended.length ? table("ended-table", ["run", "unit", "status", "stop reason", "exit", "ended", "report"],
       endedRows(s.ended)) : '<p class="dim">no run has ended</p>';
     page.innerHTML = card("panel-running", "Runs in progress", running) +
+      card("panel-queue", "Board", boardBody(s.board)) +
       '<div class="grid">' + card("panel-loops", "Loop", loopsBody(s.loops)) +
       card("panel-watch", "Watchdog", watchBody(s.watch)) +
       card("panel-gate", "Gate sessions near their budget", gateBody(s.gate)) +

@@ -1,0 +1,68 @@
+"""``tether status`` loads only what its panels need (the speed itself is bench/status.py's).
+
+A fresh process over a home with a run whose processes are all gone, a board
+written by tether and no tmux server: the survey cannot find a subagent, so
+neither it nor psutil is loaded; the board's tickets are read without PyYAML;
+the screen is drawn without rich.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.status.world import add_run, at
+
+from tether.board import Board, State
+
+NOT_NEEDED = ("rich", "psutil", "yaml", "tether.watch.survey", "tether.loop.context", "secrets")
+
+PROBE = """
+import sys
+from tether.cli.main import main
+try:
+    main(sys.argv[1:])
+except SystemExit as end:
+    assert not end.code, end.code
+print("\\nLOADED " + " ".join(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def _loaded(project: Path, *args: str) -> tuple[str, set[str]]:
+    env = {**os.environ, "TMUX_TMPDIR": str(project / "no-tmux"), "COLUMNS": "120"}
+    env.pop("TMUX", None)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, "status", *args],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    line = done.stderr.strip().splitlines()[-1]
+    return done.stdout, set(line.removeprefix("LOADED ").split())
+
+
+def test_a_status_without_anything_alive_loads_no_survey_no_psutil_no_yaml_no_rich(
+    tmp_path: Path, tether_home: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    add_run(tether_home, "r-20260302-092000-aaaaaa", started_at=at(4))  # its supervisor is gone
+    board = Board(project / "tickets", project)
+    board.ensure()
+    board.add("Tidy the parser", priority="P1", state=State.ACTIONABLE)
+    board.add("Pick a licence", state=State.USER, reason="decision", front={"needs": "MIT?"})
+    for args in ((), ("--json",)):
+        out, loaded = _loaded(project, *args)
+        assert not {m for m in loaded if m.split(".")[0] in NOT_NEEDED or m in NOT_NEEDED}
+        assert "Tidy the parser" in out and "Pick a licence" in out
+    status = json.loads(_loaded(project, "--json")[0])
+    assert status["watch"]["subagents"] == []
+    assert [r["id"] for r in status["running"]] == ["r-20260302-092000-aaaaaa"]
+    assert status["running"][0]["supervisor_alive"] is False
+    assert [e["title"] for e in status["board"]["ready"]] == ["Tidy the parser"]
+    assert [e["why"] for e in status["board"]["for_person"]] == ["needs: MIT?"]

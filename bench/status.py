@@ -1,11 +1,14 @@
 """``tether status`` and ``tether dashboard`` with 10,000 runs in the store.
 
 Builds a tether home with ``--runs`` runs (default 10,000: all statuses, three
-still running, reports on the limit stops), then measures, in this one run:
+still running, reports on the limit stops) and, beside the project without a
+board, a second project whose board has ``--tickets`` tickets (default 1,000,
+``bench/board.py``'s ``make_board``), then measures, in this one run:
 
 - ``tether --help`` as a new process (the baseline), and ``tether status`` and
-  ``tether status --json`` as new processes: best and median of ``--repeats``
-  wall-clock times. Targets: status <= 150 ms and <= 2x ``tether --help``.
+  ``tether status --json`` as new processes, in the project without a board and
+  in the one with the board: best and median of ``--repeats`` wall-clock times.
+  Targets: status <= 150 ms and <= 2x ``tether --help`` (10,000 runs).
   Then one status process phase by phase (where the time goes).
 - the dashboard's runs page: the server's work for one page (``runs_page``:
   the query, the count, the rows) in-process, first page, a deep page and a
@@ -17,7 +20,7 @@ still running, reports on the limit stops), then measures, in this one run:
 
 Prints figures and ratios; asserts nothing (the machine may be shared).
 
-    .venv/bin/python bench/status.py [--runs 10000] [--repeats 9] [--idle 20]
+    .venv/bin/python bench/status.py [--runs 10000] [--tickets 1000] [--repeats 9] [--idle 20]
 """
 
 from __future__ import annotations
@@ -37,6 +40,10 @@ from functools import partial
 from pathlib import Path
 
 import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository, for bench.*
+
+from bench.board import make_board
 
 from tether.runs.record import RunPaths
 from tether.store import connect, transaction
@@ -105,6 +112,7 @@ def ms(value: float) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10_000)
+    parser.add_argument("--tickets", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--idle", type=float, default=20.0)
     args = parser.parse_args()
@@ -121,19 +129,35 @@ def main() -> None:
         # as installed: bytecode cached (the warm-up run writes it where it may)
         env.pop("PYTHONDONTWRITEBYTECODE", None)
 
+        plain = root / "project"
+        plain.mkdir()
+        boarded = root / "project-with-board"
+        make_board(boarded / "tickets", args.tickets)
+        (boarded / "tether.toml").write_text("", encoding="utf-8")
+        print(f"board: {args.tickets} tickets in {boarded / 'tickets'}")
+
         # warm the file cache and the bytecode once
         for argv in ([tether, "--help"], [tether, "status"]):
-            timed_process(argv, env, root)
+            timed_process(argv, env, plain)
+            timed_process(argv, env, boarded)
         # interleaved, so that a busy moment of the shared machine hits all alike
-        runs: dict[str, list[float]] = {"help": [], "status": [], "json": []}
+        cases = {
+            "help": ([tether, "--help"], plain, "tether --help (baseline)"),
+            "status": ([tether, "status"], plain, "tether status"),
+            "json": ([tether, "status", "--json"], plain, "tether status --json"),
+            "board": ([tether, "status"], boarded, f"  + board of {args.tickets} tickets"),
+            "board-json": ([tether, "status", "--json"], boarded, "  + board, --json"),
+        }
+        runs: dict[str, list[float]] = {name: [] for name in cases}
         for _ in range(args.repeats):
-            runs["help"].append(timed_process([tether, "--help"], env, root))
-            runs["status"].append(timed_process([tether, "status"], env, root))
-            runs["json"].append(timed_process([tether, "status", "--json"], env, root))
+            for name, (argv, cwd, _label) in cases.items():
+                runs[name].append(timed_process(argv, env, cwd))
         help_best, help_median = min(runs["help"]), statistics.median(runs["help"])
         print(f"\nnew process, {args.repeats} runs each   best        median")
-        print(f"  tether --help (baseline)   {ms(help_best)}  {ms(help_median)}")
-        for name, label in (("status", "tether status"), ("json", "tether status --json")):
+        print(f"  {cases['help'][2]:<26} {ms(help_best)}  {ms(help_median)}")
+        for name, (_argv, _cwd, label) in cases.items():
+            if name == "help":
+                continue
             best, median = min(runs[name]), statistics.median(runs[name])
             print(
                 f"  {label:<26} {ms(best)}  {ms(median)}   "
@@ -143,7 +167,7 @@ def main() -> None:
 
         # where a status process spends its time: one fresh process, phase by phase
         breakdown = subprocess.run(
-            [sys.executable, "-c", PHASES], env=env, cwd=root, capture_output=True, text=True
+            [sys.executable, "-c", PHASES], env=env, cwd=boarded, capture_output=True, text=True
         )
         print("\none `tether status` process, phase by phase (wall clock, first use):")
         print(breakdown.stdout.rstrip() or breakdown.stderr)
@@ -263,16 +287,17 @@ from tether.store.db import connect_reader
 conn = connect_reader(config.home)
 lap("store opened read-only")
 now = time.time()
-c.running_panel(conn, now); lap("runs in progress (+ psutil)")
-c.loops_panel(conn, now); lap("loop (+ the loop package)")
+c.running_panel(conn, now); lap("runs in progress")
+c.loops_panel(conn, now); lap("loop records")
+c.board_panel(config, now); lap("board (+ the board package, a cold parse)")
 c.watch_panel(config, conn, now, survey=False); lap("watch registry and wakes")
 c.watch_panel(config, conn, now, survey=True); lap("watch survey (+ its imports, processes, tmux)")
-c.gate_panel(config.home); c.ingest_panel(config); c.room_panel(config.home)
+c.gate_panel(config.home, conn); c.ingest_panel(config); c.room_panel(config.home)
 lap("gate, ingest, room")
-c.ended_panel(conn, 10); lap("last ended runs")
-from rich.console import Console
+status = c.collect(config); lap("the whole status object again (warm)")
+from tether.status.textui import render
 from tether.status.view import screen
-lap("rich (text output only)")
+render(screen(status, 120), False); lap("text screen (text output only)")
 """
 
 

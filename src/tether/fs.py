@@ -17,7 +17,6 @@ import errno
 import fcntl
 import json
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -50,6 +49,8 @@ def write_temp_beside(path: Path, data: bytes, *, keep_mode: bool = False) -> Pa
     """
     folder = path.parent
     folder.mkdir(parents=True, exist_ok=True)
+    import secrets  # here: a reader that imports this module never writes
+
     temp = folder / f".{path.name}.{secrets.token_hex(6)}.tmp"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
     try:

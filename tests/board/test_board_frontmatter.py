@@ -15,7 +15,7 @@ from tether.board import frontmatter
 
 def test_the_c_loader_is_available() -> None:
     assert yaml.__with_libyaml__
-    assert frontmatter._Loader is yaml.CSafeLoader
+    assert frontmatter._loader() is yaml.CSafeLoader
 
 
 @pytest.mark.parametrize(

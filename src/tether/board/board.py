@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -364,6 +363,8 @@ class Board:
     def _new_id(self, now: datetime) -> str:
         prefix = f"T-{now:%Y%m%d}-"
         known = self._cache.view
+        import secrets  # here: readers of the board never make an id
+
         while True:
             candidate = f"{prefix}{secrets.randbelow(10**9):09d}"
             if known is not None and known.get(candidate) is not None:

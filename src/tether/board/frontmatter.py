@@ -17,14 +17,30 @@ import json
 import re
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
+from functools import cache
 from typing import Any
-
-import yaml
 
 from tether.frontmatter import split_front_matter
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+# PyYAML loads on first use: the fast reader below reads what tether writes, so a
+# reader of a board tether keeps (``tether status``, a tick) may never need it.
+@cache
+def _loader() -> Any:
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@cache
+def _dumper() -> Any:
+    import yaml
+
+    base: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    dumper: Any = type("_Dumper", (base,), {})
+    dumper.add_representer(datetime, _represent_datetime)
+    return dumper
+
 
 FENCE = "---"
 
@@ -176,8 +192,10 @@ def parse(front_text: str) -> Any:
 
 def parse_yaml(front_text: str) -> Any:
     """The front block through the C YAML loader only."""
+    import yaml
+
     try:
-        return yaml.load(front_text, Loader=_Loader)  # noqa: S506 - a safe loader
+        return yaml.load(front_text, Loader=_loader())  # noqa: S506 - a safe loader
     except yaml.MarkedYAMLError as exc:
         raise FrontMatterError(_describe(exc)) from None
     except yaml.YAMLError as exc:
@@ -186,7 +204,7 @@ def parse_yaml(front_text: str) -> Any:
         raise FrontMatterError(f"bad value: {exc}") from None
 
 
-def _describe(exc: yaml.MarkedYAMLError) -> str:
+def _describe(exc: Any) -> str:
     """The loader's message with lines counted in the file (its ``---`` fence is line 1)."""
     parts: list[str] = []
     if exc.context:
@@ -202,15 +220,9 @@ def _describe(exc: yaml.MarkedYAMLError) -> str:
 # ---------------------------------------------------------------- writing
 
 
-class _Dumper(_BaseDumper):  # type: ignore[misc]
-    pass
-
-
 def _represent_datetime(dumper: Any, value: datetime) -> Any:
     return dumper.represent_scalar("tag:yaml.org,2002:timestamp", format_timestamp(value))
 
-
-_Dumper.add_representer(datetime, _represent_datetime)
 
 # Characters a YAML reader treats as line breaks or refuses; such strings go to the dumper.
 _UNSAFE_IN_QUOTES = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
@@ -263,10 +275,12 @@ def dump(front: Mapping[str, Any]) -> str:
         if line is not None:
             lines.append(f"{key}: {line}\n")
         else:
+            import yaml
+
             lines.append(
                 yaml.dump(
                     {key: _plain(value)},
-                    Dumper=_Dumper,
+                    Dumper=_dumper(),
                     sort_keys=False,
                     allow_unicode=True,
                     default_flow_style=False,

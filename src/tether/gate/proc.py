@@ -158,3 +158,72 @@ def boot_id() -> str:
 
 def self_pid() -> int:
     return os.getpid()
+
+
+class ProcRow:
+    """One line of the process table: what a survey of every process needs."""
+
+    __slots__ = ("comm", "pid", "ppid", "start_time")
+
+    def __init__(self, pid: int, ppid: int, comm: str, start_time: float) -> None:
+        self.pid = pid
+        self.ppid = ppid
+        self.comm = comm
+        self.start_time = start_time  # seconds since the epoch, as psutil's create_time
+
+
+def process_table() -> list[ProcRow] | None:
+    """Every process from ``/proc``: one read of its ``stat`` each (None without ``/proc``).
+
+    The start time is the boot time plus the start ticks, exactly as psutil computes
+    ``create_time``, so the two can be compared. Speed path kept by bench/status.py:
+    psutil's import and its per-process objects cost a fresh ``tether status`` more
+    than the whole table does.
+    """
+    boot = _boot_time()
+    if boot is None:
+        return None
+    ticks = os.sysconf("SC_CLK_TCK")
+    rows = (_row(name, boot, ticks) for name in os.listdir("/proc") if name.isdigit())
+    return [row for row in rows if row is not None]
+
+
+def has_proc() -> bool:
+    """Whether this system has a Linux ``/proc`` (with the boot time) to read."""
+    return _boot_time() is not None
+
+
+def start_time(pid: int) -> float | None:
+    """When ``pid`` started (psutil's ``create_time``), None when it is gone or no ``/proc``."""
+    boot = _boot_time()
+    if boot is None:
+        return None
+    row = _row(str(pid), boot, os.sysconf("SC_CLK_TCK"))
+    return None if row is None else row.start_time
+
+
+def _row(pid: str, boot: float, ticks: int) -> ProcRow | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return None  # gone since the listing
+    close_paren = stat.rfind(b")")
+    fields = stat[close_paren + 2 :].split()
+    try:
+        ppid, start = int(fields[1]), int(fields[19])
+    except (IndexError, ValueError):
+        return None
+    comm = stat[stat.find(b"(") + 1 : close_paren].decode("utf-8", "replace")
+    return ProcRow(int(pid), ppid, comm, boot + start / ticks)
+
+
+def _boot_time() -> float | None:
+    try:
+        with open("/proc/stat", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"btime"):
+                    return float(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None

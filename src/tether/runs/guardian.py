@@ -15,8 +15,6 @@ import signal
 import sys
 import time
 
-import psutil
-
 
 def group_running(pgid: int) -> bool:
     """Whether any non-zombie process is in process group ``pgid``.
@@ -31,6 +29,8 @@ def group_running(pgid: int) -> bool:
         return False
     except PermissionError:
         return True
+    import psutil  # only when the group exists: ``tether status`` asks about dead ones
+
     for pid in psutil.pids():
         try:
             if os.getpgid(pid) == pgid and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:

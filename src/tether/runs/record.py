@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,6 +12,8 @@ from tether.gate.runstop import REFUSED_FILE
 def new_run_id(now: datetime | None = None) -> str:
     """Time-sortable, unique: ``r-20261130-041502-3fa9c1``."""
     now = now or datetime.now(UTC)
+    import secrets  # here: readers of run folders (``tether status``) never make an id
+
     return f"r-{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
 
 

@@ -5,10 +5,15 @@ somewhere below its pane's shell or inside its run's process group. The pane's
 current command (``bash`` while ``bash -c "… pi …"`` runs pi as a child) and
 keywords in a window title say nothing; the tree does.
 
-One :class:`ProcessTable` is a snapshot taken once per watch cycle (psutil):
-parent links and names for every process, command lines read lazily and cached by
+One :class:`ProcessTable` is a snapshot taken once per watch cycle: parent
+links and names for every process, command lines read lazily and cached by
 ``(pid, create_time)`` across snapshots (a pid reused by a new process gets a new
 entry), so a cycle over 50 subagents costs one pass over the process table.
+
+On Linux the table is one read of each ``/proc/PID/stat`` (``gate.proc``) and
+psutil is loaded only for a command line: a fresh ``tether status`` would spend
+more on psutil's import and objects than on the whole table (bench/status.py).
+Elsewhere psutil reads it.
 """
 
 from __future__ import annotations
@@ -18,9 +23,8 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import psutil
-
 from tether.gate.agents import agent_names, match_agent
+from tether.gate.proc import process_table
 
 
 @dataclass(frozen=True)
@@ -44,13 +48,22 @@ class ProcessInspector:
         parents: dict[int, int] = {}
         names: dict[int, str] = {}
         created: dict[int, float] = {}
-        for proc in psutil.process_iter(["ppid", "name", "create_time"]):
-            info = proc.info
-            if info.get("ppid") is None:
-                continue
-            parents[proc.pid] = int(info["ppid"])
-            names[proc.pid] = str(info.get("name") or "")
-            created[proc.pid] = float(info.get("create_time") or 0.0)
+        rows = process_table()
+        if rows is not None:
+            for row in rows:
+                parents[row.pid] = row.ppid
+                names[row.pid] = row.comm
+                created[row.pid] = row.start_time
+        else:
+            import psutil
+
+            for proc in psutil.process_iter(["ppid", "name", "create_time"]):
+                info = proc.info
+                if info.get("ppid") is None:
+                    continue
+                parents[proc.pid] = int(info["ppid"])
+                names[proc.pid] = str(info.get("name") or "")
+                created[proc.pid] = float(info.get("create_time") or 0.0)
         live = set(parents)
         # forget cache entries of processes that are gone
         self._argv = {k: v for k, v in self._argv.items() if k[0] in live}
@@ -62,6 +75,8 @@ class ProcessInspector:
         cached = self._argv.get(key)
         if cached is not None:
             return cached
+        import psutil
+
         try:
             argv = tuple(psutil.Process(pid).cmdline())
         except (psutil.Error, OSError):

@@ -32,8 +32,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-import psutil
-
 from tether.runs.guardian import group_running
 from tether.runs.liveness import supervisor_alive
 from tether.store.runs import running_runs
@@ -107,6 +105,8 @@ class LogFinder:
     def _environ(self, agent: AgentProcess) -> dict[str, str]:
         key = (agent.pid, agent.create_time)
         if key not in self._env:
+            import psutil
+
             try:
                 self._env[key] = dict(psutil.Process(agent.pid).environ())
             except (psutil.Error, OSError):
@@ -185,6 +185,8 @@ def _vibe_journal(sessions: Path, cwd: str) -> Path | None:
 def agent_cwd(agent: AgentProcess | None, fallback: str | None) -> str | None:
     if agent is None:
         return fallback
+    import psutil
+
     try:
         return psutil.Process(agent.pid).cwd()
     except (psutil.Error, OSError):

@@ -93,7 +93,11 @@ class Surveyor:
             self._tmuxes[socket] = Tmux(socket, binary=self.tmux.binary)
         return self._tmuxes[socket]
 
-    def look(self, conn: sqlite3.Connection, now: float) -> Survey:
+    def look(
+        self, conn: sqlite3.Connection, now: float, *, with_not_counted: bool = True
+    ) -> Survey:
+        """One look; ``with_not_counted=False`` skips the agents seen but not counted (a
+        read of every process's command line) for a caller that does not show them."""
         table = self.inspector.snapshot()
         panes = self.tmux.list_panes()
         endpoints = live_endpoints(self.home)
@@ -140,7 +144,8 @@ class Surveyor:
         # most every NOT_COUNTED_EVERY seconds: on a busy machine each new process costs
         # a read of its command line
         moment = time.monotonic()
-        if self._ignored_at is None or moment - self._ignored_at >= NOT_COUNTED_EVERY:
+        due = self._ignored_at is None or moment - self._ignored_at >= NOT_COUNTED_EVERY
+        if with_not_counted and due:
             self._ignored_at = moment
             self._ignored = not_counted(
                 table,

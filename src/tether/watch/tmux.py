@@ -8,9 +8,11 @@ then ``Enter`` as a key of its own, so the text is submitted exactly as written.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 from tether.errors import TetherError
 
@@ -74,6 +76,21 @@ class Tmux:
         if check and done.returncode != 0:
             raise TmuxError(f"tmux {' '.join(args[:3])}: {done.stderr.strip() or 'failed'}")
         return done
+
+    def socket_path(self) -> str:
+        """Where this server's socket is (tmux's own rule: ``-S`` path; else ``$TMUX``'s for
+        the default server inside tmux; else ``$TMUX_TMPDIR``/tmux-UID/NAME)."""
+        if self.socket and "/" in self.socket:
+            return self.socket
+        inside = os.environ.get("TMUX", "")
+        if not self.socket and inside:
+            return inside.split(",", 1)[0]
+        folder = os.environ.get("TMUX_TMPDIR") or "/tmp"  # noqa: S108 - tmux's default
+        return f"{folder}/tmux-{os.getuid()}/{self.socket or 'default'}"
+
+    def may_run(self) -> bool:
+        """False when no server can be running (no socket file): no tmux process needed."""
+        return Path(self.socket_path()).exists()
 
     def available(self) -> bool:
         return shutil.which(self.binary) is not None or "/" in self.binary

@@ -23,7 +23,7 @@ from tether.errors import ConfigError, TetherError
 from tether.exit_codes import ExitCode
 from tether.fs import lock_file
 from tether.loop.policy import Policy
-from tether.loop.project_board import board_of
+from tether.loop.project_board import board_of as board_of  # its home; imported from here too
 from tether.loop.sources import Source, build_sources
 from tether.store import db
 

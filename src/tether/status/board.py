@@ -18,10 +18,12 @@ BLOCKED_SHOWN = 10
 
 def board_panel(config: Config, moment: float) -> dict[str, Any] | None:
     """The project's board at ``moment``; None when the project has no board folder."""
+    from tether.config.loop import LoopSettings
     from tether.loop.project_board import board_of, board_root
 
     if not board_root(config).is_dir():
         return None  # before the board package is even loaded
+    folder = config.section("loop", LoopSettings).board
     from tether.board import BoardError, State
     from tether.loop.board_queue import board_queue
 
@@ -29,7 +31,7 @@ def board_panel(config: Config, moment: float) -> dict[str, Any] | None:
     try:
         view = board.load()
     except (BoardError, OSError) as exc:
-        return {"root": str(board.root), "error": str(exc)}
+        return {"root": str(board.root), "folder": folder, "error": str(exc)}
     today = datetime.fromtimestamp(moment, UTC).date()
     queue = board_queue(view, config.project_root, today)
     counts = {state.value: len(view.in_state(state)) for state in State}
@@ -37,6 +39,7 @@ def board_panel(config: Config, moment: float) -> dict[str, Any] | None:
     counts["malformed"] = len(view.malformed)
     return {
         "root": str(board.root),
+        "folder": folder,
         "counts": counts,
         "ready_count": len(queue.ready),
         "ready": [e.as_dict() for e in queue.ready[:READY_SHOWN]],

@@ -152,10 +152,10 @@ def board(status: dict[str, Any]) -> list[Block]:
     if found is None:
         return [_empty("no board folder in this project ([loop] board)")]
     if "error" in found:
-        return [Text.of(f"{found['root']}: {found['error']}", "red")]
+        return [Text.of(f"{found['folder']}: {found['error']}", "red")]
     counts = found["counts"]
     shown = " · ".join(f"{k} {v}" for k, v in counts.items() if v or k == "ACTIONABLE")
-    parts: list[Block] = [Text.of(found["root"], "bold"), Text.of(shown)]
+    parts: list[Block] = [Text.of(f"{found['folder']}  ", "bold").append(shown)]
     root = found["root"]
     for key, title, style in (
         ("ready", "next for the loop, in its order", "green"),

@@ -64,7 +64,7 @@ class Repo:
         return git("rev-parse", "main", cwd=self.remote)
 
     def tether(
-        self, *args: str, env: dict[str, str] | None = None
+        self, *args: str, env: dict[str, str] | None = None, timeout: float = 120
     ) -> subprocess.CompletedProcess[str]:
         """``tether ARGS`` in the project, in the test runner's tree (like an agent would)."""
         return subprocess.run(
@@ -73,7 +73,7 @@ class Repo:
             env=env or self.project.env(),
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=timeout,
             check=False,
         )
 

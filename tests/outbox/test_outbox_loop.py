@@ -113,3 +113,51 @@ def test_board_approve_still_works_for_a_decision_ticket(repo: Repo) -> None:
     done = repo.person("board", "approve", ticket.id, "--note", "MIT")
     assert done.returncode == 0, done.stderr
     assert repo.project.board.get(ticket.id).location == "ACTIONABLE"
+
+
+def test_what_an_abandoned_run_proposed_is_collected_and_its_ticket_waits(repo: Repo) -> None:
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from tests.outbox.conftest import TETHER
+
+    repo.agent_does(
+        "git commit -q --allow-empty -m 'Ready'",
+        "tether outbox propose push",
+        "sleep 60",
+    )
+    ticket = repo.project.add("Share it", body="Share the work.\n")
+    loop = subprocess.Popen(
+        [TETHER, "loop", "run"],
+        cwd=repo.root,
+        env=repo.project.env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    runs = repo.project.home / "runs"
+    deadline = time.monotonic() + 60
+    while not list(runs.glob("*/outbox/*.proposal.json")):
+        assert time.monotonic() < deadline, "the run never proposed"
+        time.sleep(0.1)
+    os.kill(loop.pid, signal.SIGKILL)  # the supervisor only; its agent sleeps on
+    loop.wait()
+    (run_id,) = [p.name for p in runs.iterdir()]
+
+    repo.project.all_sources_ready()
+    tick = repo.tether("loop", "tick", "--json")
+    assert tick.returncode == 14, tick.stdout + tick.stderr  # user-only: the proposal waits
+    report = tick.stdout[: tick.stdout.rindex("}") + 1]
+    assert json.loads(report)["recovered"] == [run_id]
+    proposal = _only_proposal(repo)
+    assert proposal["run"] == run_id and proposal["ticket"] == ticket.id
+    waiting = repo.project.board.get(ticket.id)
+    assert waiting.location == "USER/approval" and waiting.front["proposals"] == [proposal["id"]]
+    assert f"run {run_id} was abandoned" in waiting.body
+    approved = repo.person("outbox", "approve", str(proposal["id"]))
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    # the abandoned run did not complete: its ticket goes back for a follow-up
+    assert f"{ticket.id} → ACTIONABLE (more work follows)" in approved.stdout
+    assert repo.remote_head() == repo.head()

@@ -14,7 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tether.board import BoardError
+from tether.board import BoardError, State
+from tether.loop.proposals import parking_front
+from tether.outbox.store import of_run
 from tether.runs.record import RunPaths
 from tether.runs.recovery import recover_abandoned
 from tether.store.runs import get_run
@@ -41,14 +43,21 @@ def adopt_abandoned(loop: Loop) -> list[str]:
             continue
         report = RunPaths(Path(row.run_dir)).report_md
         linked = f"; report: {report}" if report.is_file() else ""
-        loop.board.update(
-            ticket_id,
-            front={
-                "runs": [*ticket.runs, run_id],
-                "last_run": run_id,
-                "report": str(report) if report.is_file() else None,
-            },
-            note=f"run {run_id} was abandoned: its supervisor died "
-            f"({row.iterations} iterations, {row.tool_calls} tool calls recorded){linked}",
+        front = {
+            "runs": [*ticket.runs, run_id],
+            "last_run": run_id,
+            "report": str(report) if report.is_file() else None,
+        }
+        note = (
+            f"run {run_id} was abandoned: its supervisor died "
+            f"({row.iterations} iterations, {row.tool_calls} tool calls recorded){linked}"
         )
+        waiting = [p for p in of_run(loop.conn, run_id) if p.pending]
+        if waiting:  # what it proposed waits for a person first, then it is followed up
+            front.update(parking_front(waiting))
+            ids = ", ".join(f"{p.id} ({p.kind})" for p in waiting)
+            note += f"; it proposed {ids}: waits for a person's decision"
+            loop.board.move(ticket_id, State.USER, "approval", note=note, front=front)
+            continue
+        loop.board.update(ticket_id, front=front, note=note)
     return recovered

@@ -129,8 +129,26 @@ def recover_abandoned(conn: sqlite3.Connection, home: Path) -> list[str]:
         from tether.runs.outcome import write_recovered_report
 
         write_recovered_report(get_run(conn, row.id), ledger)
+        _collect_proposals(conn, get_run(conn, row.id))
         recovered.append(row.id)
     return recovered
+
+
+def _collect_proposals(conn: sqlite3.Connection, row: RunRow) -> None:
+    """What the run proposed before its supervisor died, collected now (checked as ever)."""
+    from tether.config import load_config
+    from tether.errors import TetherError
+    from tether.outbox import RunFacts, collect
+
+    paths = RunPaths(Path(row.run_dir))
+    if row.cwd is None or not any(paths.outbox.glob("*.proposal.json")):
+        return
+    try:
+        config = load_config(cwd=Path(row.cwd))
+    except TetherError:
+        return  # the project's configuration is broken now: the files wait for a later look
+    facts = RunFacts(row.id, row.unit, Path(row.cwd), str(paths.report_md), None)
+    collect(conn, config, paths.outbox, facts)
 
 
 def wait_group_gone(pgid: int, timeout: float) -> bool:

@@ -54,7 +54,7 @@ def collect(conn: sqlite3.Connection, config: Config, folder: Path, run: RunFact
     """Collect every proposal file in ``folder`` (the run's ``TETHER_OUTBOX_DIR``)."""
     result = Collected()
     try:
-        files = sorted(folder.glob(f"*{FILE_SUFFIX}"))
+        files = sorted(folder.glob(f"*{FILE_SUFFIX}"), key=lambda p: (p.stat().st_mtime_ns, p.name))
     except OSError:
         return result
     for number, path in enumerate(files):

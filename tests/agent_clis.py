@@ -36,15 +36,27 @@ class Cli:
 
 # Harness name -> its CLI. A CLI installed some other way (a venv, a release
 # binary) is one more row with its own ``installed_at``. ``jiti`` is the
-# TypeScript loader Pi runs its extensions with (installed with pi).
+# TypeScript loader Pi runs its extensions with (installed with pi). ``pi-1`` is
+# Pi 1.x (``@earendil-works/pi-coding-agent``, on its own Node 22) next to Pi 0.73
+# (``pi``): the same harness, a second CLI the real tier runs too.
 CLIS: dict[str, Cli] = {
     "claude-code": Cli("claude", NPM_BIN / "claude"),
     "codex": Cli("codex", NPM_BIN / "codex"),
     "copilot": Cli("copilot", NPM_BIN / "copilot"),
     "pi": Cli("pi", NPM_BIN / "pi"),
+    "pi-1": Cli("pi", AGENTS / "pi1" / "bin" / "pi"),
     "vibe": Cli("vibe", AGENTS / "vibe-venv" / "bin" / "vibe"),
     "jiti": Cli("jiti", NPM_BIN / "jiti"),
 }
+
+
+# a second CLI of a harness -> the harness tether drives it as
+VARIANT_OF = {"pi-1": "pi"}
+
+
+def harness_of(name: str) -> str:
+    """The tether harness a CLI name (``pi-1``) is driven as (``pi``)."""
+    return VARIANT_OF.get(name, name)
 
 
 def candidates(harness: str) -> list[Path]:

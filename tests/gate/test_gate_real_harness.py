@@ -28,9 +28,10 @@ pytestmark = pytest.mark.real_harness
 
 PROMPT = "Run the scripted steps."
 TOOL_EVENT = {"claude-code": "PreToolUse", "codex": "PreToolUse", "copilot": "preToolUse"}
-TOOL_EVENT["pi"] = "tool_call"
+TOOL_EVENT["pi"] = TOOL_EVENT["pi-1"] = "tool_call"
 TOOL_EVENT["vibe"] = "pre_tool"
-NODE_CLIS: list[Any] = ["claude-code", "codex", "copilot", "pi"]
+# pi-1: Pi 1.x next to Pi 0.73 (the same harness, its own CLI; tests/agent_clis.py)
+NODE_CLIS: list[Any] = ["claude-code", "codex", "copilot", "pi", "pi-1"]
 # Vibe starts slowly (a minute on a loaded machine): beyond the default 120 s.
 VIBE = pytest.param("vibe", marks=pytest.mark.timeout(600))
 
@@ -45,6 +46,8 @@ def _argv(harness: str, exe: Path, extra: tuple[str, ...]) -> list[str]:
         return [str(exe), "-p", PROMPT, "--output-format", "json", *extra]
     if harness == "vibe":  # --trust (in extra): project hooks load in a trusted folder only
         return [str(exe), "-p", PROMPT, "--output", "streaming", *extra]
+    if harness == "pi-1":  # Pi 1.x loads a project's extensions in a trusted project only
+        extra = (*extra, "--approve")
     return [str(exe), *extra, "--model", "mock-model", "--mode", "json", PROMPT]
 
 
@@ -54,8 +57,9 @@ def _run(
     exe = agent_clis.require(harness)
     project = tmp_path / "project"
     project.mkdir()
+    base = agent_clis.harness_of(harness)
     with ModelServer("five-steps") as server:
-        setup = client_setup(harness, tmp_path / "agent-home", server.port)
+        setup = client_setup(base, tmp_path / "agent-home", server.port)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **setup.env}
         env |= {"TETHER_HOME": str(home), **env_extra}
         if harness == "codex":  # project hooks load in a trusted project only
@@ -68,7 +72,7 @@ def _run(
                 json.dumps({"trustedFolders": [str(project)]})
             )
         change = hook_install.plan(
-            harness, "project", install=True, project_dir=str(project), environ=env
+            base, "project", install=True, project_dir=str(project), environ=env
         )
         hook_file.apply(change)
         done = subprocess.run(
@@ -111,7 +115,7 @@ def test_the_cli_itself_refuses_calls_past_the_budget(
     assert "call budget of this session is spent" in done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("harness", ["claude-code", "pi"])
+@pytest.mark.parametrize("harness", ["claude-code", "pi", "pi-1"])
 def test_the_cli_stops_before_the_model_call_past_the_iteration_budget(
     harness: str, tmp_path: Path, tether_home: Path
 ) -> None:

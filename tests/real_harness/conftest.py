@@ -44,7 +44,8 @@ def find_cli(harness: Harness) -> Path:
 
 
 def load_adapter(name: str) -> Harness:
-    return get_harness(name)
+    """The adapter of a CLI name (``pi-1`` is Pi 1.x, driven as the ``pi`` harness)."""
+    return get_harness(agent_clis.harness_of(name))
 
 
 @dataclass
@@ -103,8 +104,8 @@ def run_cli(
     ``extra_env`` is laid over the CLI's environment; ``allow`` is the run's
     tool allow-list (``RunSpec.allow``)."""
     adapter = load_adapter(harness)
-    exe = find_cli(adapter)
-    setup = client_setup(harness, root / "home", server.port)
+    exe = agent_clis.require(harness)
+    setup = client_setup(adapter.name, root / "home", server.port)
     work = root / "work"
     work.mkdir(parents=True, exist_ok=True)
     # a run with its own allow-list gets no blanket grant from the offline setup
@@ -164,8 +165,7 @@ def agent_cli() -> Callable[[str], tuple[Harness, Path]]:
     under CI). Use this rather than importing from this conftest."""
 
     def find(name: str) -> tuple[Harness, Path]:
-        adapter = load_adapter(name)
-        return adapter, find_cli(adapter)
+        return load_adapter(name), agent_clis.require(name)
 
     return find
 

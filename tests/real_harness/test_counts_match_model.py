@@ -20,6 +20,7 @@ pytestmark = pytest.mark.real_harness
 HARNESSES = [
     "codex",
     "pi",
+    "pi-1",
     "claude-code",
     "copilot",
     pytest.param("vibe", marks=pytest.mark.timeout(600)),

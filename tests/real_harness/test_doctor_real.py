@@ -299,3 +299,49 @@ def test_a_probe_that_runs_out_of_time_says_so(
     assert check["why"] == "probe timed out after 1 s", check
     assert check["fix"] == "tether doctor --harness vibe --timeout 2"
     assert check["probe"]["timed_out"] and check["probe"]["seconds"] < 30, check
+
+
+def test_pi_1x_project_hooks_hold_only_in_a_trusted_project(
+    agent_cli: Callable[[str], tuple[Harness, Path]], tmp_path: Path
+) -> None:
+    """Pi 1.x loads a project's extensions only once the project is trusted (Pi 0.73 always
+    does): the doctor reads Pi's trust.json, says so, and its probe carries the trust."""
+    _adapter, exe = agent_cli("pi-1")
+    env = _env(tmp_path, exe)
+    project = tmp_path / "project"
+    project.mkdir()
+    run_fix("tether hooks install --harness pi", project, env)
+    code, data, err = doctor(project, env, "--harness", "pi")
+    check = only(data, "pi")
+    assert code == CHECK_FAILED, (err, check)
+    assert [t["state"] for t in check["trust"] if t["what"] == "pi folder"] == ["untrusted"]
+    assert "Pi 1.x does not trust the folder" in check["why"], check
+    assert any("Pi 1.x" in note for note in check["notes"]), check
+    # the person trusts the project in Pi (what `/trust` saves)
+    trust = Path(env["HOME"]) / ".pi" / "agent" / "trust.json"
+    trust.parent.mkdir(parents=True, exist_ok=True)
+    trust.write_text(json.dumps({str(project.resolve()): True}), encoding="utf-8")
+    code, data, err = doctor(project, env, "--harness", "pi")
+    check = only(data, "pi")
+    assert code == 0, (err, check)
+    assert check["verdict"] == "enforced", check
+    # the fix the doctor gave instead works without any trust: the user's extension
+    trust.unlink()
+    run_fix("tether hooks install --harness pi --scope user", project, env)
+    code, data, err = doctor(project, env, "--harness", "pi")
+    assert code == 0 and only(data, "pi")["verdict"] == "enforced", (err, data)
+
+
+def test_pi_0_73_is_told_apart_from_pi_1x(
+    agent_cli: Callable[[str], tuple[Harness, Path]], tmp_path: Path
+) -> None:
+    _adapter, exe = agent_cli("pi")
+    env = _env(tmp_path, exe)
+    project = tmp_path / "project"
+    project.mkdir()
+    run_fix("tether hooks install --harness pi", project, env)
+    code, data, err = doctor(project, env, "--harness", "pi")
+    check = only(data, "pi")
+    assert code == 0 and check["verdict"] == "enforced", (err, check)
+    assert check["trust"] == []
+    assert any("Pi 0.x" in note for note in check["notes"]), check

@@ -24,7 +24,7 @@ from tether.testing.model_server import ModelServer
 
 pytestmark = pytest.mark.real_harness
 
-HARNESSES = ["claude-code", "codex", "copilot", "pi"]
+HARNESSES = ["claude-code", "codex", "copilot", "pi", "pi-1"]
 
 
 @dataclass(frozen=True)
@@ -58,10 +58,10 @@ def test_nothing_past_the_limit_runs(
     tether_home: Path,
 ) -> None:
     limit = LIMITS[limit_name]
-    _adapter, exe = agent_cli(harness)
+    adapter, exe = agent_cli(harness)
     server = model_server("touch-forever", think=0.05)
     done, work = limited_run(
-        harness, exe, server.port, tmp_path, tether_home, limit.flags, config=limit.config
+        adapter.name, exe, server.port, tmp_path, tether_home, limit.flags, config=limit.config
     )
     # in call order: tick-10 after tick-9, not after tick-1
     files = sorted((p.name for p in work.glob("tick-*.done")), key=lambda n: int(n[5:-5]))

@@ -115,9 +115,12 @@ def pi_extension(tmp_path: Path, limit: int) -> Path:
     return path
 
 
-def test_pi_extension_blocks_a_tool_call(run_agent: Callable[..., Any], tmp_path: Path) -> None:
+@pytest.mark.parametrize("pi", ["pi", "pi-1"])
+def test_pi_extension_blocks_a_tool_call(
+    pi: str, run_agent: Callable[..., Any], tmp_path: Path
+) -> None:
     ext = pi_extension(tmp_path, limit=1000)
-    run = run_agent("pi", "five-steps", extra_args=["-e", str(ext)])
+    run = run_agent(pi, "five-steps", extra_args=["-e", str(ext)])
     why = run.explain()
     assert run.returncode == 0, why
     assert (run.summary.model_calls, run.summary.tool_calls_served) == (5, 5), why
@@ -128,11 +131,12 @@ def test_pi_extension_blocks_a_tool_call(run_agent: Callable[..., Any], tmp_path
     assert REASON.encode() in run.stdout
 
 
+@pytest.mark.parametrize("pi", ["pi", "pi-1"])
 def test_pi_extension_stops_before_the_next_model_call(
-    run_agent: Callable[..., Any], tmp_path: Path
+    pi: str, run_agent: Callable[..., Any], tmp_path: Path
 ) -> None:
     ext = pi_extension(tmp_path, limit=3)
-    run = run_agent("pi", "forever", extra_args=["-e", str(ext)])
+    run = run_agent(pi, "forever", extra_args=["-e", str(ext)])
     why = run.explain()
     assert run.returncode == 0, why  # pi exits 0 after an abort
     # exact: the fourth model request was never sent

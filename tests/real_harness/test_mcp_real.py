@@ -196,3 +196,92 @@ def test_claude_code_headless_offers_tethers_tools_in_its_first_request(
     assert [c.name for c in first.tool_calls] == ["mcp__tether__board_list"]
     # the tool's answer came back into the session (Claude Code shows the structured content)
     assert '\\"tickets\\":[]' in events, events[-3000:]
+
+
+def _pi1_env(tmp_path: Path, port: int) -> dict[str, str]:
+    setup = client_setup("pi", tmp_path / "home", port)
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **setup.env}
+
+
+@pytest.mark.parametrize("scope", ["project", "user"])
+def test_pi_1x_lists_tether_connected_with_its_tools(scope: str, tmp_path: Path) -> None:
+    """`tether mcp install --harness pi` writes the mcp.json Pi 1.x reads: `pi mcp list --json`
+    connects to the server and lists every tool."""
+    from tether.cli.mcp_server.tools import TOOLS
+
+    exe = _cli("pi-1")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "tether.toml").write_text(CONFIG, encoding="utf-8")
+    env = {**_pi1_env(tmp_path, 9), "TETHER_HOME": str(project / ".tether")}
+    args = ["--harness", "pi", "--scope", scope, "--project-dir", str(project)]
+    _tether(project, env, "mcp", "install", *args)
+    if scope == "project":
+        # Pi 1.x reads .pi/mcp.json only in a trusted project: what `/trust` saves
+        trust = Path(env["PI_CODING_AGENT_DIR"]) / "trust.json"
+        trust.write_text(json.dumps({str(project.resolve()): True}), encoding="utf-8")
+    done = subprocess.run(
+        [str(exe), "mcp", "list", "--json"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    listed = json.loads(done.stdout)
+    (server,) = [s for s in listed["servers"] if s["name"] == "tether"]
+    assert server["state"] == "connected", server
+    assert server["scope"] == {"project": "project", "user": "global"}[scope]
+    assert server["exposure"] == "direct"
+    assert server["tools"] == [t.name for t in TOOLS]
+    assert listed["errors"] == []
+    # uninstall takes it out again; the file stays
+    _tether(project, env, "mcp", "uninstall", *args)
+    again = subprocess.run(
+        [str(exe), "mcp", "list", "--json"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert [s["name"] for s in json.loads(again.stdout)["servers"]] == []
+
+
+def test_a_pi_1x_session_calls_a_tether_tool_in_its_first_request(tmp_path: Path) -> None:
+    exe = _cli("pi-1")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "tether.toml").write_text(CONFIG, encoding="utf-8")
+    with ModelServer("call:board_list") as server:
+        env = {**_pi1_env(tmp_path, server.port), "TETHER_HOME": str(project / ".tether")}
+        _tether(project, env, "mcp", "install", "--harness", "pi", "--project-dir", str(project))
+        from tether.harnesses import get_harness
+        from tether.harnesses.base import RunSpec
+
+        setup = client_setup("pi", tmp_path / "home", server.port)
+        # the person trusts the project (Pi 1.x reads .pi/mcp.json only then): --approve
+        args = (*setup.extra_args, "--approve")
+        spec = RunSpec(prompt="List the board.", model=setup.model, extra_args=args)
+        argv = get_harness("pi").build_command(spec)
+        argv[0] = str(exe)
+        done = subprocess.run(
+            argv,
+            cwd=project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+        requests = list(server.requests)
+    assert done.returncode == 0, done.stderr[-3000:]
+    first = next(r for r in requests if r.step == 1)
+    assert "mcp__tether__board_list" in first.tool_names, first.tool_names
+    (call,) = first.tool_calls
+    assert call.name == "mcp__tether__board_list"
+    assert '\\"tickets\\"' in done.stdout or '"tickets"' in done.stdout

@@ -102,14 +102,15 @@ def test_a_cat_of_a_page_is_not_executed_and_the_room_s_read_works(
         assert actions[3] == "no_such_tool", run.explain()
 
 
+@pytest.mark.parametrize("pi", ["pi", "pi-1"])
 def test_pi_offers_only_bash_and_write_so_its_read_tool_cannot_open_a_page(
-    tmp_path: Path, run_agent: RunAgent
+    pi: str, tmp_path: Path, run_agent: RunAgent
 ) -> None:
     """Pi's allow-list names whole tools: its read tool is gone, ``bash`` stays whole
-    (the gate's extension narrows it)."""
+    (the gate's extension narrows it); Pi 0.73 and Pi 1.x alike."""
     alpha = tmp_path / "vault" / "Alpha.md"
     run = _run(
-        "pi",
+        pi,
         [
             ShellCalls(("tether wiki read Beta",)),
             NamedCall("read", (("path", str(alpha)),)),

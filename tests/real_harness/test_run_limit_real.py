@@ -15,7 +15,7 @@ from tether.testing.model_server import ModelServer
 pytestmark = pytest.mark.real_harness
 
 
-@pytest.mark.parametrize("harness", ["codex", "pi", "claude-code"])
+@pytest.mark.parametrize("harness", ["codex", "pi", "pi-1", "claude-code"])
 def test_never_stopping_agent_is_stopped_at_the_iteration_limit(
     harness: str,
     agent_cli: Callable[[str], tuple[Harness, Path]],
@@ -23,10 +23,10 @@ def test_never_stopping_agent_is_stopped_at_the_iteration_limit(
     tmp_path: Path,
     tether_home: Path,
 ) -> None:
-    _adapter, exe = agent_cli(harness)
+    adapter, exe = agent_cli(harness)
     server = model_server("forever", think=0.05)
     done, _work = limited_run(
-        harness, exe, server.port, tmp_path, tether_home, ["--iterations", "3"], wait=120
+        adapter.name, exe, server.port, tmp_path, tether_home, ["--iterations", "3"], wait=120
     )
     why = f"stderr: {done.stderr[-2000:]}\nrequests: {[r.step for r in server.requests]}"
     assert done.returncode == 20, why
@@ -34,7 +34,7 @@ def test_never_stopping_agent_is_stopped_at_the_iteration_limit(
     assert record["status"] == "iteration_limit", why
     # the model was asked at most limit times, plus at most one call in flight at the stop
     assert server.model_calls <= 4, why
-    if harness in ("claude-code", "pi"):
+    if adapter.name in ("claude-code", "pi"):
         # their per-run hooks end the session before model call 4 is sent
         assert server.model_calls == 3, why
         assert record["tool_calls"] == 3, why

@@ -58,9 +58,12 @@ def _first_request(
 ) -> str:
     adapter, exe = agent_cli(harness)
     work = _project(tmp_path)
+    # Pi 1.x reads a project's skills only in a trusted project: the person approves it
+    approve = ("--approve",) if harness == "pi-1" else ()
     with ModelServer("steps:1", keep_bodies=True) as server:
-        setup = client_setup(harness, tmp_path / "home", server.port)
-        spec = RunSpec(prompt="hello", model=setup.model, extra_args=setup.extra_args, cwd=work)
+        setup = client_setup(adapter.name, tmp_path / "home", server.port)
+        args = (*setup.extra_args, *approve)
+        spec = RunSpec(prompt="hello", model=setup.model, extra_args=args, cwd=work)
         argv = adapter.build_command(spec)
         argv[0] = str(exe)
         node_dir = Path(shutil.which("node") or "/usr/bin/node").parent
@@ -79,7 +82,7 @@ def _first_request(
         return agent[0].decode("utf-8")
 
 
-@pytest.mark.parametrize("harness", ["claude-code", "codex", "pi", "vibe"])
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "pi", "pi-1", "vibe"])
 def test_a_session_announces_every_tether_skill_to_the_model(
     harness: str, agent_cli: Callable[[str], tuple[Harness, Path]], tmp_path: Path
 ) -> None:

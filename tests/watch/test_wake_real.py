@@ -103,12 +103,15 @@ def _start(
     env = {"PATH": os.environ["PATH"], "TERM": "xterm-256color", **setup.env}
     if not installed:
         env["TETHER_HOME"] = str(tether_home)
+    # Pi 1.x loads a project's extensions in a trusted project only: the person trusts it
+    trusted = ["--approve"] if cli == _cli("pi-1") and harness == "pi" else []
     argv = [
         "env",
         *(["-u", "TETHER_HOME"] if installed else []),  # the tmux server's environment has it
         *[f"{k}={v}" for k, v in env.items()],
         cli,
         *setup.extra_args,
+        *trusted,
         "--model",
         "mock-model",
     ]
@@ -152,9 +155,11 @@ def _wake(dog: Watchdog) -> None:
     wait_until(lambda: dog.check().wakes, timeout=30, every=0.2, what="a wake")
 
 
+@pytest.mark.parametrize("pi", ["pi", "pi-1"])
 @pytest.mark.parametrize("prefer", ["harness", "tmux"])
 def test_pi_is_woken(
     prefer: str,
+    pi: str,
     lab: TmuxLab,
     subagents_dir: Path,
     tmp_path: Path,
@@ -162,7 +167,7 @@ def test_pi_is_woken(
     conn: sqlite3.Connection,
     server: ModelServer,
 ) -> None:
-    orch = _start(lab, _cli("pi"), "pi", server, tmp_path, tether_home)
+    orch = _start(lab, _cli(pi), "pi", server, tmp_path, tether_home)
     wait_until(lambda: live_endpoints(tether_home), timeout=60, what="the Pi extension")
     _hanging_subagent(lab, subagents_dir)
     add_orchestrator(conn, tmux_pane=orch.pane, tmux_socket=lab.socket, harness="pi")

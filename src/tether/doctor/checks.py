@@ -187,6 +187,72 @@ def _folder_trust(harness: str, project: str, environ: Mapping[str, str]) -> lis
     return [Trust(f"{harness} folder", project, state)]
 
 
+PI_0_NOTE = (
+    "Pi 0.x (@mariozechner/pi-coding-agent): loads the project's extensions without asking; "
+    "no MCP client (tether's skills reach the same operations)"
+)
+PI_1_NOTE = (
+    "Pi 1.x (@earendil-works/pi-coding-agent): loads the project's .pi/extensions and "
+    ".pi/mcp.json only in a trusted project; `tether mcp install --harness pi` registers "
+    "tether's MCP server"
+)
+
+
+PI_PACKAGES = ("@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent")
+
+
+def _pi_major(executable: str, environ: Mapping[str, str]) -> int | None:
+    """Pi's major version from the package the executable belongs to (no start of Node, which
+    takes seconds on a busy machine), else from ``pi --version``."""
+    import json
+
+    folder = Path(os.path.realpath(executable)).parent
+    for place in (folder, *folder.parents):
+        candidates = [place / "package.json"]
+        candidates += [place / "node_modules" / name / "package.json" for name in PI_PACKAGES]
+        for manifest in candidates:
+            try:
+                data = json.loads(manifest.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(data, dict) and data.get("name") in PI_PACKAGES:
+                head = str(data.get("version", "")).split(".")[0]
+                return int(head) if head.isdigit() else None
+    head = (version(executable, environ) or "").strip().split(".")[0]
+    return int(head) if head.isdigit() else None
+
+
+def _pi_trust(
+    executable: str, project: str, environ: Mapping[str, str]
+) -> tuple[list[Trust], list[str]]:
+    """Pi 1.x asks before it loads a project's extensions (its trust.json); Pi 0.x never."""
+    import json
+
+    major = _pi_major(executable, environ)
+    if major is None or major < 1:
+        return [], [PI_0_NOTE]
+    folder = user_dir("pi", environ, project)
+    try:
+        settings = json.loads((folder / "settings.json").read_text(encoding="utf-8"))
+        always = isinstance(settings, dict) and settings.get("defaultProjectTrust") == "always"
+    except (OSError, ValueError):
+        always = False
+    try:
+        saved = json.loads((folder / "trust.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        saved = {}
+    state = "trusted" if always else "untrusted"
+    if isinstance(saved, dict):
+        # the nearest saved decision at or above the project wins, as in Pi
+        here = Path(os.path.realpath(project))
+        for place in (here, *here.parents):
+            decision = saved.get(str(place))
+            if isinstance(decision, bool):
+                state = "trusted" if decision else "declined"
+                break
+    return [Trust("pi folder", project, state)], [PI_1_NOTE]
+
+
 def trust_state(
     harness: str, executable: str, project: str, environ: Mapping[str, str]
 ) -> tuple[list[Trust], list[str]]:
@@ -194,6 +260,8 @@ def trust_state(
         return _codex_trust(executable, project, environ)
     if harness in ("copilot", "vibe"):
         return _folder_trust(harness, project, environ), []
+    if harness == "pi":
+        return _pi_trust(executable, project, environ)
     return [], []
 
 
@@ -250,12 +318,12 @@ def _explain_second_call(
                 f"Codex does not trust the project {project}, so it skips .codex/hooks.json",
                 f"tether hooks trust --harness codex --project-dir {_q(project)} --trust-project",
             )
-    if harness in ("copilot", "vibe") and "user" not in by_scope:
+    if harness in ("copilot", "vibe", "pi") and "user" not in by_scope:
         folder = states.get(f"{harness} folder")
         if folder and folder.state != "trusted":
+            name = {"copilot": "Copilot", "vibe": "Vibe", "pi": "Pi 1.x"}[harness]
             return (
-                f"{'Copilot' if harness == 'copilot' else 'Vibe'} does not trust the folder "
-                f"{project}, so it skips the project's hooks",
+                f"{name} does not trust the folder {project}, so it skips the project's hooks",
                 _install(harness, "user", project),
             )
     stale = [h for h in present if not h.current]

@@ -11,7 +11,9 @@ session, log or trust decision of the user's is written:
   copied, never computed; keys of the user's own ``hooks.json`` moved to the
   probe's copy of it) and ``features`` from ``$CODEX_HOME/config.toml``;
 - Copilot: ``trustedFolders`` from ``$COPILOT_HOME/config.json``;
-- Vibe: ``$VIBE_HOME/trusted_folders.toml``.
+- Vibe: ``$VIBE_HOME/trusted_folders.toml``;
+- Pi 1.x: ``$PI_CODING_AGENT_DIR/trust.json`` (project trust) and
+  ``defaultProjectTrust`` from its ``settings.json``.
 
 A hook the user has not trusted stays untrusted in the copy.
 """
@@ -156,9 +158,24 @@ def vibe_trust(real: Mapping[str, str], probe: Mapping[str, str], project: str) 
         _write(user_dir("vibe", probe, project) / "trusted_folders.toml", text)
 
 
+def pi_trust(real: Mapping[str, str], probe: Mapping[str, str], project: str) -> None:
+    source, target = user_dir("pi", real, project), user_dir("pi", probe, project)
+    text = _read(source / "trust.json")
+    if text is not None:
+        _write(target / "trust.json", text)
+    try:
+        settings = json.loads(_read(source / "settings.json") or "{}")
+    except ValueError:
+        return
+    if isinstance(settings, dict) and "defaultProjectTrust" in settings:
+        kept = {"defaultProjectTrust": settings["defaultProjectTrust"]}
+        _write(target / "settings.json", json.dumps(kept))
+
+
 def mirror(real: Mapping[str, str], probe: Mapping[str, str], project: str) -> None:
     """The user's hook files and trust, laid into the probe's HOME."""
     copy_user_hooks(real, probe, project)
     codex_trust(real, probe, project)
     copilot_trust(real, probe, project)
     vibe_trust(real, probe, project)
+    pi_trust(real, probe, project)

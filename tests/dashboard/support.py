@@ -38,10 +38,13 @@ class Dashboard:
         return self.url.rsplit("token=", 1)[1]
 
     def get(self, path: str, *, token: bool = True) -> tuple[int, bytes]:
+        """GET with the token (as the printed URL has it), following the page's trade of the
+        token for a session cookie as a browser does."""
         sep = "&" if "?" in path else "?"
         target = f"{self.base}{path}" + (f"{sep}token={self.token}" if token else "")
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
         try:
-            with urllib.request.urlopen(target, timeout=10) as answer:  # noqa: S310 - local http
+            with opener.open(target, timeout=10) as answer:
                 return int(answer.status), answer.read()
         except urllib.error.HTTPError as exc:
             return int(exc.code), exc.read()

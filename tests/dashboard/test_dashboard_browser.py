@@ -277,6 +277,8 @@ def test_a_live_run_its_limit_stop_and_every_page(
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert errors == []
 
+    assert "token=" not in browser.current_url  # the token was traded for a cookie
+    browser.delete_all_cookies()
     browser.get(dashboard.base + "/")
     assert "403" in (text(browser, "body") or "")
     browser.get(dashboard.base + "/api/status?token=not-the-token")

@@ -30,9 +30,10 @@ MISSING = (
 def dashboard(port: int, host: str | None, open_browser: bool) -> None:
     """A live, read-only web view of runs, loop, watchdog and board on 127.0.0.1.
 
-    Prints the URL with a random token; a request without it gets 403. Exit
-    codes: 0 stopped with Ctrl-C, 2 the port is in use, 3 a store tether cannot
-    read or the dashboard extra missing.
+    Prints the URL with a random token; the browser trades it for a session
+    cookie and drops it from the address bar; a request without either gets 403.
+    Exit codes: 0 stopped with Ctrl-C or SIGTERM, 2 the port is in use, 3 a store
+    tether cannot read or the dashboard extra missing.
     """
     try:
         import starlette  # noqa: F401
@@ -59,7 +60,7 @@ def dashboard(port: int, host: str | None, open_browser: bool) -> None:
     if open_browser:
         import webbrowser
 
-        webbrowser.open(bound.url)
+        webbrowser.open(bound.open_url)  # a one-time code: the token stays out of argv
     try:
         serve(config, bound)
     except KeyboardInterrupt:

@@ -1,40 +1,41 @@
 """The dashboard's web application (Starlette): read-only pages and JSON, live by SSE.
 
-Every request must carry the token the server printed (``?token=…``); without
-it the answer is 403. Only GET routes exist. Live updates: a cheap look at the
-store's and the gate's files every ``CHANGE_POLL`` seconds; when they changed
-(or ``FULL_REFRESH`` passed) the status object is made again and pushed to each
-open page as an ``status`` event.
+Every request passes the guard first (``security.Guard``: Host check, session
+cookie or token, CSRF and Origin for anything but a read, strict headers).
+Every JSON answer carries an ETag: a page asking again with ``If-None-Match``
+gets a bodiless 304 when nothing changed.
+
+Live updates (``live.py``): while a page is open, one look every half second
+at the data's versions (the store's and the gate's files, the board's view,
+the events file of each run in progress). When they moved (or
+``FULL_REFRESH`` passed) the status object is made again; each open page gets
+``status`` when it changed and ``versions`` when they moved, and asks for its
+own data only then.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
+import hashlib
 import json
+import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import (
-    FileResponse,
-    JSONResponse,
-    PlainTextResponse,
-    Response,
-    StreamingResponse,
-)
+from starlette.responses import FileResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from tether.config import Config
+from tether.dashboard.live import Live
+from tether.dashboard.security import Guard, Listening
 
 STATIC = Path(__file__).parent / "static"
-CHANGE_POLL = 0.5  # seconds between looks at the files' times (a few stat calls)
 FULL_REFRESH = 15.0  # the status is made again at least this often while a page is open
-KEEPALIVE = 20.0
 STATIC_FILES = {
     "app.js": "text/javascript",
     "app.css": "text/css",
@@ -44,118 +45,162 @@ STATIC_FILES = {
 }
 
 
-class TokenGate:
-    """403 for any request whose ``token`` query parameter is not the server's token."""
-
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        self.app = app
-        self.token = token.encode()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            given = Request(scope).query_params.get("token", "")
-            if not hmac.compare_digest(given.encode(), self.token):
-                await PlainTextResponse("403: this dashboard needs its token", 403)(
-                    scope, receive, send
-                )
-                return
-        await self.app(scope, receive, send)
-
-
 class State:
-    """What the routes share: the configuration and the last status made."""
+    """What the routes share: the configuration, the last status made, the data's versions.
+
+    Everything that reads the board or makes the status runs under ``lock``, one
+    at a time (the board's parse cache is shared).
+    """
 
     def __init__(self, config: Config) -> None:
+        from tether.dashboard.runview import Tails
+
         self.config = config
         self.status: dict[str, Any] | None = None
         self.made_at = 0.0
-        self.stamp: tuple[Any, ...] = ()
+        self.made_for: tuple[Any, ...] = ()
         self.lock = asyncio.Lock()
+        self.tails = Tails()
+        self.pages: dict[str, tuple[Any, bytes]] = {}  # a run's page by its version
+        self._board_view: Any = None
+        self.board_version = 0
 
     def files_stamp(self) -> tuple[Any, ...]:
         """The times and sizes of the files a change shows up in first."""
-        home = self.config.home
-        stamp: list[Any] = []
-        for name in ("tether.db", "tether.db-wal", "gate.db", "gate.db-wal", "rooms"):
-            try:
-                info = (home / name).stat()
-                stamp.append((info.st_mtime_ns, info.st_size))
-            except OSError:
-                stamp.append(None)
-        return tuple(stamp)
+        from tether.dashboard.runview import file_stamp
 
-    async def current(self, *, force: bool = False) -> dict[str, Any]:
-        async with self.lock:
-            stamp = self.files_stamp()
-            fresh = time.monotonic() - self.made_at < FULL_REFRESH
-            if self.status is not None and stamp == self.stamp and fresh and not force:
-                return self.status
+        home = self.config.home
+        names = ("tether.db", "tether.db-wal", "gate.db", "gate.db-wal", "rooms")
+        return tuple(file_stamp(home / name) for name in names)
+
+    def board_stamp(self) -> int:
+        """A number that moves whenever the board's view does (a warm load: no parse)."""
+        from tether.errors import TetherError
+        from tether.loop.project_board import board_of, board_root
+
+        if not board_root(self.config).is_dir():
+            view = None
+        else:
+            try:
+                view = board_of(self.config).load()
+            except (TetherError, OSError):
+                view = self._board_view
+        if view is not self._board_view:
+            self._board_view = view
+            self.board_version += 1
+        return self.board_version
+
+    def look(self, *, force: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The status (made again only when its inputs moved) and the data's versions."""
+        from tether.dashboard.runview import file_stamp
+        from tether.runs.record import RunPaths
+
+        files = self.files_stamp()
+        board = self.board_stamp()
+        made_for = (files, board)
+        fresh = time.monotonic() - self.made_at < FULL_REFRESH
+        if force or self.status is None or made_for != self.made_for or not fresh:
             from tether.status.collect import collect
 
-            self.status = await asyncio.to_thread(collect, self.config)
-            self.stamp, self.made_at = stamp, time.monotonic()
-            return self.status
+            self.status = collect(self.config)
+            self.made_for, self.made_at = made_for, time.monotonic()
+        events = {
+            r["id"]: file_stamp(RunPaths(Path(r["run_dir"])).events) for r in self.status["running"]
+        }
+        versions = {"store": _digest(files), "board": board, "events": events}
+        return self.status, versions
 
 
-def _reader(config: Config) -> Any:
-    from tether.store.db import connect_reader
-
-    return connect_reader(config.home)
+def _digest(value: Any) -> str:
+    return hashlib.blake2b(repr(value).encode(), digest_size=8).hexdigest()
 
 
-def _json(data: Any, status_code: int = 200) -> Response:
-    return JSONResponse(data, status_code=status_code)
+def json_answer(request: Request, body: bytes, status_code: int = 200) -> Response:
+    """JSON with an ETag; 304 without a body when the page already has this answer."""
+    etag = f'"{hashlib.blake2b(body, digest_size=12).hexdigest()}"'
+    headers = {"etag": etag, "cache-control": "no-cache"}
+    if status_code == 200 and etag in request.headers.get("if-none-match", ""):
+        return Response(status_code=304, headers=headers)
+    return Response(body, status_code, media_type="application/json", headers=headers)
 
 
-def build_app(config: Config, token: str) -> ASGIApp:
+def encode(data: Any) -> bytes:
+    return json.dumps(data, default=str, separators=(",", ":")).encode()
+
+
+def build_app(
+    config: Config,
+    token: str,
+    listening: Listening,
+    once: str | None = None,
+    stopping: threading.Event | None = None,
+) -> ASGIApp:
+    """The guarded app; ``stopping`` set ends every open page's stream (a clean shutdown)."""
     state = State(config)
+    stop = stopping or threading.Event()
 
     def with_conn(
         handler: Callable[[Request, Any], Any],
     ) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
-            def work() -> Any:
-                conn = _reader(config)
+            from tether.errors import TetherError
+            from tether.store.db import connect_reader
+
+            def work() -> bytes:
+                conn = connect_reader(config.home)
                 try:
-                    return handler(request, conn)
+                    found = handler(request, conn)
                 finally:
                     if conn is not None:
                         conn.close()
-
-            from tether.errors import TetherError
+                return found if isinstance(found, bytes) else encode(found)
 
             try:
-                return _json(await asyncio.to_thread(work))
+                async with state.lock:
+                    return json_answer(request, await asyncio.to_thread(work))
             except TetherError as exc:
-                return _json({"error": str(exc)}, 404)
+                return json_answer(request, encode({"error": str(exc)}), 404)
 
         return endpoint
 
     async def index(request: Request) -> Response:
-        return FileResponse(STATIC / "index.html", media_type="text/html")
+        return FileResponse(
+            STATIC / "index.html", media_type="text/html", headers={"cache-control": "no-store"}
+        )
 
     async def static(request: Request) -> Response:
         name = request.path_params["name"]
         media = STATIC_FILES.get(name)
         if media is None:  # only the files listed, never a path from the request
             return PlainTextResponse("not found", 404)
-        return FileResponse(STATIC / name, media_type=media)
+        path = STATIC / name
+        answer = FileResponse(
+            path, media_type=media, headers={"cache-control": "no-cache"}, stat_result=path.stat()
+        )
+        if answer.headers["etag"] in request.headers.get("if-none-match", ""):
+            return Response(status_code=304, headers={"etag": answer.headers["etag"]})
+        return answer
+
+    async def session(request: Request) -> Response:
+        return json_answer(request, encode({"csrf": request.scope.get("state", {}).get("csrf")}))
 
     async def status(request: Request) -> Response:
-        return _json(await state.current())
+        async with state.lock:
+            found, _ = await asyncio.to_thread(state.look)
+        return json_answer(request, encode(found))
 
     def runs(request: Request, conn: Any) -> Any:
         from tether.dashboard.data import runs_page
 
         return runs_page(conn, dict(request.query_params))
 
-    def run(request: Request, conn: Any) -> Any:
+    def run(request: Request, conn: Any) -> bytes:
         from tether.dashboard.data import run_page
         from tether.errors import RunNotFoundError
 
         if conn is None:
             raise RunNotFoundError(request.path_params["run_id"])
-        return run_page(conn, request.path_params["run_id"], time.time())
+        return run_page(conn, request.path_params["run_id"], time.time(), state.tails, state.pages)
 
     def loop(request: Request, conn: Any) -> Any:
         from tether.dashboard.data import loop_history
@@ -165,41 +210,35 @@ def build_app(config: Config, token: str) -> ASGIApp:
     async def board(request: Request) -> Response:
         from tether.dashboard.data import board_columns
 
-        return _json(await asyncio.to_thread(board_columns, config))
+        async with state.lock:
+            found = await asyncio.to_thread(board_columns, config)
+        return json_answer(request, encode(found))
 
     async def ticket(request: Request) -> Response:
         from tether.dashboard.data import ticket as read_ticket
         from tether.errors import TetherError
 
         try:
-            found = await asyncio.to_thread(read_ticket, config, request.path_params["ticket_id"])
+            async with state.lock:
+                found = await asyncio.to_thread(
+                    read_ticket, config, request.path_params["ticket_id"]
+                )
         except (TetherError, KeyError) as exc:
-            return _json({"error": str(exc)}, 404)
-        return _json(found)
+            return json_answer(request, encode({"error": str(exc)}), 404)
+        return json_answer(request, encode(found))
+
+    live = Live(state, stop)
 
     async def events(request: Request) -> Response:
-        async def stream() -> AsyncIterator[str]:
-            sent: str | None = None
-            last_beat = time.monotonic()
-            while True:
-                if await request.is_disconnected():
-                    return
-                data = json.dumps(await state.current(), default=str)
-                if data != sent:
-                    sent = data
-                    last_beat = time.monotonic()
-                    yield f"event: status\ndata: {data}\n\n"
-                elif time.monotonic() - last_beat > KEEPALIVE:
-                    last_beat = time.monotonic()
-                    yield ": keepalive\n\n"
-                await asyncio.sleep(CHANGE_POLL)
-
         headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
-        return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+        return StreamingResponse(
+            live.stream(request), media_type="text/event-stream", headers=headers
+        )
 
     routes = [
         Route("/", index),
         Route("/static/{name:path}", static),
+        Route("/api/session", session),
         Route("/api/status", status),
         Route("/api/runs", with_conn(runs)),
         Route("/api/runs/{run_id}", with_conn(run)),
@@ -208,5 +247,4 @@ def build_app(config: Config, token: str) -> ASGIApp:
         Route("/api/tickets/{ticket_id}", ticket),
         Route("/events", events),
     ]
-    app = Starlette(routes=routes)
-    return TokenGate(app, token)
+    return Guard(Starlette(routes=routes), token, listening, once=once)

@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from tether.config import Config
+from tether.dashboard.report_html import report_html
+from tether.dashboard.runview import SERIES, Tail, Tails, downsample, file_stamp
 
 PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
-TIMELINE_MAX = 2000  # events shown on a run page; the counts cover all of them
+CACHED_PAGES = 16  # run pages kept by their version
 TICKS_SHOWN = 300
 FOLLOW_UP_DEPTH = 50
 
@@ -68,24 +70,69 @@ def _int(text: str | None, default: int) -> int:
         return default
 
 
-def run_page(conn: sqlite3.Connection, run_id: str, moment: float) -> dict[str, Any]:
-    """One run: its record, timeline, burn-down series, report, files changed, follow-ups."""
+def run_page(
+    conn: sqlite3.Connection,
+    run_id: str,
+    moment: float,
+    tails: Tails,
+    pages: dict[str, tuple[Any, bytes]],
+) -> bytes:
+    """One run as JSON: record, latest timeline, downsampled series, report, files, chain.
+
+    The events file is parsed once and then only where it grew (``tails``); the
+    answer is kept by its version in ``pages``, so asking again about a run that
+    did not change costs a few ``stat`` calls.
+    """
     from tether.runs.record import RunPaths
-    from tether.status.collect import run_budget
-    from tether.store.runs import get_run
+    from tether.store.runs import follow_ups_of, get_run
 
     row = get_run(conn, run_id)
-    record = row.as_dict()
+    record = json.loads(json.dumps(row.as_dict(), default=str))
+    paths = RunPaths(Path(row.run_dir))
+    tail = tails.of(row)
+    version = (
+        record,
+        None if tail is None else (tail.identity, tail.offset),
+        file_stamp(paths.report_md),
+        file_stamp(paths.report_json),
+        follow_ups_of(conn, row.id),
+        None if row.status != "running" else round(moment),  # its elapsed time moves
+    )
+    kept = pages.get(run_id)
+    if kept is not None and kept[0] == version:
+        return kept[1]
+    body = json.dumps(_run_page(conn, row, record, tail, moment), separators=(",", ":")).encode()
+    pages[run_id] = (version, body)
+    while len(pages) > CACHED_PAGES:
+        del pages[next(iter(pages))]
+    return body
+
+
+def _run_page(
+    conn: sqlite3.Connection, row: Any, record: dict[str, Any], tail: Tail | None, moment: float
+) -> dict[str, Any]:
+    from tether.runs.record import RunPaths
+    from tether.status.collect import run_budget
+
     paths = RunPaths(Path(row.run_dir))
     report_json = _read_json(paths.report_json)
     report_md = _read_text(paths.report_md)
-    timeline, series = _timeline(row)
+    budget = run_budget(record, moment)
+    series: dict[str, list[float]] = (
+        tail.series if tail is not None else {"event": [], **{n: [] for n in SERIES}}
+    )
+    streamed = series["tokens"][-1] if series["tokens"] else 0
+    if budget["tokens"] is None and streamed:
+        budget["tokens"] = streamed  # the record has none yet: what the stream counted so far
     return {
-        "run": json.loads(json.dumps(record, default=str)),
-        "budget": run_budget(record, moment),
-        "timeline": timeline,
-        "series": series,
-        "report": None if report_md is None else {"markdown": report_md, "html": _html(report_md)},
+        "run": record,
+        "budget": budget,
+        "timeline": [] if tail is None else list(tail.timeline),
+        "timeline_total": 0 if tail is None else tail.timeline_total,
+        "series": downsample(series),
+        "report": None
+        if report_md is None
+        else {"markdown": report_md, "html": report_html(report_md)},
         "files_changed": None if report_json is None else report_json.get("files_changed"),
         "chain": _chain(conn, row.id, row.follow_up_of),
     }
@@ -107,53 +154,6 @@ def _read_json(path: Path) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
-
-
-def _html(markdown: str) -> str:
-    """Markdown as HTML; raw HTML in the text is escaped, never passed through."""
-    from markdown_it import MarkdownIt
-
-    return str(MarkdownIt("commonmark", {"html": False}).enable("table").render(markdown))
-
-
-def _timeline(row: Any) -> tuple[list[dict[str, Any]], dict[str, list[float]]]:
-    """Model steps and tool calls in stream order, and the running counts after each event.
-
-    The stream has no clock of its own, so the series run over the event number.
-    """
-    from tether.events.accounting import Ledger, apply
-    from tether.runs.recovery import run_events
-
-    ledger = Ledger()
-    timeline: list[dict[str, Any]] = []
-    series: dict[str, list[float]] = {"event": [], "iterations": [], "tool_calls": [], "tokens": []}
-    for number, event in enumerate(run_events(row), start=1):
-        apply(ledger, event)
-        kind = event.kind
-        if kind in _TIMELINE_KINDS and len(timeline) < TIMELINE_MAX:
-            entry: dict[str, Any] = {"n": number, "kind": kind, "step": ledger.iterations}
-            for name in ("name", "call_id", "is_error", "tool_name"):
-                value = getattr(event, name, None)
-                if value is not None:
-                    entry[name] = value
-            timeline.append(entry)
-        usage = ledger.usage
-        tokens = (
-            usage.input_tokens
-            + usage.output_tokens
-            + usage.cache_read_tokens
-            + usage.cache_write_tokens
-        )
-        series["event"].append(number)
-        series["iterations"].append(ledger.iterations)
-        series["tool_calls"].append(ledger.tool_calls)
-        series["tokens"].append(tokens)
-    return timeline, series
-
-
-_TIMELINE_KINDS = frozenset(
-    {"step_started", "tool_call_started", "tool_result", "permission_requested"}
-)
 
 
 def _chain(conn: sqlite3.Connection, run_id: str, parent: str | None) -> dict[str, Any]:
@@ -210,7 +210,7 @@ def board_columns(config: Config) -> dict[str, Any]:
 
     board = board_of(config)
     if not board.root.is_dir():
-        return {"root": str(board.root), "columns": []}
+        return {"root": str(board.root), "columns": [], "informal": [], "malformed": []}
     view = board.load()
     return {
         "root": str(board.root),
@@ -221,7 +221,18 @@ def board_columns(config: Config) -> dict[str, Any]:
             }
             for state in State
         ],
+        "informal": [str(p) for p in view.informal],
+        "malformed": [
+            {"path": _inside(p, board.root), "error": message} for p, message in view.malformed
+        ],
     }
+
+
+def _inside(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
 
 
 def ticket(config: Config, ticket_id: str) -> dict[str, Any]:

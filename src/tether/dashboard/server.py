@@ -1,11 +1,19 @@
-"""Serve the dashboard: bind first (a port in use is a clear error), then run uvicorn on it."""
+"""Serve the dashboard: bind first (a port in use is a clear error), then run uvicorn on it.
+
+Ctrl-C and SIGTERM both stop it cleanly: open pages are let go and the process
+ends with exit 0 (uvicorn would otherwise raise SIGTERM again after its
+shutdown, so the process would end by the signal).
+"""
 
 from __future__ import annotations
 
 import errno
 import secrets
+import signal
 import socket
+import threading
 from dataclasses import dataclass
+from typing import Any
 
 from tether.config import Config
 from tether.errors import UsageError
@@ -19,11 +27,20 @@ class Bound:
     host: str
     port: int
     token: str
+    once: str  # a one-time code for ``--open``: the token stays out of the browser's argv
+
+    @property
+    def origin(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
 
     @property
     def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}/?token={self.token}"
+        return f"{self.origin}/?token={self.token}"
+
+    @property
+    def open_url(self) -> str:
+        return f"{self.origin}/?once={self.once}"
 
 
 def bind(host: str, port: int) -> Bound:
@@ -42,7 +59,9 @@ def bind(host: str, port: int) -> Bound:
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror}.") from None
     sock.listen(64)
     sock.set_inheritable(True)
-    return Bound(sock, host, sock.getsockname()[1], secrets.token_urlsafe(24))
+    return Bound(
+        sock, host, sock.getsockname()[1], secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+    )
 
 
 def serve(config: Config, bound: Bound) -> None:
@@ -50,14 +69,26 @@ def serve(config: Config, bound: Bound) -> None:
     import uvicorn
 
     from tether.dashboard.app import build_app
+    from tether.dashboard.security import Listening
 
-    server = uvicorn.Server(
+    stopping = threading.Event()
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            stopping.set()  # open pages' streams end, so the shutdown does not wait for them
+            super().handle_exit(sig, frame)
+            if sig == signal.SIGTERM:  # asked to stop: a clean end, not death by the signal
+                captured = getattr(self, "_captured_signals", [])
+                while signal.SIGTERM in captured:
+                    captured.remove(signal.SIGTERM)
+
+    server = Server(
         uvicorn.Config(
-            build_app(config, bound.token),
+            build_app(config, bound.token, Listening(bound.host, bound.port), bound.once, stopping),
             log_level="warning",
             access_log=False,
             lifespan="off",
-            timeout_graceful_shutdown=1,
+            timeout_graceful_shutdown=3,
         )
     )
     server.run(sockets=[bound.sock])

@@ -61,7 +61,8 @@ def reap(row: RunRow, grace: float = 2.0) -> int:
     return len(procs)
 
 
-def _adapter(row: RunRow) -> Harness:
+def event_adapter(row: RunRow) -> Harness:
+    """The parser of the run's stream, as the run was started (its harness and argv)."""
     return bind(get_harness(row.harness), RunSpec(prompt="", extra_args=tuple(row.argv)))
 
 
@@ -70,7 +71,7 @@ def run_events(row: RunRow) -> Iterator[AnyEvent]:
     events = RunPaths(Path(row.run_dir)).events
     if not events.exists():
         return
-    adapter = _adapter(row)
+    adapter = event_adapter(row)
     with events.open("rb") as f:
         for line in iter_lines(f):
             yield from adapter.parse_line(line)
@@ -85,7 +86,7 @@ def recount(row: RunRow, env: dict[str, str] | None = None) -> Ledger:
     """
     ledger = Ledger()
     count(run_events(row), ledger)
-    adapter = _adapter(row)
+    adapter = event_adapter(row)
     if adapter.iteration_source != "session_file":
         return ledger
     path = (

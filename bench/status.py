@@ -14,6 +14,10 @@ board, a second project whose board has ``--tickets`` tickets (default 1,000,
   the query, the count, the rows) in-process, first page, a deep page and a
   filtered page, best and median; and the same pages over HTTP against a real
   ``tether dashboard`` process (loopback round-trip included). Target <= 100 ms.
+- a long run's page: a run whose ``events.jsonl`` is ``--long-mb`` MB (default
+  40; Claude Code stream lines), ``/api/runs/ID`` over HTTP: the first answer
+  (a cold parse), the same again, the same with its ETag (a 304), and after
+  the run appended 1 MB (only the new lines are parsed); time and bytes.
 - the dashboard's idle cost: CPU time of the server process over ``--idle``
   seconds with one page open (an SSE stream) and nothing changing, as a
   percentage of one core. Target <= 1 %.
@@ -21,6 +25,7 @@ board, a second project whose board has ``--tickets`` tickets (default 1,000,
 Prints figures and ratios; asserts nothing (the machine may be shared).
 
     .venv/bin/python bench/status.py [--runs 10000] [--tickets 1000] [--repeats 9] [--idle 20]
+                                     [--long-mb 40]
 """
 
 from __future__ import annotations
@@ -94,6 +99,71 @@ def make_home(home: Path, runs: int) -> None:
         conn.close()
 
 
+LONG_RUN = "r-bench-long-run"
+
+
+def events_lines(megabytes: float, start: int = 0) -> bytes:
+    """Claude Code stream lines (a text, a tool call, its result per step) of about that size."""
+    import json
+
+    out: list[bytes] = []
+    size, n = 0, start
+    pad = "x" * 120
+    while size < megabytes * 1_000_000:
+        n += 1
+        for event in (
+            {
+                "type": "assistant",
+                "message": {
+                    "id": f"m{n}",
+                    "content": [
+                        {"type": "text", "text": pad},
+                        {"type": "tool_use", "id": f"c{n}", "name": "Bash", "input": {"c": "ls"}},
+                    ],
+                    "usage": {"input_tokens": 1000, "output_tokens": 50},
+                },
+            },
+            {
+                "type": "user",
+                "message": {
+                    "content": [{"type": "tool_result", "tool_use_id": f"c{n}", "content": pad}]
+                },
+            },
+        ):
+            line = (json.dumps(event) + "\n").encode()
+            out.append(line)
+            size += len(line)
+    return b"".join(out)
+
+
+def make_long_run(home: Path, megabytes: float) -> Path:
+    folder = RunPaths.for_run(home, LONG_RUN)
+    folder.root.mkdir(parents=True, exist_ok=True)
+    folder.events.write_bytes(events_lines(megabytes))
+    conn = connect(home)
+    try:
+        with transaction(conn):
+            insert_run(
+                conn,
+                RunRow(
+                    id=LONG_RUN,
+                    unit="T-long",
+                    profile="default",
+                    harness="claude-code",
+                    argv=[],
+                    status="running",
+                    iteration_limit=1_000_000,
+                    tool_call_limit=1_000_000,
+                    timeout_seconds=86_400.0,
+                    started_at=datetime(2026, 1, 1, tzinfo=UTC).isoformat(),
+                    run_dir=str(folder.root),
+                ),
+            )
+    finally:
+        conn.close()
+    return folder.events
+
+
 def timed_process(argv: list[str], env: dict[str, str], cwd: Path) -> float:
     start = time.perf_counter()
     subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, check=True)
@@ -115,6 +185,7 @@ def main() -> None:
     parser.add_argument("--tickets", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--idle", type=float, default=20.0)
+    parser.add_argument("--long-mb", type=float, default=40.0)
     args = parser.parse_args()
 
     tether = str(Path(sys.executable).parent / "tether")
@@ -124,6 +195,7 @@ def main() -> None:
         t0 = time.perf_counter()
         make_home(home, args.runs)
         print(f"store: {args.runs} runs made in {time.perf_counter() - t0:.1f} s")
+        long_events = make_long_run(home, args.long_mb)
         env = {**os.environ, "TETHER_HOME": str(home), "TETHER_USER_CONFIG": str(root / "none")}
         env.pop("COLUMNS", None)
         # as installed: bytecode cached (the warm-up run writes it where it may)
@@ -233,6 +305,37 @@ def main() -> None:
             ):
                 best, median = series(partial(get, path), args.repeats)
                 print(f"  {label:<46} {ms(best)}  {ms(median)}   (target <= 100 ms)")
+
+            def fetch(path: str, etag: str | None = None) -> tuple[float, int, int, str]:
+                client = http.client.HTTPConnection(host, int(port), timeout=120)
+                headers = {"Authorization": f"Bearer {token}"}
+                if etag:
+                    headers["If-None-Match"] = etag
+                start = time.perf_counter()
+                client.request("GET", path, headers=headers)
+                answer = client.getresponse()
+                body = answer.read()
+                took = time.perf_counter() - start
+                client.close()
+                return took, len(body), answer.status, answer.getheader("etag") or ""
+
+            size_mb = long_events.stat().st_size / 1e6
+            print(f"\na long run's page: events.jsonl {size_mb:.1f} MB, /api/runs/{LONG_RUN}")
+            path = f"/api/runs/{LONG_RUN}"
+
+            def show(label: str, took: float, size: int, code: int) -> None:
+                print(f"  {label:<36} {ms(took)}  {size / 1e3:8.1f} kB  ({code})")
+
+            took, size, code, etag = fetch(path)
+            show("first answer (cold parse)", took, size, code)
+            took, size, code, _ = fetch(path)
+            show("asked again", took, size, code)
+            took, size, code, _ = fetch(path, etag)
+            show("asked again with its ETag", took, size, code)
+            with long_events.open("ab") as grown:
+                grown.write(events_lines(1.0, start=10_000_000))
+            took, size, code, _ = fetch(path, etag)
+            show("after the run appended 1 MB", took, size, code)
 
             # idle: one page open (an SSE stream), nothing changes
             server = psutil.Process(proc.pid)

@@ -144,3 +144,16 @@ def test_the_reference_documents_every_key(world: World) -> None:
     assert set(status["ended"][0]) == set(_documented("ended[]"))
     assert set(status["fleet"]) | {"error"} == set(_documented("fleet"))
     assert set(status["board"]) | {"error"} == set(_documented("board"))
+
+
+def test_a_run_without_a_sandbox_says_so(world: World) -> None:
+    """Runs record ``sandbox`` (``off: <why>`` when their agent had none): the screen marks
+    those, and neither a sandboxed run nor one from before sandboxes."""
+    status = _status(world)
+    first, second = status["ended"]
+    first["sandbox"], second["sandbox"] = "off: --no-sandbox", "bubblewrap"
+    status["running"][0]["sandbox"] = None
+    lines = render(view.panel(status, "ended", 140), colour=False).splitlines()
+    marked = [line for line in lines if "UNSANDBOXED" in line]
+    assert len(marked) == 1 and first["id"] in marked[0]
+    assert "UNSANDBOXED" not in render(view.panel(status, "running", 140), colour=False)

@@ -104,7 +104,8 @@ def running(status: dict[str, Any]) -> list[Block]:
         if not r.get("supervisor_alive", True):
             last = Text.of("supervisor gone", "red")
         bars = [bar(r.get(used), r.get(limit), fmt=fmt) for _, used, limit, fmt in figures]
-        table.add_row(r["id"], _or_dash(r.get("unit")), _or_dash(r.get("harness")), *bars, last)
+        harness = _with(_or_dash(r.get("harness")), None, unsandboxed(r))
+        table.add_row(r["id"], _or_dash(r.get("unit")), harness, *bars, last)
     return [table]
 
 
@@ -259,6 +260,20 @@ def _near(path: str | None, home: str) -> str:
     return path.removeprefix(home.rstrip("/") + "/")
 
 
+def unsandboxed(run: dict[str, Any]) -> Text:
+    """`` UNSANDBOXED`` for a run whose agent had no sandbox (its record's ``sandbox`` is
+    ``off: <why>``); nothing for a sandboxed run or one from before sandboxes."""
+    sandbox = run.get("sandbox")
+    off = isinstance(sandbox, str) and sandbox.startswith("off")
+    return Text.of(" UNSANDBOXED", "bold red") if off else Text()
+
+
+def _with(text: str, style: str | None, extra: Text) -> Text:
+    out = Text.of(text, style)
+    out.spans += extra.spans
+    return out
+
+
 def _status_style(status: str) -> str:
     return "green" if status == "completed" else "blue" if status == "running" else "red"
 
@@ -272,7 +287,7 @@ def ended(status: dict[str, Any]) -> list[Block]:
         table.add_row(
             r["id"],
             _or_dash(r.get("unit")),
-            Text.of(r["status"], _status_style(r["status"])),
+            _with(r["status"], _status_style(r["status"]), unsandboxed(r)),
             _or_dash(r.get("stop_reason")),
             _or_dash(r.get("exit_code")),
             (r.get("ended_at") or "-")[:19],

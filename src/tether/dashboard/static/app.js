@@ -137,6 +137,10 @@
     var kind = STOP_KINDS.indexOf(s) >= 0 ? s : /limit/.test(s || "") ? "iteration_limit" : "failed";
     return "stop stop-" + kind.replace(/_/g, "-");
   }
+  function unsandboxed(r) {   // the run's record says its agent had no sandbox ("off: why")
+    return typeof r.sandbox === "string" && r.sandbox.slice(0, 3) === "off"
+      ? h("span", { class: "unsandboxed", title: r.sandbox }, " UNSANDBOXED") : null;
+  }
   function runLink(id) { return h("a", { class: "mono", href: "#/run/" + encodeURIComponent(id) }, id); }
   function card(id, title, body, extra) {
     return h("section", { class: "card" + (extra ? " " + extra : ""), id: id, key: id }, [h("h2", {}, title), body]);
@@ -157,7 +161,7 @@
         var last = r.supervisor_alive === false ? h("span", { class: "stop stop-failed" }, "supervisor gone") : duration(r.last_event_age_seconds);
         return h("tr", { key: r.id, "data-run": r.id }, [
           h("td", {}, runLink(r.id)), h("td", {}, dash(r.unit)),
-          h("td", {}, [dash(r.harness), " ", h("span", { class: "dim" }, "(" + dash(r.profile) + ")")]),
+          h("td", {}, [dash(r.harness), " ", h("span", { class: "dim" }, "(" + dash(r.profile) + ")"), unsandboxed(r)]),
           h("td", { class: "mono" }, dash(r.session_id && r.session_id.slice(0, 12))),
           h("td", {}, bar("iterations", r.iterations, r.iteration_limit)),
           h("td", {}, bar("tool_calls", r.tool_calls, r.tool_call_limit)),
@@ -272,7 +276,7 @@
     if (!runs.length) return empty("no run has ended");
     return table("ended-table", ["run", "unit", "status", "stop reason", "exit", "ended", "report"], runs.map(function (r) {
       return h("tr", { key: r.id, "data-run": r.id, "data-status": r.status }, [
-        h("td", {}, runLink(r.id)), h("td", {}, dash(r.unit)), h("td", { class: stopClass(r.status) }, r.status),
+        h("td", {}, runLink(r.id)), h("td", {}, dash(r.unit)), h("td", {}, [h("span", { class: stopClass(r.status) }, r.status), unsandboxed(r)]),
         h("td", {}, dash(r.stop_reason)), h("td", {}, dash(r.exit_code)), h("td", {}, dash(r.ended_at && r.ended_at.slice(0, 19))),
         h("td", {}, r.report ? h("a", { class: "report-link", href: "#/run/" + encodeURIComponent(r.id) }, "report") : "-")
       ]);
@@ -412,7 +416,7 @@
       card("panel-run", "Run", [
         h("p", { key: "head" }, [h("span", { class: "mono", id: "run-id" }, r.id), " · ",
           h("span", { id: "run-status", class: stopClass(r.status) }, r.status), r.stop_reason ? " (" + r.stop_reason + ")" : "",
-          " · unit " + dash(r.unit) + " · " + dash(r.harness) + " (" + dash(r.profile) + ")",
+          " · unit " + dash(r.unit) + " · " + dash(r.harness) + " (" + dash(r.profile) + ")", unsandboxed(r),
           r.exit_code === null || r.exit_code === undefined ? "" : " · exit " + r.exit_code]),
         h("table", { id: "run-budget", key: "budget" }, h("tbody", {}, h("tr", {}, [
           h("th", {}, "iterations"), h("td", {}, bar("iterations", b.iterations, b.iteration_limit)),

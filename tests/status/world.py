@@ -189,11 +189,11 @@ def _board(project: Path) -> None:
     )
     add(
         9,
-        "Pick a licence",
+        "Choose the database",
         priority="P1",
         state=State.USER,
         reason="decision",
-        front={"needs": "MIT or Apache-2.0"},
+        front={"needs": "PostgreSQL or SQLite"},
     )
     add(
         10,

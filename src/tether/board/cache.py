@@ -11,6 +11,7 @@ The cache lives in the process (shared by every ``Board`` on the same root).
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Final
@@ -111,9 +112,14 @@ def parse_bytes(data: bytes, path: Path, state: State, reason: str | None) -> Pa
 
 
 class ParseCache:
-    """Parsed files of one board root, and the last view built from them."""
+    """Parsed files of one board root, and the last view built from them.
+
+    One load at a time per root: a server that reads the board from several
+    threads (the dashboard) shares the cache safely.
+    """
 
     def __init__(self) -> None:
+        self.lock = threading.Lock()
         self.watch: FolderWatch | None = None
         self.watch_failed = False
         self.watch_trusted = False  # the walk in progress ran under a complete watch
@@ -128,10 +134,11 @@ class ParseCache:
         folders: Mapping[tuple[State, str | None], Path],
         refused: Sequence[tuple[Path, str]] = (),
     ) -> BoardView:
-        quick = self._unchanged(root, folders, refused)
-        if quick is not None:
-            return quick
-        return self._walk(root, folders, refused)
+        with self.lock:
+            quick = self._unchanged(root, folders, refused)
+            if quick is not None:
+                return quick
+            return self._walk(root, folders, refused)
 
     def _walk(
         self,
@@ -369,15 +376,17 @@ def _misplaced(folder: Path, malformed: list[tuple[Path, str]], message: str) ->
 # one board, so the oldest are dropped (and their folder watches closed) beyond a few.
 _CACHES: dict[str, ParseCache] = {}
 _MAX_BOARDS = 8
+_CACHES_LOCK = threading.Lock()
 
 
 def cache_for(root: Path) -> ParseCache:
     """The process-wide cache of a board root."""
     key = str(root)
-    cache = _CACHES.pop(key, None)
-    if cache is None:
-        cache = ParseCache()
-        while len(_CACHES) >= _MAX_BOARDS:
-            _CACHES.pop(next(iter(_CACHES))).close()
-    _CACHES[key] = cache
-    return cache
+    with _CACHES_LOCK:
+        cache = _CACHES.pop(key, None)
+        if cache is None:
+            cache = ParseCache()
+            while len(_CACHES) >= _MAX_BOARDS:
+                _CACHES.pop(next(iter(_CACHES))).close()
+        _CACHES[key] = cache
+        return cache

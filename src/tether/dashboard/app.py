@@ -48,8 +48,8 @@ STATIC_FILES = {
 class State:
     """What the routes share: the configuration, the last status made, the data's versions.
 
-    Everything that reads the board or makes the status runs under ``lock``, one
-    at a time (the board's parse cache is shared).
+    The status is made under ``lock``, one at a time; the board's parse cache
+    guards itself; run pages are made one at a time (``tails_lock``).
     """
 
     def __init__(self, config: Config) -> None:
@@ -59,7 +59,8 @@ class State:
         self.status: dict[str, Any] | None = None
         self.made_at = 0.0
         self.made_for: tuple[Any, ...] = ()
-        self.lock = asyncio.Lock()
+        self.lock = asyncio.Lock()  # one status made at a time
+        self.tails_lock = threading.Lock()
         self.tails = Tails()
         self.pages: dict[str, tuple[Any, bytes]] = {}  # a run's page by its version
         self._board_view: Any = None
@@ -156,8 +157,7 @@ def build_app(
                 return found if isinstance(found, bytes) else encode(found)
 
             try:
-                async with state.lock:
-                    return json_answer(request, await asyncio.to_thread(work))
+                return json_answer(request, await asyncio.to_thread(work))
             except TetherError as exc:
                 return json_answer(request, encode({"error": str(exc)}), 404)
 
@@ -200,7 +200,10 @@ def build_app(
 
         if conn is None:
             raise RunNotFoundError(request.path_params["run_id"])
-        return run_page(conn, request.path_params["run_id"], time.time(), state.tails, state.pages)
+        with state.tails_lock:  # one run page made at a time: the tails are shared
+            return run_page(
+                conn, request.path_params["run_id"], time.time(), state.tails, state.pages
+            )
 
     def loop(request: Request, conn: Any) -> Any:
         from tether.dashboard.data import loop_history
@@ -210,8 +213,7 @@ def build_app(
     async def board(request: Request) -> Response:
         from tether.dashboard.data import board_columns
 
-        async with state.lock:
-            found = await asyncio.to_thread(board_columns, config)
+        found = await asyncio.to_thread(board_columns, config)
         return json_answer(request, encode(found))
 
     async def ticket(request: Request) -> Response:
@@ -219,10 +221,7 @@ def build_app(
         from tether.errors import TetherError
 
         try:
-            async with state.lock:
-                found = await asyncio.to_thread(
-                    read_ticket, config, request.path_params["ticket_id"]
-                )
+            found = await asyncio.to_thread(read_ticket, config, request.path_params["ticket_id"])
         except (TetherError, KeyError) as exc:
             return json_answer(request, encode({"error": str(exc)}), 404)
         return json_answer(request, encode(found))

@@ -172,10 +172,11 @@
         ]);
       }));
   }
-  function entryRows(entries) {
+  function entryRows(entries, root) {
     return entries.map(function (e, i) {
+      var path = e.path && e.path.indexOf(root + "/") === 0 ? e.path.slice(root.length + 1) : e.path;
       return h("tr", { key: (e.id || e.path) + "|" + e.step + "|" + i, "data-step": e.step }, [
-        h("td", { class: "mono" }, e.id || e.path),
+        h("td", { class: "mono" }, e.id || path),
         h("td", {}, [e.priority, e.location].filter(Boolean).join(" ") || "-"),
         h("td", { class: "wrap" }, dash(e.title)),
         h("td", { class: "wrap" }, e.why)
@@ -189,7 +190,8 @@
     function part(id, title, entries, total) {
       if (!total) return empty(title + ": none", id + "-none");
       var more = total > entries.length ? " (first " + entries.length + " of " + total + ")" : "";
-      return h("div", { key: id }, [h("h3", {}, title + more), table(id, ["ticket", "where", "title", "why"], entryRows(entries))]);
+      return h("div", { key: id }, [h("h3", {}, title + more), h("div", { class: "scroll-y", id: id + "-scroll" },
+        table(id, ["ticket", "where", "title", "why"], entryRows(entries, b.root)))]);
     }
     return h("div", {}, [
       h("p", { class: "mono dim" }, b.root),
@@ -427,6 +429,7 @@
       ]),
       h("div", { class: "grid", key: "grid1" }, [
         card("panel-burn", "Budget burn-down", [
+          d.series.event.length ? null : empty("no event yet", "burn-none"),
           chartBox("chart-calls", chartSpec("iterations and tool calls", d.series, ["iterations", "tool_calls"], [b.iteration_limit, b.tool_call_limit])),
           d.series.tokens.some(function (v) { return v > 0; }) ? chartBox("chart-tokens", chartSpec("tokens", d.series, ["tokens"], [b.token_limit])) : null,
           d.series.total_events > d.series.event.length ? empty(number(d.series.total_events) + " events, drawn as " + d.series.event.length + " points", "series-note") : null

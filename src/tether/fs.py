@@ -90,6 +90,19 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     fsync_dir(path.parent)
 
 
+def create_exclusive(path: Path, data: bytes) -> bool:
+    """Write a new file at ``path`` whole, or return False if the name is taken."""
+    temp = write_temp_beside(path, data)
+    try:
+        os.link(temp, path)
+    except FileExistsError:
+        return False
+    finally:
+        temp.unlink(missing_ok=True)
+    fsync_dir(path.parent)
+    return True
+
+
 def atomic_write_text(path: Path, text: str, encoding: str = "utf-8") -> None:
     """``atomic_write_bytes`` for text; newlines are written exactly as given."""
     atomic_write_bytes(path, text.encode(encoding))

@@ -249,3 +249,48 @@ def test_a_new_board_ignores_its_lock_and_temp_files_in_git(tmp_path: Path) -> N
     existing.root.mkdir()
     existing.add("y")
     assert not (existing.root / ".gitignore").exists()  # a folder of the user's: left alone
+
+
+def test_a_board_in_a_git_work_tree_keeps_its_lock_in_the_git_folder(tmp_path: Path) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "--quiet", str(tmp_path)], check=True)
+    board = Board(tmp_path / "tickets")
+    board.root.mkdir()  # a folder of the user's: no .gitignore is written into it
+    board.add("x")
+    assert not (board.root / ".lock").exists()
+    (lock,) = (tmp_path / ".git" / "tether").glob("board-*.lock")
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert [line[3:].split("/")[1] for line in status.stdout.splitlines()] == ["INBOX"]
+    # a linked work tree has a git folder of its own
+    subprocess.run(["git", "-C", str(tmp_path), "add", "-A"], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(tmp_path),
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "--quiet",
+            "-m",
+            "board",
+        ],
+        check=True,
+    )
+    linked = tmp_path.parent / f"{tmp_path.name}-linked"
+    subprocess.run(
+        ["git", "-C", str(tmp_path), "worktree", "add", "--quiet", str(linked)], check=True
+    )
+    Board(linked / "tickets").add("y")
+    assert not (linked / "tickets" / ".lock").exists()
+    assert list((tmp_path / ".git" / "worktrees").glob("*/tether/board-*.lock"))
+    assert lock.exists()

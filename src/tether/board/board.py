@@ -13,7 +13,6 @@ from tether.board import frontmatter
 from tether.board.cache import EMPTY, INFORMAL, cache_for, parse_file
 from tether.board.errors import BoardError, TicketFormatError, TicketNotFoundError
 from tether.board.folders import (
-    create_exclusive,
     ensure_folders,
     folder_path,
     locked,
@@ -34,7 +33,7 @@ from tether.board.ticket import Ticket, ordered, ticket_from
 from tether.board.view import BoardView
 from tether.clock import Clock, SystemClock
 from tether.errors import PathEscapeError
-from tether.fs import resolve_inside
+from tether.fs import create_exclusive, resolve_inside
 
 # Keys only the board sets; `front` arguments may not change them.
 _FIXED_KEYS = ("id", "created")
@@ -44,7 +43,8 @@ class Board:
     """A folder of tickets (``root``, e.g. ``<project>/tickets``).
 
     ``project_root`` is what ``marker`` paths are relative to (default: the
-    parent of ``root``). Reads need no lock; every change holds ``<root>/.lock``.
+    parent of ``root``). Reads need no lock; every change holds the board's lock
+    (``folders.lock_path``: under ``.git/`` in a git work tree, else ``<root>/.lock``).
     """
 
     def __init__(

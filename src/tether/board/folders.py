@@ -11,6 +11,7 @@ ignores.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import threading
 from collections.abc import Iterator
@@ -22,14 +23,16 @@ from tether.board.states import State, all_folders, folder_of
 from tether.errors import PathEscapeError
 from tether.fs import (
     atomic_write_bytes,
+    create_exclusive,
     fsync_dir,
     lock_file,
     resolve_inside,
-    write_temp_beside,
 )
 
 LOCK_NAME = ".lock"
 _GITIGNORE = b"# tether's lock and temp files\n.lock\n.*.tmp\n"
+# board root -> its lock file (the git folder does not move while a process runs)
+_LOCK_PATHS: dict[str, Path] = {}
 
 
 def folder_path(root: Path, state: State, reason: str | None) -> Path:
@@ -54,9 +57,48 @@ def ensure_folders(root: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
 
 
+def git_dir(start: Path) -> Path | None:
+    """The git folder of the work tree ``start`` is in (a linked work tree's own), or None."""
+    current = Path(os.path.realpath(start))
+    for folder in (current, *current.parents):
+        marker = folder / ".git"
+        if marker.is_dir():
+            return marker
+        if marker.is_file():
+            try:
+                text = marker.read_text(encoding="utf-8").strip()
+            except OSError:
+                return None
+            if text.startswith("gitdir:"):
+                target = Path(text.removeprefix("gitdir:").strip())
+                target = target if target.is_absolute() else folder / target
+                return target if target.is_dir() else None
+            return None
+    return None
+
+
+def lock_path(root: Path) -> Path:
+    """The board's lock file: in the git folder when the board is in a git work tree
+    (``.git/tether/board-<key>.lock``), so no lock file is ever committed; else
+    ``<root>/.lock``."""
+    key = str(root)
+    known = _LOCK_PATHS.get(key)
+    if known is not None:
+        return known
+    real = os.path.realpath(root)
+    found = git_dir(Path(real))
+    if found is None:
+        path = root / LOCK_NAME
+    else:
+        digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        path = found / "tether" / f"board-{digest}.lock"
+    _LOCK_PATHS[key] = path
+    return path
+
+
 @contextmanager
 def locked(root: Path, *, shared: bool = False) -> Iterator[None]:
-    """Hold the board's lock (``<root>/.lock``): exclusive for a change, shared for a read.
+    """Hold the board's lock (``lock_path``): exclusive for a change, shared for a read.
 
     It serialises tether's own writers across processes, and keeps a reader
     from seeing a ticket twice (or not at all) while it moves between folders.
@@ -93,20 +135,10 @@ _HELD: set[tuple[str, int]] = set()
 
 
 def _open_lock(root: Path) -> int:
-    return os.open(root / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
-
-
-def create_exclusive(path: Path, data: bytes) -> bool:
-    """Write a new file at ``path`` whole, or return False if the name is taken."""
-    temp = write_temp_beside(path, data)
-    try:
-        os.link(temp, path)
-    except FileExistsError:
-        return False
-    finally:
-        temp.unlink(missing_ok=True)
-    fsync_dir(path.parent)
-    return True
+    path = lock_path(root)
+    if path.parent != root:
+        path.parent.mkdir(exist_ok=True)
+    return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
 
 
 def rewrite(path: Path, data: bytes) -> None:

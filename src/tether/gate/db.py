@@ -283,6 +283,9 @@ def connect(home: str) -> sqlite3.Connection:
     except sqlite3.OperationalError:
         try:
             os.makedirs(home, exist_ok=True)
+            from tether.gate.home import keep_home_out_of_git
+
+            keep_home_out_of_git(home, created=True)
             conn = sqlite3.connect(path, timeout=timeout_ms / 1000, isolation_level=None)
         except (OSError, sqlite3.Error) as exc:
             raise GateDatabaseError(f"cannot open {path}: {exc}") from exc

@@ -100,6 +100,30 @@ def resolve_home(environ: Mapping[str, str] | None = None, cwd: str | None = Non
     return os.path.join(root, HOME_DIR)
 
 
+HOME_GITIGNORE = "# tether's runtime files (databases, runs, locks): never committed\n*\n"
+
+
+def keep_home_out_of_git(home: str, *, created: bool = False) -> None:
+    """Give the tether home a ``.gitignore`` that ignores all of it.
+
+    Only a home tether made (``created``) or one named ``.tether`` gets it: a
+    folder a person chose as the home may hold their own files.
+    """
+    if not created and os.path.basename(os.path.normpath(home)) != HOME_DIR:
+        return
+    path = os.path.join(home, ".gitignore")
+    if os.path.exists(path):
+        return
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    except OSError:  # another process made it, or the home is read-only: nothing to do
+        return
+    try:
+        os.write(fd, HOME_GITIGNORE.encode())
+    finally:
+        os.close(fd)
+
+
 def _parse_budget(raw: object, where: str) -> int | None:
     if isinstance(raw, bool) or not isinstance(raw, int | str):
         _warn(f"{where} must be a whole number >= 1, not {raw!r}; using the next source")

@@ -16,6 +16,7 @@ from itertools import count
 from pathlib import Path
 
 from tether.errors import StoreError
+from tether.gate.home import keep_home_out_of_git
 
 DB_NAME = "tether.db"
 BUSY_TIMEOUT_MS = 10_000
@@ -37,7 +38,9 @@ def connect(home: Path) -> sqlite3.Connection:
 
     path = db_path(home)
     try:
+        created = not path.parent.is_dir()
         path.parent.mkdir(parents=True, exist_ok=True)
+        keep_home_out_of_git(str(path.parent), created=created)
     except OSError as exc:
         raise StoreError(
             f"cannot create the tether home {path.parent}: {exc.strerror}; "

@@ -64,6 +64,10 @@ default = true
 board = "tickets"
 todo_files = ["TODO.md"]
 check_interval = "1d"
+[loop.sources."decisions.ledger"]
+path = "_control-center/_DECISIONS"
+[loop.sources."user.model"]
+path = "_control-center/_TOM-lm"
 [loop.sources."memory.organic"]
 kind = "files"
 path = "memory/organic"

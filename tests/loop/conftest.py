@@ -37,6 +37,14 @@ ticket_budgets = true
 check_timeout = "5s"
 source_timeout = "10s"
 
+[loop.sources."decisions.ledger"]
+kind = "files"
+path = "_control-center/_DECISIONS"
+
+[loop.sources."user.model"]
+kind = "files"
+path = "_control-center/_TOM-lm"
+
 [loop.sources."memory.organic"]
 kind = "command"
 command = ["organic-memory", "--json"]

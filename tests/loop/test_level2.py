@@ -193,7 +193,8 @@ def test_user_model_counts_a_pattern_only_at_sufficient_confidence(
 
 def test_user_model_confidence_threshold_is_configurable(project: Project) -> None:
     project.all_sources_ready()
-    project.write_config('\n[loop.sources."user.model"]\nconfidence_threshold = 0.95\n')
+    model = 'path = "_control-center/_TOM-lm"'
+    project.write_config(base=BASE_TOML.replace(model, f"{model}\nconfidence_threshold = 0.95"))
     (project.profile / "patterns.json").write_text(
         '[{"text": "tidy the changelog", "confidence": 0.9}]'
     )
@@ -434,15 +435,24 @@ def _memory(project: Project, name: str) -> Path:
     return store
 
 
-def _default_curated(project: Project) -> Path:
-    """The default memory.curated source (``usmc``), the other three present and empty."""
+# The docs' example of a curated memory behind one CLI: three commands, no `kind`.
+_USMC_TABLE = """
+[loop.sources."memory.curated"]
+commands = [
+  ["usmc", "working", "--json"], ["usmc", "lessons", "--json"], ["usmc", "facts", "--json"]
+]
+"""
+
+
+def _usmc_curated(project: Project) -> Path:
+    """memory.curated asks ``usmc`` three times, the other three sources present and empty."""
     project.all_sources_ready()
-    project.write_config(base=_NO_CURATED_TABLE)
+    project.write_config(base=_NO_CURATED_TABLE + _USMC_TABLE)
     return _memory(project, "usmc")
 
 
-def test_curated_memory_asks_working_lessons_and_facts_by_default(project: Project) -> None:
-    store = _default_curated(project)
+def test_curated_memory_asks_working_lessons_and_facts_as_configured(project: Project) -> None:
+    store = _usmc_curated(project)
     result = tick(project.open())
     assert result.signal is Signal.EXHAUSTED, result.lines()
     asked = (store / "calls.log").read_text().split()
@@ -458,7 +468,7 @@ def test_curated_memory_asks_working_lessons_and_facts_by_default(project: Proje
 
 @pytest.mark.parametrize("kind", ["working", "lessons", "facts"])
 def test_a_new_entry_in_any_curated_memory_is_found(project: Project, kind: str) -> None:
-    store = _default_curated(project)
+    store = _usmc_curated(project)
     (store / f"{kind}.json").write_text(json.dumps([{"id": "m-1", "text": f"a {kind} entry"}]))
     loop = project.open()
     result = tick(loop)
@@ -468,10 +478,10 @@ def test_a_new_entry_in_any_curated_memory_is_found(project: Project, kind: str)
     assert note.read_text().startswith(f"a {kind} entry")
 
 
-@pytest.mark.parametrize("configured", ["default usmc", "own command"])
+@pytest.mark.parametrize("configured", ["usmc commands", "own command"])
 def test_a_new_working_memory_entry_breaks_the_guard(project: Project, configured: str) -> None:
-    if configured == "default usmc":
-        store = _default_curated(project)
+    if configured == "usmc commands":
+        store = _usmc_curated(project)
     else:  # a table that names its own command: its first command counts new entries
         project.all_sources_ready()
         store = _memory(project, "curated-memory")

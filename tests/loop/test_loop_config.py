@@ -1,4 +1,4 @@
-"""``[loop]``: defaults that mirror the protocol, and errors that name the key."""
+"""``[loop]``: built-in defaults every project answers, and errors that name the key."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 from tether.config import load_config
 from tether.config.loop import LoopSettings, effective_source, parse_duration
 from tether.errors import ConfigError
-from tether.loop.sources import CommandSource, FileSource, build_sources
+from tether.loop.source_setup import build_sources
+from tether.loop.sources import CommandSource, FileSource
 
 NO_USER = {"TETHER_USER_CONFIG": "/nonexistent/tether.toml"}
 
@@ -19,54 +20,54 @@ def _load(tmp_path: Path, text: str) -> LoopSettings:
     return load_config(env=NO_USER, cwd=tmp_path).section("loop", LoopSettings)
 
 
-def test_defaults_mirror_the_protocol(tmp_path: Path) -> None:
+def test_the_defaults_are_built_in_sources_every_project_answers(tmp_path: Path) -> None:
     settings = _load(tmp_path, "")
     assert (settings.board, settings.todo_files, settings.guard_interval) == (
         "tickets",
         ["TODO.md"],
         "15m",
     )
-    sources = build_sources(settings, tmp_path, {"PATH": ""})
-    assert [(s.role, type(s)) for s in sources] == [
-        ("decisions.ledger", FileSource),
-        ("memory.organic", CommandSource),
-        ("memory.curated", CommandSource),
-        ("user.model", FileSource),
+    sources = build_sources(settings, tmp_path, {"PATH": "", "HOME": str(tmp_path / "home")})
+    assert [(s.role, s.kind) for s in sources] == [
+        ("decisions.ledger", "builtin"),
+        ("memory.organic", "builtin"),
+        ("memory.curated", "builtin"),
+        ("user.model", "builtin"),
     ]
-    ledger, organic, curated, model = sources
-    assert isinstance(ledger, FileSource) and isinstance(model, FileSource)
-    assert ledger.folder == tmp_path / "_control-center" / "_DECISIONS"
-    assert model.folder == tmp_path / "_control-center" / "_TOM-lm"
-    assert isinstance(organic, CommandSource) and organic.argv[0] == "gardener"
-    assert isinstance(curated, CommandSource)
-    assert curated.commands == (
-        ("usmc", "working", "--json"),
-        ("usmc", "lessons", "--json"),
-        ("usmc", "facts", "--json"),
-    )
-    assert curated.timeout == 20.0
-    # the guard counts new working-memory entries (SPEC C5)
-    assert curated.fingerprint_command == ("usmc", "working", "--json")
-    assert [s.locate().located for s in sources] == [False] * 4  # absent: unavailable
+    # nothing of them exists in an empty folder, and still each one is answerable
+    assert [s.locate().located for s in sources] == [True] * 4
+    readings = [s.read(s.locate()) for s in sources]
+    assert [(r.ok, r.items, r.note is not None) for r in readings] == [(True, [], True)] * 4
 
 
 def test_a_source_table_overrides_only_what_it_names(tmp_path: Path) -> None:
     settings = _load(
         tmp_path,
-        '[loop.sources."memory.curated"]\ntimeout = "45s"\n'
-        '[loop.sources."user.model"]\nkind = "command"\n'
-        'command = ["byum", "--json"]\n',
+        '[loop.sources."memory.curated"]\n'
+        'commands = [["usmc", "working", "--json"], ["usmc", "facts", "--json"]]\n'
+        'timeout = "45s"\n'
+        '[loop.sources."decisions.ledger"]\npath = "docs/adr"\n'
+        '[loop.sources."user.model"]\nconfidence_threshold = 0.8\n',
     )
     curated = effective_source(settings, "memory.curated")
     assert (curated.kind, curated.command, curated.timeout) == ("command", None, "45s")
-    assert curated.argvs() == [
-        ["usmc", "working", "--json"],
-        ["usmc", "lessons", "--json"],
-        ["usmc", "facts", "--json"],
-    ]
+    assert curated.argvs() == [["usmc", "working", "--json"], ["usmc", "facts", "--json"]]
     assert curated.fingerprint_command == ["usmc", "working", "--json"]
+    ledger = effective_source(settings, "decisions.ledger")
+    assert (ledger.kind, ledger.path) == ("files", "docs/adr")  # a folder named: a files source
     model = effective_source(settings, "user.model")
-    assert (model.kind, model.path, model.command) == ("command", None, ["byum", "--json"])
+    assert (model.kind, model.confidence_threshold) == ("builtin", 0.8)
+    built = build_sources(settings, tmp_path, {"PATH": ""})
+    assert isinstance(built[0], FileSource) and not built[0].locate().located  # named, missing
+    assert isinstance(built[2], CommandSource)
+
+
+def test_a_builtin_source_takes_no_location(tmp_path: Path) -> None:
+    settings = _load(
+        tmp_path, '[loop.sources."decisions.ledger"]\nkind = "builtin"\npath = "docs/adr"\n'
+    )
+    with pytest.raises(ConfigError, match=r'kind = "builtin", which takes no `path`'):
+        build_sources(settings, tmp_path, {})
 
 
 @pytest.mark.parametrize(

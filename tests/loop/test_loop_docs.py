@@ -11,9 +11,17 @@ import pytest
 
 from tether.config import load_config
 from tether.config.loop import LoopSettings, RoutineCheck, SourceSettings, effective_source
+from tether.loop.builtin import (
+    CURATED_MEMORY_FILES,
+    DECISION_FOLDERS,
+    ORGANIC_MEMORY_FILES,
+    USER_MODEL_FOLDER,
+)
+from tether.loop.example import CONFIG as EXAMPLE_CONFIG
 from tether.loop.policy import Policy
 from tether.loop.signal import Signal, render
-from tether.loop.sources import CommandSource, FileSource, build_sources, item_from
+from tether.loop.source_setup import build_sources
+from tether.loop.sources import CommandSource, FileSource, item_from
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 NO_USER = {"TETHER_USER_CONFIG": "/nonexistent/tether.toml"}
@@ -85,20 +93,26 @@ def test_loop_page_documents_every_key_with_its_default() -> None:
     assert re.findall(r"`([a-z]+)`", words.group(1)) == defaults.todo_hold_words
 
 
-def test_loop_page_roles_table_names_the_defaults() -> None:
+def test_loop_page_roles_table_names_the_built_in_places() -> None:
     page = DOCS / "reference" / "loop.md"
     table = _section(page, "### Sources per role")
     settings = LoopSettings()
-    for role in ("decisions.ledger", "memory.organic", "memory.curated", "user.model"):
-        spec = effective_source(settings, role)
-        argvs = spec.argvs()
-        where = spec.path if spec.kind == "files" else "`, `".join(" ".join(a) for a in argvs)
-        kind = "folder" if spec.kind == "files" else "command" + ("s" if len(argvs) > 1 else "")
-        assert f"| `{role}` | {kind} `{where}` |" in table
+    places = {
+        "decisions.ledger": [f"`{n}/`" for n in DECISION_FOLDERS],
+        "memory.organic": [f"`{n}`" for n in ORGANIC_MEMORY_FILES],
+        "memory.curated": [f"`{n}`" for n in CURATED_MEMORY_FILES],
+        "user.model": [f"`{USER_MODEL_FOLDER}/`"],
+    }
+    for role, names in places.items():
+        assert effective_source(settings, role).kind == "builtin"
+        row = next(line for line in table.splitlines() if line.startswith(f"| `{role}` |"))
+        assert all(name in row for name in names), (role, row)
 
 
 def test_loop_page_toml_examples_load(tmp_path: Path) -> None:
-    policy_example, profile_example, loop_example = _blocks(DOCS / "reference" / "loop.md", "toml")
+    policy_example, profile_example, loop_example, private_example = _blocks(
+        DOCS / "reference" / "loop.md", "toml"
+    )
     (tmp_path / "tether.toml").write_text(policy_example, encoding="utf-8")
     policy = Policy.from_config(load_config(env=NO_USER, cwd=tmp_path))
     assert policy.protected_branches == ("main", "release")
@@ -114,8 +128,15 @@ def test_loop_page_toml_examples_load(tmp_path: Path) -> None:
     assert settings.todo_files == ["TODO.md", "docs/AUFGABEN.txt"]
     assert [r.name for r in settings.routines] == ["dependency-audit"]
     sources = build_sources(settings, tmp_path, {"PATH": ""})
-    assert [type(s) for s in sources] == [FileSource, CommandSource, CommandSource, FileSource]
+    assert [s.kind for s in sources] == ["files", "builtin", "command", "builtin"]
     assert effective_source(settings, "user.model").confidence_threshold == 0.7
+    (tmp_path / "tether.toml").write_text(private_example, encoding="utf-8")
+    settings = load_config(env=NO_USER, cwd=tmp_path).section("loop", LoopSettings)
+    sources = build_sources(settings, tmp_path, {"PATH": ""})
+    assert [type(s) for s in sources] == [FileSource, CommandSource, CommandSource, FileSource]
+    assert sources[2].fingerprint_command == ("usmc", "working", "--json")  # type: ignore[attr-defined]
+    # the loop's own example project asks exactly these tools
+    assert private_example.strip() in EXAMPLE_CONFIG
 
 
 def test_loop_page_json_example_is_a_valid_answer() -> None:
@@ -132,7 +153,8 @@ def test_loop_page_python_example_runs(tmp_path: Path, monkeypatch: pytest.Monke
     namespace: dict[str, object] = {}
     exec(compile(block, "loop.md", "exec"), namespace)  # noqa: S102 - our own doc
     result = namespace["result"]
-    assert getattr(result, "signal") is Signal.BLIND  # noqa: B009
+    # nothing configured, nothing to do: the built-in sources prove it
+    assert getattr(result, "signal") is Signal.EXHAUSTED  # noqa: B009
 
 
 def test_tutorial_config_loads(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.loop.conftest import START, Project
+from tests.loop.conftest import BASE_TOML, START, Project
 
 from tether.board import State
 from tether.clock import FakeClock
@@ -26,9 +26,14 @@ from tether.store import connect
 from tether.store.runs import RunRow, insert_run
 
 
+@pytest.mark.parametrize("follow_up_iterations", [None, 2])
 def test_a_parked_ticket_runs_again_after_the_person_raises_its_budget_and_moves_it_back(
-    project: Project,
+    project: Project, follow_up_iterations: int | None
 ) -> None:
+    if follow_up_iterations is not None:  # the raised budget wins over the loop's own
+        key = 'source_timeout = "10s"\n'  # a key of [loop]; the source tables follow it
+        extra = f"follow_up_iterations = {follow_up_iterations}\n"
+        project.write_config(base=BASE_TOML.replace(key, key + extra, 1))
     ticket = project.add("Port the parser", body="Move parse() to the new API.\n", budget=3)
     for _ in range(3):
         done = project.tether("loop", "tick")
@@ -50,6 +55,18 @@ def test_a_parked_ticket_runs_again_after_the_person_raises_its_budget_and_moves
     after = project.board.get(ticket.id)
     assert after.state is State.DONE, again.stdout
     assert len(after.runs) == 4
+    budgets = [_iteration_limit(project, run) for run in after.runs]
+    first_follow_ups = [3, follow_up_iterations or 3, follow_up_iterations or 3]
+    assert budgets == [*first_follow_ups, 12]
+
+
+def _iteration_limit(project: Project, run_id: str) -> int:
+    conn = connect(project.home)
+    try:
+        row = conn.execute("SELECT iteration_limit FROM runs WHERE id = ?", (run_id,)).fetchone()
+    finally:
+        conn.close()
+    return int(row[0])
 
 
 def test_changing_the_text_of_an_actionable_ticket_starts_the_count_again(

@@ -36,14 +36,15 @@ def tick_cmd(as_json: bool, dry_run: bool, profile: str | None, justification: s
 
     Exit codes: 0 CONTINUE, 10 exhausted, 11 blind, 12 guard (exhausted),
     13 guard (blind), 14 user-only; without a signal line: 3 no agent profile
-    configured, 30 another loop works this board, 41 an INBOX entry tether
-    cannot triage (fix it by hand).
+    configured and a unit would need one (a tick with nothing to run needs
+    none), 30 another loop works this board, 41 an INBOX entry tether cannot
+    triage (fix it by hand).
     """
     from tether.loop import open_loop, tick
 
     current = open_loop(profile=profile, justification=justification)
+    current.refuse_demonstration = True
     try:
-        current.require_profile()
         result = tick(current, dry_run=dry_run)
     finally:
         current.close()
@@ -70,7 +71,8 @@ def run_cmd(max_ticks: int | None, profile: str | None, justification: str | Non
 
     Prints, per tick, one progress line and that tick's signal line (a STOP's
     bundle just before it), so the log can be read tick by tick. Ctrl-C stops
-    cleanly after recording (exit 24); no agent profile configured: exit 3.
+    cleanly after recording (exit 24); no agent profile configured when a
+    unit needs one: exit 3.
     """
     from tether.loop import open_loop, run_loop
     from tether.loop.tick import TickResult
@@ -81,8 +83,8 @@ def run_cmd(max_ticks: int | None, profile: str | None, justification: str | Non
             click.echo(line)
 
     current = open_loop(profile=profile, justification=justification)
+    current.refuse_demonstration = True
     try:
-        current.require_profile()
         outcome = run_loop(current, max_ticks=max_ticks, on_tick=progress)
     finally:
         current.close()

@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "session": "tether.cli.session:session",
     "status": "tether.cli.status:status",
     "hooks": "tether.cli.hooks:hooks",
+    "init": "tether.cli.init:init",
     "config": "tether.cli.config:config",
     "board": "tether.cli.board:board",
     "loop": "tether.cli.loop:loop",
@@ -56,6 +57,7 @@ SUMMARIES: dict[str, str] = {
     "fleet": "Many projects' loops on any number of workers, durable (DBOS, PostgreSQL or SQLite).",
     "hooks": "Install or remove the tether-gate hook in an agent CLI.",
     "ingest": "The ingest queue: quarantine → incoming → one entry per run.",
+    "init": "Write a commented tether.toml with what was found here: agent CLIs, board, sources.",
     "loop": "Work through the board one unit per fresh session; stop only with evidence.",
     "mcp": "tether's agent-facing operations as MCP tools; without a sub-command, serve over "
     "stdio.",

@@ -1,10 +1,13 @@
 """The ``[loop]`` table: the board, TODO files, the guard, the four level-2 sources.
 
-Every field has a default, so a project without ``[loop]`` gets the layout of
-the protocol the loop comes from (a ``tickets/`` board, ``TODO.md``, a
-``_control-center/`` folder, the ``gardener`` and ``usmc`` CLIs; ``usmc`` is
-asked for its working memory, lessons and facts). A source table only names
-what it changes; the rest comes from that role's defaults (``source_defaults``).
+Every field has a default, so a project without ``[loop]`` works as it is: a
+``tickets/`` board, ``TODO.md``, and for each level-2 role a built-in source
+that every project has (``kind = "builtin"``, see ``tether.loop.builtin``): the
+project's decision folder, the agents' memory files, the agents' own notes, the
+person's recorded patterns. A source table only names what it changes; the
+rest comes from that role's defaults (``source_defaults``); a table that names
+a ``path`` or a ``command`` without a ``kind`` is a ``files`` or ``command``
+source.
 Durations are written ``"90s"``, ``"15m"``, ``"2h"``, ``"1d"`` (or ``"500ms"``).
 """
 
@@ -22,7 +25,7 @@ Duration = Annotated[str, msgspec.Meta(pattern=DURATION_PATTERN)]
 Confidence = Annotated[float, msgspec.Meta(ge=0, le=1)]
 
 ROLES = ("decisions.ledger", "memory.organic", "memory.curated", "user.model")
-SourceKind = Annotated[str, msgspec.Meta(pattern=r"^(files|command)$")]
+SourceKind = Annotated[str, msgspec.Meta(pattern=r"^(builtin|files|command)$")]
 
 HOLD_WORDS = ("approval", "approve", "decision", "decide", "freigabe", "entscheidung")
 
@@ -114,23 +117,11 @@ class LoopSettings(Section, frozen=True):
     routines: list[RoutineCheck] = msgspec.field(default_factory=list)
 
 
-_USMC_WORKING = ["usmc", "working", "--json"]
-
-# The defaults of each role, mirroring the work-autonomous protocol.
-_ROLE_DEFAULTS: dict[str, SourceSettings] = {
-    "decisions.ledger": SourceSettings(kind="files", path="_control-center/_DECISIONS"),
-    "memory.organic": SourceSettings(kind="command", command=["gardener", "find", "--json"]),
-    "memory.curated": SourceSettings(
-        kind="command",
-        commands=[_USMC_WORKING, ["usmc", "lessons", "--json"], ["usmc", "facts", "--json"]],
-        # the guard's fingerprint counts new working-memory entries (SPEC C5)
-        fingerprint_command=list(_USMC_WORKING),
-    ),
-    "user.model": SourceSettings(kind="files", path="_control-center/_TOM-lm"),
-}
+# Each role's default: the built-in source every project has (tether.loop.builtin).
+_ROLE_DEFAULTS: dict[str, SourceSettings] = {role: SourceSettings(kind="builtin") for role in ROLES}
+DEFAULT_CONFIDENCE = 0.5
 # Roles whose first command also gives the fingerprint when none is configured.
 _FINGERPRINT_FROM_FIRST_COMMAND = ("memory.curated",)
-DEFAULT_CONFIDENCE = 0.5
 
 
 def source_defaults(role: str) -> SourceSettings:
@@ -140,18 +131,22 @@ def source_defaults(role: str) -> SourceSettings:
 def effective_source(settings: LoopSettings, role: str) -> SourceSettings:
     """The role's table merged over its defaults (a key given wins).
 
-    A table that names its own ``command`` or ``commands`` replaces the
-    default's commands and the fingerprint command that went with them; for
-    ``memory.curated`` its first command then gives the fingerprint (unless
-    ``fingerprint_command`` is set).
+    A table without ``kind`` that names a ``path`` is a ``files`` source, one
+    that names ``command`` or ``commands`` a ``command`` source. For
+    ``memory.curated`` a command source's first command gives the guard's
+    fingerprint (unless ``fingerprint_command`` is set).
     """
     given = settings.sources.get(role)
+    kind = given.kind
+    if kind is None:
+        if given.command is not None or given.commands is not None:
+            kind = "command"
+        elif given.path is not None:
+            kind = "files"
     base = _ROLE_DEFAULTS[role]
-    if given.kind is not None and given.kind != base.kind:
+    if kind is not None and kind != base.kind:
         # another kind: nothing of the default's location applies
-        base = SourceSettings(kind=given.kind)
-    elif given.command is not None or given.commands is not None:
-        base = msgspec.structs.replace(base, command=None, commands=None, fingerprint_command=None)
+        base = SourceSettings(kind=kind)
     merged = {
         name: getattr(given, name) if getattr(given, name) is not None else getattr(base, name)
         for name in SourceSettings.__struct_fields__

@@ -24,7 +24,8 @@ from tether.exit_codes import ExitCode
 from tether.fs import lock_file
 from tether.loop.policy import Policy
 from tether.loop.project_board import board_of as board_of  # its home; imported from here too
-from tether.loop.sources import Source, build_sources
+from tether.loop.source_setup import build_sources
+from tether.loop.sources import Source
 from tether.store import db
 
 if TYPE_CHECKING:
@@ -66,6 +67,9 @@ class Loop:
     # runs go to the built-in scripted profile although nobody chose it: they only
     # demonstrate, and their outcome is not recorded as done
     demonstration: bool = False
+    # refuse (exit 3) a tick that would start an agent while ``demonstration`` holds:
+    # what the command line asks for; a program driving the library may demonstrate
+    refuse_demonstration: bool = False
     # seconds, parsed once
     guard_interval: float = field(init=False)
     check_timeout: float = field(init=False)
@@ -88,13 +92,15 @@ class Loop:
         return stamp(self.env, "tether-loop", day=self.clock.now().date().isoformat())
 
     def require_profile(self) -> None:
-        """Refuse to tick with no agent configured (``ConfigError``, exit 3).
+        """Refuse a unit that needs an agent when none is configured (``ConfigError``, exit 3).
 
-        The built-in scripted agent would only demonstrate: nothing gets done
-        and every tick says CONTINUE again, so ``while tether loop tick`` would
-        spin. ``tether demo`` writes its own profile and is not affected.
+        Called when a tick (real or dry) would start a run, and only then: a tick
+        that triages, checks or stops needs no agent. With ``refuse_demonstration``
+        the built-in scripted agent would only demonstrate: nothing gets done and
+        every tick says CONTINUE again, so ``while tether loop tick`` would spin.
+        ``tether demo`` writes its own profile and is not affected.
         """
-        if self.demonstration:
+        if self.demonstration and self.refuse_demonstration:
             raise ConfigError(
                 "no agent profile is configured, so a tick cannot dispatch work; add "
                 '[profiles.NAME] with harness = "claude-code" (or "codex", ...) and '

@@ -49,6 +49,8 @@ def dispatch(loop: Loop, work: Work, view: BoardView, *, dry_run: bool) -> Dispa
     """Do ``work`` (found in ``view``, the board as level 1 saw it)."""
     if work.source == "intake":
         return _triage(loop, work, view, dry_run)
+    if work.routine is None:  # every other unit goes to an agent
+        loop.require_profile()
     if work.ticket is not None:
         return _ticket(loop, work, work.ticket, dry_run)
     if work.todo is not None:
@@ -326,7 +328,10 @@ def _ticket_request(loop: Loop, ticket: Ticket, follow_up: str | None) -> RunReq
     iterations: int | None = None
     budget_request: int | None = None
     justification = loop.justification
-    if follow_up and loop.settings.follow_up_iterations:
+    # a budget set after the ticket's runs began is a person's: it wins over
+    # follow_up_iterations, for every later run of the ticket
+    raised = budget is not None and unfinished.person_budget(ticket)
+    if follow_up and loop.settings.follow_up_iterations and not raised:
         iterations = loop.settings.follow_up_iterations
     elif budget is not None:
         budget_request = budget
@@ -334,7 +339,9 @@ def _ticket_request(loop: Loop, ticket: Ticket, follow_up: str | None) -> RunReq
         justification = (
             str(reason)
             if isinstance(reason, str) and reason.strip()
-            else (f"budget of {budget} iterations proposed in the front matter of {ticket.id}")
+            else f"budget of {budget} iterations "
+            + ("raised" if raised else "proposed")
+            + f" in the front matter of {ticket.id}"
         )
     return RunRequest(
         prompt=prompts.ticket_prompt(ticket),
@@ -355,6 +362,9 @@ def _attempt_front(ticket: Ticket, runs: list[str], run_id: str) -> dict[str, An
         "last_run": run_id,
         unfinished.ATTEMPT_BASIS: unfinished.attempt_basis(ticket),
     }
+    planned = ticket.front.get("budget")
+    if not ticket.runs and planned is not None:  # the budget its first run was planned with
+        front[unfinished.PLANNED_BUDGET] = planned
     if unfinished.person_changed(ticket) and ticket.last_run:
         front[unfinished.RETRY_FROM] = ticket.last_run  # count again from this run on
     return front
@@ -414,9 +424,15 @@ def _record_ticket(
 
 
 def _give_up(loop: Loop, ticket: Ticket, streak: int, moved: list[str]) -> Dispatched:
+    how = (
+        "front matter `budget`"
+        if loop.settings.ticket_budgets
+        else "`[loop] follow_up_iterations`, or front matter `budget` with "
+        "`[loop] ticket_budgets = true`"
+    )
     needs = (
         f"a decision: {streak} runs in a row ended unfinished; split the ticket or "
-        f"give it a bigger budget (front matter `budget`), then move it back"
+        f"give it a bigger budget ({how}), then move it back"
     )
     front: dict[str, Any] = {"needs": needs}
     if ticket.last_run:  # moved back by a person, it gets fresh attempts

@@ -39,8 +39,28 @@ guard_interval = "15m"
 follow_up_iterations = 10
 # a ticket's front matter may propose its iteration budget (capped, recorded)
 ticket_budgets = true
-# the four sources keep their defaults: _control-center/_DECISIONS, the
-# `gardener` and `usmc` CLIs on PATH, and _control-center/_TOM-lm
+
+# The four level-2 sources: this example asks tools of its own (a project that
+# names none gets the built-in sources every project has: docs/reference/loop.md).
+[loop.sources."decisions.ledger"]
+kind = "files"
+path = "_control-center/_DECISIONS"
+
+[loop.sources."memory.organic"]
+kind = "command"
+command = ["gardener", "find", "--json"]
+
+[loop.sources."memory.curated"]
+kind = "command"
+commands = [
+  ["usmc", "working", "--json"],
+  ["usmc", "lessons", "--json"],
+  ["usmc", "facts", "--json"],
+]
+
+[loop.sources."user.model"]
+kind = "files"
+path = "_control-center/_TOM-lm"
 """
 
 AGENT_STEPS = """\

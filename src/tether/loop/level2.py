@@ -77,6 +77,8 @@ class SourceReport:
             return f"{self.role}: unavailable ({self.reason})"
         if self.status == "not asked":
             return f"{self.role}: not asked (an earlier source found work)"
+        if not self.read and self.reason:  # a built-in place not made yet: nothing recorded
+            return f"{self.role}: {self.status} ({self.reason})"
         what = f"read {len(self.read)} {'file' if len(self.read) == 1 else 'files'}"
         if self.kind == "command" and self.read:
             what = ", ".join(self.read)
@@ -248,6 +250,7 @@ def _ask(loop: Loop, view: BoardView, source: Source, where: Location) -> Source
         where.where,
         True,
         "empty",
+        reading.note,
         read=reading.read,
         items=len(reading.items),
     )

@@ -29,13 +29,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tether.board.states import TICKET_ID
-from tether.config.loop import (
-    ROLES,
-    LoopSettings,
-    effective_source,
-    parse_duration,
-)
-from tether.errors import ConfigError
 from tether.loop.commands import CommandResult, find_executable, run_command
 
 DECISIONS_TODO = "TO-DECIDE-USER"
@@ -84,6 +77,7 @@ class Reading:
     user_items: list[str] = field(default_factory=list)  # e.g. undecided decisions
     read: list[str] = field(default_factory=list)  # what was read, for the evidence
     claimed: str | None = None  # the commands' own status, if every one gave the same
+    note: str | None = None  # why nothing was read, when that is no failure
     inert: set[str] = field(default_factory=set)  # keys of items a command said are no work
     error: str | None = None
 
@@ -343,42 +337,3 @@ def _parse(stdout: str, origin: str) -> tuple[list[Item], str | None] | str:
         )
         return items, str(data["status"])
     return 'expected a JSON list or {"status": "found"|"empty", "items": [...]}'
-
-
-def build_sources(
-    settings: LoopSettings, project_root: Path, env: Mapping[str, str]
-) -> list[Source]:
-    """The four sources, in chain order, from the configuration (role defaults filled in)."""
-    sources: list[Source] = []
-    for role in ROLES:
-        spec = effective_source(settings, role)
-        key = f"loop.sources.{role}"
-        if spec.kind == "files":
-            if not spec.path:
-                raise ConfigError(f'`{key}.path` is needed for kind = "files"', key=f"{key}.path")
-            folder = Path(spec.path).expanduser()
-            folder = folder if folder.is_absolute() else project_root / folder
-            sources.append(FileSource(role, folder, spec.path))
-        else:
-            if spec.command and spec.commands:
-                raise ConfigError(
-                    f"`{key}` has both `command` and `commands`; keep one of them",
-                    key=f"{key}.commands",
-                )
-            if not spec.argvs():
-                raise ConfigError(
-                    f'`{key}.command` (or `commands`) is needed for kind = "command"',
-                    key=f"{key}.command",
-                )
-            timeout = parse_duration(spec.timeout or settings.source_timeout)
-            sources.append(
-                CommandSource(
-                    role,
-                    spec.argvs(),
-                    cwd=project_root,
-                    timeout=timeout,
-                    env=env,
-                    fingerprint_command=spec.fingerprint_command,
-                )
-            )
-    return sources

@@ -110,6 +110,22 @@ def person_changed(ticket: Ticket) -> bool:
     return isinstance(stored, str) and stored != attempt_basis(ticket)
 
 
+PLANNED_BUDGET = "budget_at_first_run"  # the ticket's `budget` when its first run was recorded
+
+
+def person_budget(ticket: Ticket) -> bool:
+    """The ticket's ``budget`` was set or changed after its runs began: a person's choice.
+
+    The loop records the budget a ticket's first run was planned with
+    (``budget_at_first_run``, absent when it had none); a budget that differs from
+    it was given later, by a person, and stays the person's.
+    """
+    budget = ticket.front.get("budget")
+    if budget is None or not ticket.runs:
+        return False
+    return bool(budget != ticket.front.get(PLANNED_BUDGET))
+
+
 def counted_runs(ticket: Ticket) -> tuple[str, ...]:
     """The ticket's runs that count toward giving up: those after a person last acted."""
     if person_changed(ticket):

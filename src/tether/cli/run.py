@@ -128,8 +128,9 @@ def run(
         )
     else:
         led = outcome.ledger
+        why = outcome.failure.words() if outcome.failure is not None else ""
         click.echo(
-            f"run {outcome.run_id}: {outcome.stop.value} — {led.iterations} iteration(s), "
+            f"run {outcome.run_id}: {outcome.stop.value}{why} — {led.iterations} iteration(s), "
             f"{led.tool_calls} tool call(s), {led.tool_results} result(s), "
             f"session {led.session_id or outcome.row.session_id}"
         )

@@ -9,6 +9,7 @@ counted live once per message for token budgets, then replaced by the totals).
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from collections.abc import Mapping
@@ -76,6 +77,7 @@ class _Line(msgspec.Struct):
     terminal_reason: str | None = None
     stop_reason: str | None = None
     result: str | None = None
+    errors: Any = None  # an error result's reasons (error_during_execution): a list
     usage: _Usage | None = None
     total_cost_usd: float | None = None
 
@@ -258,7 +260,14 @@ def _result(obj: _Line) -> list[AnyEvent]:
         RunEnded(
             status="success" if ok else "failure",
             stop_reason=obj.terminal_reason or obj.stop_reason or obj.subtype,
-            message=obj.result,
+            message=obj.result or _errors_text(obj.errors),
         )
     )
     return events
+
+
+def _errors_text(errors: Any) -> str | None:
+    """An error result's ``errors`` list as one line (None when there is none)."""
+    if not isinstance(errors, list) or not errors:
+        return None
+    return "; ".join(e if isinstance(e, str) else json.dumps(e) for e in errors)

@@ -13,7 +13,7 @@ undecoded :class:`msgspec.Raw` and only ``message_end`` decodes it.
 from __future__ import annotations
 
 import glob
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -34,7 +34,8 @@ from tether.events.model import (
     Usage,
     unknown,
 )
-from tether.harnesses.base import IterationSource, RunSpec, ToolAllowance, decode_line, home_dir
+from tether.harnesses.base import IterationSource, RunSpec, ToolAllowance, decode_line
+from tether.harnesses.pi_models import agent_dir, require_prices
 
 
 def allow_args(allow: ToolAllowance) -> list[str]:
@@ -131,6 +132,18 @@ class PiHarness:
     # every message_end carries usage.cost.total
     reports_cost: ClassVar[bool] = True
 
+    def preflight(
+        self,
+        env: Mapping[str, str],
+        cwd: Path,
+        args: Iterable[str] = (),
+        model: str | None = None,
+        cost_usd: float | None = None,
+    ) -> None:
+        """Refuse (``ConfigError``) a cost limit on a model Pi prices at nothing."""
+        if cost_usd is not None:
+            require_prices(env, cwd, args, model)
+
     def build_command(self, spec: RunSpec) -> list[str]:
         argv = [self.executable, "--mode", "json"]
         if spec.model:
@@ -190,9 +203,7 @@ class PiHarness:
         """pi names its file ``<timestamp>_<id>.jsonl`` in a per-cwd folder."""
         if not session_id or "/" in session_id:
             return None
-        agent_dir = env.get("PI_CODING_AGENT_DIR")
-        root = Path(agent_dir) if agent_dir else home_dir(env) / ".pi" / "agent"
-        matches = sorted((root / "sessions").glob(f"*/*_{glob.escape(session_id)}.jsonl"))
+        matches = sorted((agent_dir(env) / "sessions").glob(f"*/*_{glob.escape(session_id)}.jsonl"))
         return matches[-1] if matches else None
 
 

@@ -207,6 +207,18 @@ class VibeHarness:
         self._max_iterations: int | None = None
         self.prices = prices
 
+    def preflight(
+        self,
+        env: Mapping[str, str],
+        cwd: Path,
+        args: Iterable[str] = (),
+        model: str | None = None,
+        cost_usd: float | None = None,
+    ) -> None:
+        """Refuse (``ConfigError``) a run Vibe cannot do: a model that is not one of the
+        aliases its configuration defines (Vibe falls back to its default provider)."""
+        resolve_prices(env, cwd, args, model)
+
     def priced(
         self,
         env: Mapping[str, str],

@@ -117,8 +117,9 @@ def resolve_prices(
     entry = models.get(active)
     if entry is None:
         raise ConfigError(
-            f"Vibe's active model {active!r} is not among the models its configuration "
-            f"defines ({', '.join(sorted(models))}), so tether cannot price the run.",
+            f"Vibe's model {active!r} is not among the models its configuration defines "
+            f"(aliases: {', '.join(sorted(models))}); Vibe would fall back to another "
+            f"provider and fail. Name one of these aliases as the model.",
             path=str(home / "config.toml"),
         )
     return VibePrices(

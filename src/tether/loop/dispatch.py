@@ -35,7 +35,6 @@ from tether.loop.dispatched import (
 )
 from tether.loop.level1 import Work
 from tether.run_status import RunStatus
-from tether.runs.report import REASON_TEXT
 
 __all__ = ["DEMONSTRATION_WARNING", "Dispatched", "dispatch", "triage_target"]
 
@@ -259,7 +258,7 @@ def _refused(
     report = report_path(outcome)
     kind = f"follow-up {outcome.run_id} of {follow_up}" if follow_up else f"run {outcome.run_id}"
     note = (
-        f"run {outcome.run_id} ended: {REASON_TEXT[outcome.stop]} ({counts(outcome)}); "
+        f"run {outcome.run_id} ended: {outcome.stop_text} ({counts(outcome)}); "
         f"the gate refused {steps}"
     )
     front = {**_attempt_front(ticket, [*ticket.runs, outcome.run_id], outcome.run_id)}
@@ -290,7 +289,7 @@ def _proposed(
     kind = f"follow-up {outcome.run_id} of {follow_up}" if follow_up else f"run {outcome.run_id}"
     # the note (ticket text) names the proposals by id and kind; `needs` says what they do
     note = (
-        f"run {outcome.run_id} ended: {REASON_TEXT[outcome.stop]} ({counts(outcome)}); "
+        f"run {outcome.run_id} ended: {outcome.stop_text} ({counts(outcome)}); "
         f"it proposed {', '.join(f'{p.id} ({p.kind})' for p in waiting)}: waits for a "
         f"person's decision"
     )
@@ -411,11 +410,9 @@ def _record_ticket(
     report = report_path(outcome)
     base.report = report
     linked = f"; report: {report}" if report else ""
-    note = f"run {outcome.run_id} ended: {REASON_TEXT[outcome.stop]} ({counts(outcome)}){linked}"
+    note = f"run {outcome.run_id} ended: {outcome.stop_text} ({counts(outcome)}){linked}"
     updated = loop.board.update(ticket.id, front={**attempt, "report": report}, note=note)
-    base.summary = (
-        f"{kind} on {ticket.id} stopped: {REASON_TEXT[outcome.stop]} ({counts(outcome)}){linked}"
-    )
+    base.summary = f"{kind} on {ticket.id} stopped: {outcome.stop_text} ({counts(outcome)}){linked}"
     streak = unfinished.ticket_streak(loop.conn, updated)
     if outcome.stop is not RunStatus.CANCELLED and streak >= loop.settings.max_attempts:
         given = _give_up(loop, updated, streak, moved)

@@ -21,7 +21,6 @@ from tether.loop.dispatched import (
     would_start,
 )
 from tether.run_status import RunStatus
-from tether.runs.report import REASON_TEXT
 
 if TYPE_CHECKING:
     from tether.loop.context import Loop
@@ -86,8 +85,7 @@ def todo_unit(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
         )
     else:
         result.summary = (
-            f"run {outcome.run_id} on {where} stopped: "
-            f"{REASON_TEXT[outcome.stop]}; report: {result.report}"
+            f"run {outcome.run_id} on {where} stopped: {outcome.stop_text}; report: {result.report}"
         )
     return result
 
@@ -120,7 +118,7 @@ def manual_follow_up(loop: Loop, found: unfinished.ManualFollowUp, dry_run: bool
     refused = _refused_steps(refusals)
     return ran(
         outcome,
-        f"follow-up {outcome.run_id} of {run.id} (unit {run.unit}): {REASON_TEXT[outcome.stop]} "
+        f"follow-up {outcome.run_id} of {run.id} (unit {run.unit}): {outcome.stop_text} "
         f"({counts(outcome)})"
         + (f"; the gate refused {refused}: it waits for a person" if refused else "")
         + demo_note(loop),

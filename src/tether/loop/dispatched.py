@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from tether.loop.policy import GateFile
 from tether.run_status import RunStatus
-from tether.runs.report import REASON_TEXT
 
 if TYPE_CHECKING:
     from tether.board import Ticket
@@ -123,7 +122,7 @@ def demonstrated(outcome: RunOutcome, where: str, moved: list[str]) -> Dispatche
     return ran(
         outcome,
         f"demonstration run {outcome.run_id} by the built-in scripted agent: "
-        f"{REASON_TEXT[outcome.stop]} ({counts(outcome)}); nothing recorded on {where}",
+        f"{outcome.stop_text} ({counts(outcome)}); nothing recorded on {where}",
         moved=moved,
         demonstration=True,
     )

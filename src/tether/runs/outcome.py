@@ -18,6 +18,7 @@ from tether.run_status import RunStatus
 from tether.runs import report as reports
 from tether.runs import worktree
 from tether.runs.budget import Budget
+from tether.runs.failure import Failure, failure_of
 from tether.runs.record import RunPaths
 from tether.runs.stages import run_post_stages
 from tether.store import db
@@ -55,6 +56,14 @@ class RunOutcome:
     stop_latency: float | None = None
     # what the run proposed (``tether outbox``), collected after it ended
     proposals: Collected | None = None
+    # why a failed run failed (its error event or the end of its stderr)
+    failure: Failure | None = None
+
+    @property
+    def stop_text(self) -> str:
+        """The stop in words, with the harness's reason when the run failed."""
+        words = reports.REASON_TEXT[self.stop]
+        return words + (self.failure.words() if self.failure is not None else "")
 
     @property
     def pending_proposals(self) -> list[str]:
@@ -110,10 +119,17 @@ def finish_run(conn: Any, end: Ending) -> RunOutcome:
     """Write the report (every run that did not complete: limit, cancel, failure) or run
     the post-run stages, then the record. So any ended run can be followed up."""
     ended = datetime.now(UTC)
-    report = _write_report(end, ended) if end.stop is not RunStatus.COMPLETED else None
+    failure = (
+        failure_of(end.ledger, end.agent_status, end.paths.stderr)
+        if end.stop is RunStatus.FAILED
+        else None
+    )
+    report = _write_report(end, ended, failure) if end.stop is not RunStatus.COMPLETED else None
     stages: list[dict[str, Any]] | None = None
     exit_code = end.stop.exit_code
     stop_reason = f"{end.stop.value} ({end.how})" if end.how != "exited" else end.stop.value
+    if failure is not None and failure.reason:
+        stop_reason = f"{stop_reason}: {failure.reason}"
     if end.stop is RunStatus.COMPLETED and end.profile.post_run:
         results = run_post_stages(end.profile.post_run, end.cwd)
         atomic_write_json(end.paths.stages, results)
@@ -150,6 +166,7 @@ def finish_run(conn: Any, end: Ending) -> RunOutcome:
         paths=end.paths,
         stop_latency=end.stop_latency,
         proposals=collect_proposals(conn, end, report is not None),
+        failure=failure,
     )
 
 
@@ -168,7 +185,7 @@ def collect_proposals(conn: Any, end: Ending, reported: bool) -> Collected:
     return collect(conn, end.config, end.paths.outbox, facts)
 
 
-def _write_report(end: Ending, ended: datetime) -> dict[str, Any]:
+def _write_report(end: Ending, ended: datetime, failure: Failure | None) -> dict[str, Any]:
     after = worktree.snapshot(end.cwd, exclude=end.config.home, since=end.before)
     report = reports.build(
         reports.ReportInput(
@@ -188,6 +205,7 @@ def _write_report(end: Ending, ended: datetime) -> dict[str, Any]:
             ended_at=ended,
             refused_call=read_refusal(str(end.paths.root)),
             gated=end.gated,
+            failure=failure,
         )
     )
     atomic_write_json(end.paths.report_json, report)

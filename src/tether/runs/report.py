@@ -17,6 +17,7 @@ from tether.gate.runstop import Refusal
 from tether.gate.stamp import hostname, session_line
 from tether.run_status import RunStatus
 from tether.runs.budget import Budget
+from tether.runs.failure import Failure
 
 REASON_TEXT = {
     RunStatus.ITERATION_LIMIT: "iteration limit reached",
@@ -76,6 +77,8 @@ class ReportInput:
     # whether a per-run hook asked the gate before every call (a call past the
     # budget was then refused, not executed)
     gated: bool = False
+    # why a failed run failed, with the end of the harness's stderr
+    failure: Failure | None = None
 
 
 def build(data: ReportInput) -> dict[str, Any]:
@@ -88,7 +91,9 @@ def build(data: ReportInput) -> dict[str, Any]:
         "profile": data.profile,
         "harness": data.harness,
         "stop_reason": data.stop.value,
-        "stop_reason_text": REASON_TEXT[data.stop],
+        "stop_reason_text": REASON_TEXT[data.stop]
+        + (data.failure.words() if data.failure is not None else ""),
+        "failure": data.failure.as_dict() if data.failure is not None else None,
         "iterations": {"used": ledger.iterations, "limit": data.budget.iterations},
         "tool_calls": {"used": ledger.tool_calls, "limit": data.budget.tool_calls},
         "seconds": {"used": round(data.seconds, 3), "limit": data.budget.timeout_seconds},
@@ -212,6 +217,10 @@ def render_markdown(report: dict[str, Any]) -> str:
         )
     if report.get("in_flight"):
         lines.append(f"- in flight at the stop: {report['in_flight']['text']}")
+    failure = report.get("failure")
+    if failure and failure.get("stderr_tail"):
+        lines += ["", f"## The harness's stderr (last lines of {failure['stderr']})", ""]
+        lines += [f"    {line}" for line in failure["stderr_tail"]]
     lines += [
         "",
         "## Files changed since the run started",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import threading
 import time
@@ -154,6 +155,20 @@ def choose_run_budget(config: Config, request: RunRequest) -> tuple[Profile, Bud
     return profile, budget
 
 
+def _preflight(
+    harness: Harness, env: Mapping[str, str], cwd: Path, profile: Profile, budget: Budget
+) -> None:
+    """Refuse a configuration the harness cannot run (a model it does not know, a cost
+    limit on a model without prices) before the agent starts; a harness that is not
+    installed is left to the start, which says so."""
+    preflight = getattr(harness, "preflight", None)
+    if not callable(preflight):
+        return
+    if shutil.which(harness.executable, path=env.get("PATH", os.defpath)) is None:
+        return
+    preflight(env, cwd, tuple(profile.args), profile.model, budget.cost_usd)
+
+
 def supervise(
     request: RunRequest, config: Config | None = None, env: Mapping[str, str] | None = None
 ) -> RunOutcome:
@@ -162,6 +177,7 @@ def supervise(
     profile, budget = choose_run_budget(config, request)
     harness = get_harness(profile.harness)
     cwd = (request.cwd or Path.cwd()).resolve()
+    _preflight(harness, {**base_env, **profile.env}, cwd, profile, budget)
     priced = getattr(harness, "priced", None)
     if budget.cost_usd is not None and callable(priced):
         # A harness that derives its cost from configured prices (Vibe) resolves

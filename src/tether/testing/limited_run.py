@@ -41,22 +41,24 @@ def limited_run(
     prompt: str = PROMPT,
     run_timeout: int = 90,
     wait: float = 150,
+    model: str | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
     """Run ``tether run --json`` with ``flags`` in ``tmp/work``; the process and the folder.
 
     ``exe`` is the CLI, ``port`` the scripted model server's; ``config`` goes at
     the top of ``tether.toml``, ``extra_args`` after the CLI's own in the profile's
-    ``args``, ``extra_env`` over the CLI's own in the profile's ``env``.
-    ``--timeout run_timeout`` is added unless the flags carry one; ``wait`` is how
-    long to wait for ``tether run`` itself.
+    ``args``, ``extra_env`` over the CLI's own in the profile's ``env``; ``model``
+    replaces the profile's model. ``--timeout run_timeout`` is added unless the
+    flags carry one; ``wait`` is how long to wait for ``tether run`` itself.
     """
     setup = client_setup(harness, tmp / "home", port)
+    chosen = model or setup.model
     work = tmp / "work"
     work.mkdir(exist_ok=True)
     (work / "tether.toml").write_text(
         f"kill_grace_seconds = 2\n{config}\n"
         f"[profiles.real]\nharness = {json.dumps(harness)}\n"
-        + (f"model = {json.dumps(setup.model)}\n" if setup.model else "")
+        + (f"model = {json.dumps(chosen)}\n" if chosen else "")
         + f"args = {json.dumps([*setup.extra_args, *extra_args])}\n"
         f"env = {toml_inline({**setup.env, **(extra_env or {})})}\ndefault = true\n"
     )

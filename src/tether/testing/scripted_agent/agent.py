@@ -197,6 +197,9 @@ class Agent:
             denials=tuple(self.denials),
         )
         code = r.finish(ending)
+        if self.opts.stderr:  # what a failing CLI says on stderr (a missing key, ...)
+            sys.stderr.write(self.opts.stderr.rstrip("\n") + "\n")
+            sys.stderr.flush()
         return self.opts.exit_code if self.opts.exit_code is not None else code
 
     def _common_payload(self, event: str) -> dict[str, Any]:

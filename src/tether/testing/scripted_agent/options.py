@@ -28,6 +28,7 @@ class Options:
     child_pid_file: Path | None = None
     exit_code: int | None = None
     fail: bool = False
+    stderr: str | None = None  # printed on stderr at the end
     todo: bool = False
     session_id: str | None = None
     max_turns: int | None = None
@@ -83,6 +84,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--child-pid-file", type=Path, metavar="FILE")
     p.add_argument("--exit-code", type=int, metavar="N")
     p.add_argument("--fail", action="store_true", help="end in the harness's failure form")
+    p.add_argument("--stderr", metavar="TEXT", help="print TEXT on stderr at the end")
     p.add_argument("--todo", action="store_true", help="step 1 updates a todo list")
     p.add_argument("--session-id", metavar="ID")
     p.add_argument("--max-turns", type=_positive, metavar="N")
@@ -127,6 +129,7 @@ def parse(argv: Sequence[str]) -> Options:
         child_pid_file=ns.child_pid_file,
         exit_code=ns.exit_code,
         fail=ns.fail,
+        stderr=ns.stderr,
         todo=ns.todo,
         session_id=ns.session_id,
         max_turns=ns.max_turns,

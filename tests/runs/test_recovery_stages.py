@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from tests.runs.conftest import TETHER, Project, pid_alive, poll
@@ -125,3 +126,44 @@ def test_a_failing_post_run_stage_is_loud(project: Project) -> None:
     human = project.tether("run", "--prompt", "go")
     assert human.returncode == 40
     assert "post-run stage failed" in human.stdout
+
+
+def test_a_recovered_report_takes_files_and_times_from_the_run_not_the_recovery(
+    project: Project,
+) -> None:
+    commands = project.root.parent / "commands.txt"
+    steps = ["touch made-1.txt", "touch made-2.txt", *["sleep 0.05"] * 400]
+    commands.write_text("\n".join(steps) + "\n", encoding="utf-8")
+    (project.root / "before.txt").write_text("there before the run\n", encoding="utf-8")
+    project.write_config(["--commands-file", str(commands), "--step-delay", "0.02"])
+    supervisor = subprocess.Popen(
+        [TETHER, "run", "--prompt", "go", "--iterations", "100"],
+        cwd=project.root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert poll(lambda: len(project.executed()) >= 4, 30)
+        supervisor.send_signal(signal.SIGKILL)
+        supervisor.wait(timeout=5)
+        killed_at = datetime.now(UTC)
+    finally:
+        if supervisor.poll() is None:
+            supervisor.kill()
+    # the recovery comes later than the run's end, and must not take its own clock
+    assert poll(lambda: datetime.now(UTC) - killed_at > timedelta(seconds=2), 10)
+    listed = subprocess.run(
+        [TETHER, "runs", "list", "--json"], cwd=project.root, capture_output=True, text=True
+    )
+    (run,) = json.loads(listed.stdout)
+    assert run["status"] == "abandoned"
+    report = json.loads(Path(run["run_dir"], "report.json").read_text(encoding="utf-8"))
+    changed = {c["path"]: c["change"] for c in report["files_changed"]}
+    new = ("untracked", "added")  # git or a file snapshot, as the run found its folder
+    assert changed.get("made-1.txt") in new and changed.get("made-2.txt") in new, changed
+    assert "before.txt" not in changed  # there before the run: not the run's change
+    started = datetime.fromisoformat(run["started_at"])
+    assert report["seconds"]["used"] <= (killed_at - started).total_seconds()
+    assert datetime.fromisoformat(run["ended_at"]) <= killed_at
+    text = Path(run["run_dir"], "report.md").read_text(encoding="utf-8")
+    assert f"- {changed['made-1.txt']}: `made-1.txt`" in text

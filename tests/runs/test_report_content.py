@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from tether.events.accounting import count
+from tether.events.accounting import Ledger, apply, count
 from tether.harnesses import get_harness
 from tether.run_status import RunStatus
 from tether.runs.budget import Budget
@@ -47,3 +48,57 @@ def test_the_agents_last_words_and_open_calls_reach_the_report() -> None:
     assert "- modified: `a.py`" in text and " a.py | 2 +-" in text
     assert "- `make check`: skipped: run stopped by iteration_limit" in text
     assert report["stop_reason_text"] and report["next_step"].startswith("Review this report")
+
+
+def _input(stop: RunStatus, ledger: Ledger, **kw: Any) -> ReportInput:
+    return ReportInput(
+        run_id="r-1",
+        unit=None,
+        profile="cheap",
+        harness="copilot",
+        stop=stop,
+        budget=Budget(iterations=3, tool_calls=2, timeout_seconds=60.0),
+        ledger=ledger,
+        seconds=1.0,
+        files_changed=[],
+        worktree_kind="git",
+        diff_stat=None,
+        skipped_stages=[],
+        session_id="s-1",
+        ended_at=datetime(2026, 11, 30, tzinfo=UTC),
+        host="box",
+        **kw,
+    )
+
+
+def test_a_call_the_stream_showed_is_never_said_to_be_refused_by_the_gate() -> None:
+    # A real Copilot stream cut at its third tool call: the stop came from the stream.
+    lines = (TRANSCRIPTS / "copilot" / "five-steps.jsonl").read_bytes().splitlines()
+    adapter = get_harness("copilot")
+    ledger = Ledger()
+    for line in lines:
+        for event in adapter.parse_line(line):
+            apply(ledger, event)
+            if ledger.tool_calls == 3:
+                break
+        if ledger.tool_calls == 3:
+            break
+    assert ledger.open_calls
+    for gated in (True, False):
+        report = build(_input(RunStatus.TOOL_CALL_LIMIT, ledger, gated=gated))
+        refused = report["refused_call"]
+        assert refused["stopped_by"] == "stream"
+        text = render_markdown(report)
+        assert "refused by the gate" not in text
+        assert "stopped when it appeared in the stream" in text
+        assert refused["executed"] is (False if gated else None)
+
+
+def test_a_model_request_announced_after_the_stop_is_in_flight() -> None:
+    ledger = Ledger(iterations=3, model_requests=3, requests_after_stop=1)
+    report = build(_input(RunStatus.ITERATION_LIMIT, ledger))
+    assert report["in_flight"]["model_steps_past_limit"] == 1
+    assert report["in_flight"]["after_stop"] == 1
+    assert "- in flight at the stop: 1 model step(s) past the limit of 3" in render_markdown(report)
+    quiet = build(_input(RunStatus.ITERATION_LIMIT, Ledger(iterations=3, model_requests=3)))
+    assert quiet["in_flight"] is None

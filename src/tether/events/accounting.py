@@ -16,6 +16,7 @@ from tether.events.model import (
     Event,
     HarnessWarning,
     MalformedLine,
+    ModelRequested,
     PermissionDenied,
     PermissionRequested,
     PlanUpdated,
@@ -68,6 +69,22 @@ class Ledger:
     assistant_texts: int = 0
     plan: tuple[TodoItem, ...] = ()
     events: int = 0
+    # model requests the harness said it sent (only some print it: ModelRequested)
+    model_requests: int = 0
+    # steps and requests the stream showed only after tether had stopped the agent:
+    # work already under way when the stop landed (set by the supervisor's drain)
+    steps_after_stop: int = 0
+    requests_after_stop: int = 0
+
+    @property
+    def model_work(self) -> int:
+        """Model calls begun, by the larger of steps seen and requests announced,
+        the ones shown after the stop included."""
+        return max(
+            self.iterations + self.steps_after_stop,
+            self.model_requests + self.requests_after_stop,
+        )
+
     # how ``iterations`` was obtained: "stream" (exact), "session_file" (exact,
     # from the harness's own log) or "bound" (the stream alone gives an upper bound)
     iteration_source: str = "stream"
@@ -176,6 +193,10 @@ def _warning(ledger: Ledger, event: HarnessWarning) -> None:
     ledger.warnings += 1
 
 
+def _model_requested(ledger: Ledger, event: ModelRequested) -> None:
+    ledger.model_requests += 1
+
+
 # One handler per event class: a dict lookup instead of a chain of isinstance
 # checks, since this runs for every event of every live run.
 _HANDLERS: dict[type[Event], Callable[[Ledger, Any], None]] = {
@@ -192,6 +213,7 @@ _HANDLERS: dict[type[Event], Callable[[Ledger, Any], None]] = {
     PermissionRequested: _permission_requested,
     PermissionDenied: _permission_denied,
     HarnessWarning: _warning,
+    ModelRequested: _model_requested,
 }
 
 

@@ -101,6 +101,17 @@ class PlanUpdated(Event, frozen=True, tag="plan_updated"):
     items: tuple[TodoItem, ...] = ()
 
 
+class ModelRequested(Event, frozen=True, tag="model_requested"):
+    """The harness sent a model request (before any answer came back).
+
+    Only harnesses that print one say so (Copilot's ``model.call_start``); it lets
+    a stop show a request already under way that no step of the stream shows yet.
+    """
+
+    kind: ClassVar[Literal["model_requested"]] = "model_requested"
+    request_id: str | None = None
+
+
 class HarnessWarning(Event, frozen=True, tag="harness_warning"):
     """A non-fatal notice from the harness (e.g. Codex's ``error`` *item*)."""
 
@@ -142,6 +153,7 @@ AnyEvent = (
     | PermissionDenied
     | Usage
     | PlanUpdated
+    | ModelRequested
     | HarnessWarning
     | RunEnded
     | MalformedLine

@@ -24,6 +24,7 @@ from tether.errors import ConfigError
 from tether.events.model import (
     AnyEvent,
     AssistantText,
+    ModelRequested,
     PermissionDenied,
     PermissionRequested,
     RunEnded,
@@ -92,6 +93,22 @@ class _Permission(msgspec.Struct):
 _decoder = msgspec.json.Decoder(_Line)
 _message_decoder = msgspec.json.Decoder(_Message)
 _start_decoder = msgspec.json.Decoder(_ToolStart)
+
+
+class _CallStart(msgspec.Struct):
+    turnId: str | None = None  # noqa: N815 - Copilot's own field name
+
+
+_call_start_decoder = msgspec.json.Decoder(_CallStart)
+
+
+def _turn_id(data: msgspec.Raw) -> str | None:
+    try:
+        return _call_start_decoder.decode(data).turnId
+    except msgspec.DecodeError:
+        return None
+
+
 _complete_decoder = msgspec.json.Decoder(_ToolComplete)
 _usage_decoder = msgspec.json.Decoder(_Usage)
 _error_decoder = msgspec.json.Decoder(_SessionError)
@@ -124,7 +141,6 @@ _QUIET_TYPES = frozenset(
         "assistant.reasoning",
         "assistant.reasoning_delta",
         "assistant.idle",
-        "model.call_start",
         "model.call_finished",
         "model.call_final_result",
         "tool.user_requested",
@@ -224,6 +240,8 @@ def _typed(kind: str | None, obj: _Line, line: bytes) -> list[AnyEvent]:
             events.append(AssistantText(text=msg.content, message_id=step_id))
         events.append(StepEnded(message_id=step_id))
         return events
+    if kind == "model.call_start":  # the request is sent; its answer may never be seen
+        return [ModelRequested(request_id=_turn_id(data))]
     if kind == "tool.execution_start":
         start = _start_decoder.decode(data)
         if not start.toolCallId:

@@ -28,6 +28,8 @@ READ_SIZE = 1 << 16
 # instead. Counted from that line, not from the start: a harness that starts
 # slowly (Vibe: 20-65 s on a loaded machine) has no session to find before it.
 SESSION_FILE_GRACE = 2.0
+# After a stop, how long the rest of the stream may take to reach its end.
+DRAIN_SECONDS = 1.0
 
 
 @dataclass
@@ -64,6 +66,8 @@ class LiveRun:
         # where the harness leaves the refused call out of its stream (Codex).
         self.gate_refused = gate_refused
         self._last_progress = 0.0
+        self._lines = LineBuffer()
+        self._room = 0  # bytes events.jsonl may still take
 
     def _take(self, events: list[AnyEvent]) -> RunStatus | None:
         verdict: RunStatus | None = None
@@ -78,11 +82,12 @@ class LiveRun:
         os.set_blocking(fd, False)
         sel = selectors.DefaultSelector()
         sel.register(fd, selectors.EVENT_READ)
-        lines = LineBuffer()
+        lines = self._lines
         out_fd = self.events_out.fileno()
         self.events_out.flush()
         # events.jsonl never grows past its cap: a flooding agent ends as output_limit
         room = self.check.budget.events_max_bytes - self.events_out.tell()
+        self._room = room
         next_tail_poll = 0.0
         first_output: float | None = None
         try:
@@ -107,6 +112,7 @@ class LiveRun:
                     if first_output is None:
                         first_output = now
                     room -= len(chunk)
+                    self._room = room
                     # events.jsonl keeps the stream byte for byte, as it arrived;
                     # one unbuffered write, so a crash loses nothing already read
                     os.write(out_fd, chunk)
@@ -134,6 +140,44 @@ class LiveRun:
                     self.on_progress(self.ledger)
         finally:
             sel.close()
+
+    def drain(self, timeout: float = DRAIN_SECONDS) -> None:
+        """After tether stopped the agent: keep and count what it printed before it died.
+
+        The rest of the stream still goes into events.jsonl (up to its cap), and a
+        model step or request it shows is work that was already under way when
+        the stop landed: counted in ``ledger.steps_after_stop`` and
+        ``requests_after_stop``, not in the run's counts, and never a verdict.
+        """
+        fd = self.agent.stdout.fileno()
+        after = Ledger()
+        after._last_step_id = self.ledger._last_step_id  # the open step is no new one
+        deadline = time.monotonic() + timeout
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while (left := deadline - time.monotonic()) > 0:
+                if not sel.select(left):
+                    continue
+                try:
+                    chunk = os.read(fd, READ_SIZE)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                if self._room > 0:
+                    os.write(self.events_out.fileno(), chunk[: self._room])
+                    self._room -= len(chunk)
+                self._fold(self._lines.feed(chunk), after)
+        self._fold(self._lines.flush(), after)
+        self.ledger.steps_after_stop = after.iterations
+        self.ledger.requests_after_stop = after.model_requests
+
+    def _fold(self, batch: list[bytes], ledger: Ledger) -> None:
+        for line in batch:
+            for event in self.harness.parse_line(line):
+                apply(ledger, event)
 
     def _take_lines(self, batch: list[bytes]) -> RunStatus | None:
         verdict: RunStatus | None = None

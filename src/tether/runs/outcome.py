@@ -224,13 +224,27 @@ def row_to_record(row: RunRow, ledger: Ledger | None = None) -> dict[str, Any]:
 def write_recovered_report(row: RunRow, ledger: Ledger) -> dict[str, Any]:
     """The report of a run whose supervisor died, from what its events recorded.
 
-    No snapshot of the work tree from the run's start survives, so the files
-    changed are what git shows in the run's folder against its HEAD (none
-    outside git); the counts are the recount of ``events.jsonl``.
+    The files changed compare the work tree now with the snapshot the run kept
+    of it at its start (``worktree-start.json``); without one (a run started by
+    an older tether) they are what git shows against HEAD, changes from before
+    the run included, and the report's ``worktree`` says so. The counts are the
+    recount of ``events.jsonl``; the time is the run's record (its end is when
+    its agent was last heard of, not when the recovery ran).
     """
     paths = RunPaths(Path(row.run_dir))
     cwd = Path(row.cwd) if row.cwd else None
-    diff = worktree.diff_stat(cwd) if cwd is not None and cwd.is_dir() else None
+    before = worktree.load(paths.worktree_start)
+    files: list[dict[str, str]] = []
+    kind = "unknown (recovered)"
+    diff = None
+    if cwd is not None and cwd.is_dir():
+        after = worktree.snapshot(cwd, exclude=paths.root.parent.parent, since=before)
+        diff = worktree.diff_stat(cwd, since=before)
+        if before is not None:
+            files, kind = worktree.changes(before, after), after.kind
+        elif after.kind == "git":
+            files = worktree.changes(worktree.Snapshot("git"), after)
+            kind = "git (no snapshot from the run's start: changes made before it included)"
     ended = datetime.fromisoformat(row.ended_at) if row.ended_at else datetime.now(UTC)
     started = datetime.fromisoformat(row.started_at)
     report = reports.build(
@@ -247,8 +261,8 @@ def write_recovered_report(row: RunRow, ledger: Ledger) -> dict[str, Any]:
             ),
             ledger=ledger,
             seconds=max(0.0, (ended - started).total_seconds()),
-            files_changed=[],
-            worktree_kind="unknown (recovered)",
+            files_changed=files,
+            worktree_kind=kind,
             diff_stat=diff,
             skipped_stages=[],
             session_id=ledger.session_id or row.session_id,

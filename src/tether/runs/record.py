@@ -34,6 +34,11 @@ class RunPaths:
         return self.root / "stderr.log"
 
     @property
+    def worktree_start(self) -> Path:
+        """The work tree as the run found it (``worktree.save``), for a recovery."""
+        return self.root / "worktree-start.json"
+
+    @property
     def prompt(self) -> Path:
         return self.root / "prompt.md"
 

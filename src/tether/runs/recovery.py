@@ -106,6 +106,17 @@ def recount(row: RunRow, env: dict[str, str] | None = None) -> Ledger:
     return ledger
 
 
+def last_heard(row: RunRow) -> datetime:
+    """When the run's agent last wrote to its stream or its stderr (else its start)."""
+    paths = RunPaths(Path(row.run_dir))
+    started = datetime.fromisoformat(row.started_at)
+    times = [started]
+    for path in (paths.events, paths.stderr):
+        with contextlib.suppress(OSError):
+            times.append(datetime.fromtimestamp(path.stat().st_mtime, UTC))
+    return max(times)
+
+
 def recover_abandoned(conn: sqlite3.Connection, home: Path) -> list[str]:
     """Mark every orphaned running run ``abandoned``; returns their ids."""
     recovered: list[str] = []
@@ -114,13 +125,16 @@ def recover_abandoned(conn: sqlite3.Connection, home: Path) -> list[str]:
             continue
         reaped = reap(row)
         ledger = recount(row)
+        # the agent's end: now when its processes were still there to end, else the
+        # last the run's files heard of it (the recovery may come much later)
+        ended = datetime.now(UTC) if reaped else last_heard(row)
         with db.transaction(conn):
             update_run(
                 conn,
                 row.id,
                 status="abandoned",
                 stop_reason=f"supervisor died; {reaped} leftover process(es) ended",
-                ended_at=datetime.now(UTC).isoformat(),
+                ended_at=ended.isoformat(),
                 iterations=ledger.iterations,
                 tool_calls=ledger.tool_calls,
                 tool_results=ledger.tool_results,

@@ -140,11 +140,16 @@ def _refused(record: Refusal | None) -> dict[str, Any] | None:
         "number": record.calls_used,
         "budget": record.call_budget,
         "executed": False,
+        "stopped_by": "gate",
     }
 
 
 def _over_budget_call(data: ReportInput) -> dict[str, Any] | None:
-    """The call past the tool-call budget as the stream showed it (the stop came first)."""
+    """The call past the tool-call budget as the stream showed it (the stop came first).
+
+    The gate never saw it (a refusal would be recorded: ``_refused``), so it is not
+    said to be refused by the gate. With a per-run hook every call passes the gate
+    before it runs, which would have refused this one: then it did not run."""
     ledger = data.ledger
     if data.stop is not RunStatus.TOOL_CALL_LIMIT or not ledger.open_calls:
         return None
@@ -156,23 +161,39 @@ def _over_budget_call(data: ReportInput) -> dict[str, Any] | None:
         "number": ledger.tool_calls,
         "budget": data.budget.tool_calls,
         "executed": False if data.gated else None,
+        "stopped_by": "stream",
     }
 
 
 def _in_flight(data: ReportInput) -> dict[str, Any] | None:
-    """Model work the stop caught under way: begun past the limit, never acted on."""
-    over = data.ledger.iterations - data.budget.iterations
+    """Model work the stop caught under way: begun past the limit, never acted on.
+
+    Steps the stream showed, and requests the harness said it sent (Copilot), the
+    ones the stream showed only after the stop included."""
+    over = data.ledger.model_work - data.budget.iterations
     if over <= 0:
         return None
     return {
         "model_steps_past_limit": over,
+        "after_stop": max(data.ledger.steps_after_stop, data.ledger.requests_after_stop),
         "text": (
             f"{over} model step(s) past the limit of {data.budget.iterations} had already "
-            f"begun when the stop landed (the harness sent the request before tether could "
-            f"see step {data.budget.iterations} end); none of their tool calls ran past the "
-            f"tool-call budget, and the agent was stopped before acting on them further."
+            f"begun when the stop landed (the harness had sent the request before tether's "
+            f"stop reached it); the agent was stopped before acting on them further."
         ),
     }
+
+
+def _refusal_words(refused: dict[str, Any]) -> str:
+    """How the call past the budget was stopped, as the record says it (never more)."""
+    if refused.get("stopped_by", "gate") == "gate":
+        return "refused by the gate, not executed)"
+    if refused["executed"] is False:
+        return (
+            "the run was stopped when it appeared in the stream, before the gate was asked; "
+            "every call of this run passes the gate first, so it did not run)"
+        )
+    return "the run was stopped when it appeared in the stream; no hook could refuse it)"
 
 
 def _next_step(data: ReportInput, points: list[str]) -> str:
@@ -208,12 +229,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     if refused:
         lines.append(
             f"- refused call: {refused['call']} (call {refused['number']} of a budget of "
-            f"{refused['budget']}; "
-            + (
-                "refused by the gate, not executed)"
-                if refused["executed"] is False
-                else "stopped when it appeared; no hook could refuse it)"
-            )
+            f"{refused['budget']}; " + _refusal_words(refused)
         )
     if report.get("in_flight"):
         lines.append(f"- in flight at the stop: {report['in_flight']['text']}")

@@ -41,7 +41,7 @@ from tether.runs.gate_setup import (
     stream_format,
     write_run_hooks,
 )
-from tether.runs.live import LiveRun
+from tether.runs.live import LiveResult, LiveRun
 from tether.runs.outcome import Ending, RunOutcome, finish_run
 from tether.runs.process import AgentProcess, spawn_agent, wait_until
 from tether.runs.profiles import choose_budget, choose_profile
@@ -260,6 +260,7 @@ def _execute(
     env = _agent_env(config, profile, run_id, session_id, {**defaults, **base_env})
     env[OUTBOX_ENV] = str(paths.outbox)
     before = worktree.snapshot(cwd, exclude=config.home)
+    worktree.save(before, paths.worktree_start)  # a recovery compares with it
     row = RunRow(
         id=run_id,
         unit=request.unit,
@@ -415,25 +416,11 @@ def _watch(
             gate_refused=refused.exists if hooked_session else None,
         )
         result = live.run()
-    if result.limit is not None:
-        # From here on the gate and the Pi extension refuse whatever they cannot count.
-        mark_stopping(str(paths.root))
-        if self_stopping and check.at_step_boundary:
-            # pi's run extension aborts before model request N+1 by itself; a signal
-            # now would kill the gate call it is waiting on and let that request out.
-            wait_until(lambda: not agent.group_alive(), grace)
-        # The session is locked right after the SIGTERM, before any wait: an agent
-        # that shrugs off SIGTERM gets every further tool call refused by its own
-        # hook until SIGKILL lands, and one that obeys is already going. (Locking
-        # first would open the same window for the former and only delay the latter.)
-        lock = None
-        if hooked_session is not None:
-            lock = partial(lock_session, env["TETHER_HOME"], hooked_session)
-        how = agent.stop(grace, signalled=lock)
-        stop = result.limit
-        if result.limit_at is not None:
-            timing["stop_latency_seconds"] = time.monotonic() - result.limit_at
-    else:
+        if result.limit is not None:
+            stop, how = _stop_at_limit(
+                agent, live, result, check, paths, env, grace, hooked_session, timing, self_stopping
+            )
+    if result.limit is None:
         # The stream ended: wait for the process to exit, still under the wall clock.
         remaining = max(0.0, t0 + budget.timeout_seconds - time.monotonic())
         if wait_until(lambda: agent.popen.poll() is not None, remaining):
@@ -456,6 +443,41 @@ def _watch(
         count(tail.drain(ledger.session_id), ledger)
         if ledger.iteration_source == "bound":
             ledger.iterations = max(ledger.iterations, stream_upper_bound(ledger))
+    return stop, how
+
+
+def _stop_at_limit(
+    agent: AgentProcess,
+    live: LiveRun,
+    result: LiveResult,
+    check: LimitCheck,
+    paths: RunPaths,
+    env: Mapping[str, str],
+    grace: float,
+    hooked_session: str | None,
+    timing: dict[str, float],
+    self_stopping: bool,
+) -> tuple[RunStatus, str]:
+    """Stop the agent at the limit the stream showed; keep what it printed until it died."""
+    assert result.limit is not None
+    # From here on the gate and the Pi extension refuse whatever they cannot count.
+    mark_stopping(str(paths.root))
+    if self_stopping and check.at_step_boundary:
+        # pi's run extension aborts before model request N+1 by itself; a signal
+        # now would kill the gate call it is waiting on and let that request out.
+        wait_until(lambda: not agent.group_alive(), grace)
+    # The session is locked right after the SIGTERM, before any wait: an agent
+    # that shrugs off SIGTERM gets every further tool call refused by its own
+    # hook until SIGKILL lands, and one that obeys is already going. (Locking
+    # first would open the same window for the former and only delay the latter.)
+    lock = None
+    if hooked_session is not None:
+        lock = partial(lock_session, env["TETHER_HOME"], hooked_session)
+    how = agent.stop(grace, signalled=lock)
+    stop = result.limit
+    if result.limit_at is not None:
+        timing["stop_latency_seconds"] = time.monotonic() - result.limit_at
+    live.drain()  # a request or step already under way shows up as in flight
     return stop, how
 
 

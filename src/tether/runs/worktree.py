@@ -9,10 +9,13 @@ and modification times.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from tether.fs import atomic_write_json
 
 SKIP_DIRS = frozenset({".git", ".tether", ".venv", "node_modules", "__pycache__", ".mypy_cache"})
 MAX_FILES = 20_000
@@ -28,6 +31,38 @@ class Snapshot:
     head: str | None = None
     # git only: paths changed by commits made since ``head`` of the earlier snapshot
     committed: dict[str, str] = field(default_factory=dict)
+
+
+def save(snap: Snapshot, path: Path) -> None:
+    """Keep the snapshot a run starts from beside the run, for a recovery to compare with."""
+    atomic_write_json(
+        path,
+        {
+            "kind": snap.kind,
+            "entries": snap.entries,
+            "truncated": snap.truncated,
+            "root": str(snap.root) if snap.root is not None else None,
+            "head": snap.head,
+        },
+        indent=None,
+    )
+
+
+def load(path: Path) -> Snapshot | None:
+    """The snapshot ``save`` kept; None when there is none or it cannot be read."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        entries = {str(k): str(v) for k, v in data["entries"].items()}
+        root = data.get("root")
+        return Snapshot(
+            str(data["kind"]),
+            entries,
+            bool(data.get("truncated")),
+            Path(root) if root else None,
+            data.get("head"),
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 def _git(cwd: Path, *args: str) -> str | None:

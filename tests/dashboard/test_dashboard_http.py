@@ -27,7 +27,7 @@ def test_every_route_needs_the_token(dashboard: Dashboard) -> None:
 
 def test_only_reads(dashboard: Dashboard) -> None:
     """The token alone never changes anything: a write needs a session and its CSRF token
-    (see test_dashboard_security.py), and no route takes one yet."""
+    (see test_dashboard_security.py); only the outbox's decisions take one."""
     for method in ("POST", "PUT", "DELETE"):
         host, port = dashboard.base.removeprefix("http://").split(":")
         with socket.create_connection((host, int(port))) as conn:

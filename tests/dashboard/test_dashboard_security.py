@@ -109,7 +109,8 @@ def test_the_token_is_traded_once_for_an_httponly_samesite_cookie(dashboard: Das
 
 def test_a_post_needs_the_session_its_csrf_token_and_this_origin(dashboard: Dashboard) -> None:
     """The seam for routes that change state: the guard lets a checked POST reach the routes
-    (none takes a POST yet: 405) and turns every other one away (403)."""
+    (the runs route takes none: 405; the outbox's do, test_dashboard_outbox.py) and turns
+    every other one away (403)."""
     cookie, csrf = session(dashboard)
     origin = dashboard.base
     ok = {"Cookie": cookie, "Origin": origin, "X-CSRF-Token": csrf, "Content-Length": "0"}

@@ -226,6 +226,31 @@ def build_app(
             return json_answer(request, encode({"error": str(exc)}), 404)
         return json_answer(request, encode(found))
 
+    def outbox(request: Request, conn: Any) -> Any:
+        from tether.dashboard.outbox import proposals
+
+        return proposals(conn)
+
+    async def decide(request: Request) -> Response:
+        """A person's approve or reject (the guard checked session, Origin and CSRF)."""
+        from tether.dashboard.outbox import decide as carry
+        from tether.dashboard.outbox import parse_body, refused
+        from tether.errors import TetherError
+
+        try:
+            body = parse_body(await request.body())
+            answer = await asyncio.to_thread(
+                carry,
+                config,
+                request.path_params["proposal_id"],
+                request.path_params["action"],
+                body,
+            )
+        except TetherError as exc:
+            status_code, error = refused(exc)
+            return json_answer(request, encode(error), status_code)
+        return json_answer(request, encode(answer))
+
     live = Live(state, stop)
 
     async def events(request: Request) -> Response:
@@ -244,6 +269,9 @@ def build_app(
         Route("/api/loop", with_conn(loop)),
         Route("/api/board", board),
         Route("/api/tickets/{ticket_id}", ticket),
+        Route("/api/outbox", with_conn(outbox)),
+        # the only routes that change state: the guard has checked session, Origin and CSRF
+        Route("/api/outbox/{proposal_id}/{action}", decide, methods=["POST"]),
         Route("/events", events),
     ]
     return Guard(Starlette(routes=routes), token, listening, once=once)

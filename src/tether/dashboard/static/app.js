@@ -14,7 +14,7 @@
   var versions = {};            // the server's data versions: store, board, events per run
   var view = { name: "", arg: "", query: {} };
   var data = {};                // per page: the last JSON answer drawn
-  var csrf = null;              // for routes that change state (none yet); see /api/session
+  var csrf = null;              // for the routes that change state (the outbox's); /api/session
 
   // --- nodes and the in-place patch -------------------------------------------------------
   function h(tag, attrs, kids) {
@@ -524,6 +524,54 @@
     });
   }
 
+  // --- outbox: a person approves or rejects what runs proposed ------------------------------------
+  var decision = null;          // the last decision's answer, shown above the table
+  function decide(id, action) {
+    var field = document.getElementById("outbox-text-" + id);
+    var text = field ? field.value : "";
+    var body = action === "approve" ? { note: text || null } : { reason: text };
+    decision = { id: id, pending: true, text: action + " " + id + "…" };
+    render();
+    fetch("api/outbox/" + encodeURIComponent(id) + "/" + action, {
+      method: "POST", credentials: "same-origin", cache: "no-store",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf || "" },
+      body: JSON.stringify(body)
+    }).then(function (r) {
+      return r.json().then(function (b) { return { ok: r.ok, body: b }; }, function () { return { ok: false, body: { error: "HTTP " + r.status } }; });
+    }).then(function (res) {
+      var p = res.body.proposal;
+      decision = res.ok
+        ? { id: id, ok: res.body.ok, text: p.id + " " + p.state + ": " + p.headline + (res.body.ticket_moved ? " · " + res.body.ticket_moved : ""), output: res.body.output }
+        : { id: id, ok: false, text: res.body.error || "refused" };
+      load();
+    });
+  }
+  function outboxActions(p) {
+    if (p.state !== "proposed") return h("span", { class: "dim" }, p.decided_by ? "by " + p.decided_by : "");
+    return h("span", { class: "decide" }, [
+      h("input", { id: "outbox-text-" + p.id, key: "text", placeholder: "note, or the reason to reject", maxlength: "2000" }),
+      h("button", { key: "approve", "data-approve": p.id, onclick: function () { decide(p.id, "approve"); } }, "approve"),
+      h("button", { key: "reject", "data-reject": p.id, onclick: function () { decide(p.id, "reject"); } }, "reject")
+    ]);
+  }
+  function outboxPage(d) {
+    if (!d) return empty("loading…");
+    var shown = decision ? h("div", { id: "outbox-result", key: "result", class: decision.ok ? "sig-continue" : decision.pending ? "dim" : "stop stop-failed" }, [
+      h("p", {}, decision.text), decision.output ? h("pre", { class: "ticket-body" }, decision.output) : null]) : null;
+    return card("panel-outbox", "Outbox · " + d.waiting + " waiting for you", [
+      shown,
+      d.proposals.length ? h("div", { class: "scroll", key: "outbox-scroll" }, table("outbox-table",
+        ["proposal", "kind", "state", "what", "run", "ticket", "decision"],
+        d.proposals.map(function (p) {
+          return h("tr", { key: p.id, "data-proposal": p.id, "data-state": p.state }, [
+            h("td", { class: "mono" }, p.id), h("td", {}, p.kind), h("td", { class: "state" }, p.state),
+            h("td", { class: "wrap", title: (p.argv || []).join(" ") }, [p.headline, p.message ? h("div", { class: "dim" }, p.message) : null]),
+            h("td", {}, p.run ? runLink(p.run) : "-"), h("td", { class: "mono" }, dash(p.ticket)),
+            h("td", {}, outboxActions(p))]);
+        }))) : empty("no proposals: runs propose external steps with `tether outbox propose`", "outbox-none")
+    ]);
+  }
+
   // --- routing, loading and live updates -------------------------------------------------------------
   var PAGES = {
     overview: { view: overview },
@@ -538,7 +586,9 @@
     loop: { view: function () { return loopPage(data.loop); }, load: function () { return getJSON("api/loop", view.query).then(keep("loop")); },
       stale: function (before) { return before.store !== versions.store; } },
     board: { view: function () { return boardPage(data.board); }, load: function () { return getJSON("api/board").then(keep("board")); },
-      stale: function (before) { return before.board !== versions.board; } }
+      stale: function (before) { return before.board !== versions.board; } },
+    outbox: { view: function () { return outboxPage(data.outbox); }, load: function () { return getJSON("api/outbox").then(keep("outbox")); },
+      stale: function (before) { return before.store !== versions.store; } }
   };
   function keep(name) { return function (res) { data[name] = res.body; }; }
   function parse() {

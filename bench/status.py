@@ -394,7 +394,12 @@ c.running_panel(conn, now); lap("runs in progress")
 c.loops_panel(conn, now); lap("loop records")
 c.board_panel(config, now); lap("board (+ the board package, a cold parse)")
 c.watch_panel(config, conn, now, survey=False); lap("watch registry and wakes")
-c.watch_panel(config, conn, now, survey=True); lap("watch survey (+ its imports, processes, tmux)")
+c.watch_panel(config, conn, now, survey=True); lap("watch survey (skipped when nothing can run)")
+from tether.watch.survey import Surveyor
+from tether.config.schema import WatchSettings
+s = Surveyor(config.section("watch", WatchSettings), config.home)
+s.look(conn, now, with_not_counted=False); s.close()
+lap("the survey forced (+ its imports, /proc, tmux)")
 c.gate_panel(config.home, conn); c.ingest_panel(config); c.room_panel(config.home)
 lap("gate, ingest, room")
 status = c.collect(config); lap("the whole status object again (warm)")

@@ -41,15 +41,14 @@ def status(as_json: bool, live: bool, interval: float, ended: int) -> None:
 
         print_json(collect(config, options=options))
         return
-    import shutil
     import sys
 
-    from tether.status.textui import render, wants_colour
+    from tether.status.textui import render, terminal_size, wants_colour
     from tether.status.view import screen
 
     colour = wants_colour(sys.stdout)
     if not live:
-        width = shutil.get_terminal_size().columns
+        width = terminal_size(sys.stdout)[0]
         sys.stdout.write(render(screen(collect(config, options=options), width), colour))
         return
     from tether.status.live import redraw_until_interrupted

@@ -96,8 +96,7 @@ def run_page(
         file_stamp(paths.report_md),
         file_stamp(paths.report_json),
         follow_ups_of(conn, row.id),
-        None if row.status != "running" else round(moment),  # its elapsed time moves
-    )
+    )  # not the time: a running run's page shows its elapsed time from the live status
     kept = pages.get(run_id)
     if kept is not None and kept[0] == version:
         return kept[1]

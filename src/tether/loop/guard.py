@@ -18,7 +18,6 @@ the person.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
@@ -46,6 +45,8 @@ class Fingerprint:
             ensure_ascii=False,
             separators=(",", ":"),
         )
+        import hashlib  # here: a reader of the guard's state (tether status) never digests
+
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 

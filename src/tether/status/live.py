@@ -7,13 +7,12 @@ line saying how many were cut, so the top of the screen never scrolls away.
 
 from __future__ import annotations
 
-import shutil
 import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
-from tether.status.textui import Text, render
+from tether.status.textui import Text, render, terminal_size
 from tether.status.view import screen
 
 ENTER = "\x1b[?1049h\x1b[?25l"  # alternate screen, cursor hidden
@@ -46,8 +45,8 @@ def redraw_until_interrupted(
     out.write(ENTER)
     try:
         while True:
-            size = shutil.get_terminal_size()
-            out.write(frame(make(), size.columns, size.lines, colour))
+            columns, lines = terminal_size(out)
+            out.write(frame(make(), columns, lines, colour))
             out.flush()
             time.sleep(interval)
     except KeyboardInterrupt:

@@ -34,6 +34,22 @@ def wants_colour(stream: IO[str]) -> bool:
     return bool(isatty and isatty())
 
 
+def terminal_size(stream: IO[str]) -> tuple[int, int]:
+    """Columns and lines: ``COLUMNS``/``LINES`` when set, else the terminal's, else 80x24
+    (what ``shutil.get_terminal_size`` does, without importing shutil and its compressors)."""
+    size = [80, 24]
+    try:
+        found = os.get_terminal_size(stream.fileno())
+        size = [found.columns, found.lines]
+    except (AttributeError, ValueError, OSError):
+        pass
+    for n, name in enumerate(("COLUMNS", "LINES")):
+        value = os.environ.get(name, "")
+        if value.isdigit() and int(value) > 0:
+            size[n] = int(value)
+    return size[0], size[1]
+
+
 @dataclass
 class Text:
     """One line of text made of spans, each with an optional style (``"bold red"``)."""

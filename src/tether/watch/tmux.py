@@ -9,12 +9,14 @@ then ``Enter`` as a key of its own, so the text is submitted exactly as written.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tether.errors import TetherError
+
+if TYPE_CHECKING:
+    import subprocess
 
 _FIELDS = (
     "#{pane_id}",
@@ -51,7 +53,16 @@ class Pane:
 class Tmux:
     def __init__(self, socket: str | None = None, binary: str | None = None) -> None:
         self.socket = socket
-        self.binary = binary or shutil.which("tmux") or "tmux"
+        self._binary = binary
+
+    @property
+    def binary(self) -> str:
+        """The tmux program (looked up on first use: a question about the socket needs none)."""
+        if self._binary is None:
+            import shutil
+
+            self._binary = shutil.which("tmux") or "tmux"
+        return self._binary
 
     def argv(self, *args: str) -> list[str]:
         base = [self.binary]
@@ -60,6 +71,8 @@ class Tmux:
         return [*base, *args]
 
     def _run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        import subprocess  # here: asking whether a server may run (tether status) spawns nothing
+
         try:
             done = subprocess.run(
                 self.argv(*args),
@@ -93,6 +106,8 @@ class Tmux:
         return Path(self.socket_path()).exists()
 
     def available(self) -> bool:
+        import shutil
+
         return shutil.which(self.binary) is not None or "/" in self.binary
 
     def list_panes(self) -> list[Pane]:

@@ -407,6 +407,8 @@
     if (!d) return empty("loading…");
     if (d.error) return card("panel-run", "Run", h("p", { class: "stop stop-failed" }, d.error));
     var r = d.run, b = d.budget;
+    var live = status && r.status === "running" ? status.running.filter(function (x) { return x.id === r.id; })[0] : null;
+    var elapsed = live ? live.elapsed_seconds : b.elapsed_seconds;   // the page's answer is kept while the run is quiet
     var shownTimeline = d.timeline.length < d.timeline_total ? "the last " + d.timeline.length + " of " + d.timeline_total + " events" : "";
     var files = d.files_changed === null || d.files_changed === undefined
       ? empty("recorded in the progress report of a limit stop")
@@ -424,7 +426,7 @@
           h("th", {}, "iterations"), h("td", {}, bar("iterations", b.iterations, b.iteration_limit)),
           h("th", {}, "tool calls"), h("td", {}, bar("tool_calls", b.tool_calls, b.tool_call_limit)),
           h("th", {}, "tokens"), h("td", { id: "run-tokens" }, bar("tokens", b.tokens, b.token_limit)),
-          h("th", {}, "time"), h("td", {}, bar("time", b.elapsed_seconds, b.timeout_seconds, duration))
+          h("th", {}, "time"), h("td", {}, bar("time", elapsed, b.timeout_seconds, duration))
         ])))
       ]),
       h("div", { class: "grid", key: "grid1" }, [
@@ -632,7 +634,7 @@
     status = next;
     document.getElementById("generated").textContent = "as of " + next.generated_at.slice(11, 19) + "Z";
     document.getElementById("home").textContent = next.home;
-    if (view.name === "overview") render();
+    if (view.name === "overview" || view.name === "run") render();
   }
   function onVersions(next) {
     var before = versions;

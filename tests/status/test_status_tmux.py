@@ -107,3 +107,26 @@ def test_watch_draws_every_panel_refreshes_in_place_and_stops_on_ctrl_c(
         assert time.monotonic() < deadline, "status --watch did not end on Ctrl-C"
         time.sleep(0.1)
     assert "Traceback" not in pane.capture()
+
+
+def test_watch_in_80_by_24_keeps_its_top_and_says_what_is_cut(world: World, pane: Pane) -> None:
+    """The screen is cut to the terminal's height, never scrolled: the header and the runs in
+    progress stay on top, the last line says how many lines a taller terminal would show."""
+    command = shlex.join([sys.executable, "-m", "tether.cli.main", "status", "--watch"])
+    pane.tmux(
+        "new-session", "-d", "-s", "status", "-x", "80", "-y", "24", "-c", str(world.project),
+        "-e", f"TETHER_HOME={world.home}", "-e", f"TETHER_WATCH_TMUX_SOCKET={pane.socket}",
+        command,
+    )  # fmt: skip
+    pane.tmux("set-option", "-t", "status", "remain-on-exit", "on")
+    screen = pane.wait_for("more lines (a taller terminal shows them)")
+    lines = screen.rstrip("\n").splitlines()
+    assert len(lines) <= 24
+    assert lines[0].startswith("tether status ·") and "Runs in progress" in lines[1]
+    assert "more lines" in lines[-1]
+    assert max(len(line) for line in lines) <= 80
+    pane.tmux("send-keys", "-t", "status", "C-c")
+    deadline = time.monotonic() + 10
+    while not pane.dead():
+        assert time.monotonic() < deadline, "status --watch did not end on Ctrl-C"
+        time.sleep(0.1)

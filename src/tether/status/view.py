@@ -344,7 +344,7 @@ def screen(status: dict[str, Any], width: int) -> list[Text]:
     head = Text.of(
         f"tether status · {status['generated_at'][:19]}Z · home {status['home']}", "bold"
     )
-    lines = [head]
+    lines = [head.crop(width)]  # a line wider than the terminal would wrap and push the rest
     for name in PANELS:
         lines += panel(status, name, width)
     return lines

@@ -2,52 +2,127 @@
 
 Builds the index of the Obsidian Help vault (``shared/corpora/obsidian-help-en``
 beside the repository, or ``--vault``) in a temporary tether home, then asks
-``make_brief`` each question of ``bench/wiki_questions.py`` and prints, per
-question, the rank of the page that answers it (``-`` when the brief does not
-hold it) and the totals:
+``make_brief`` each question of one set and prints the totals:
 
 - recall@3: the page is among the brief's first three pages;
-- recall within B: the page is on the brief's list at all (B = 12 by default).
+- recall within B: the page is on the brief's list at all (B = 12 by default);
+
+for all questions, for those that share no word with the answer page's title
+or aliases (found through the index, stemmed as bm25 stems), and for the set's
+own ``NO_SHARED_WORDS`` subset when it has one (questions that use none of the
+answer page's words, as their author judged).
+
+Two sets:
+
+- ``tuning`` (``bench/wiki_questions.py``): the questions the ranking is tuned
+  on; per question, the rank of the answer page (``-``: not in the brief) is
+  printed too, unless ``--quiet``;
+- ``heldout`` (``bench/wiki_heldout.py``): written apart from the ranking by
+  someone who does not tune it, and never looked at while tuning. Only its
+  totals are ever printed: no question, no page, no rank of one question, so
+  that running it cannot turn into tuning on it.
 
 It never asserts a figure.
 
-    .venv/bin/python bench/wiki_eval.py [--vault DIR] [--budget 12] [--quiet]
+    .venv/bin/python bench/wiki_eval.py [--set tuning|heldout] [--vault DIR] [--budget 12]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import tempfile
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repository, for bench.*
 
-from bench.wiki_questions import QUESTIONS  # noqa: E402
-
 from tether.room.brief import make_brief  # noqa: E402
-from tether.wiki.index import Index  # noqa: E402
+from tether.wiki.index import Index, fts_phrase, query_terms  # noqa: E402
 from tether.wiki.layout import Wiki  # noqa: E402
 
 VAULT = ROOT.parent / "shared" / "corpora" / "obsidian-help-en"
+# set -> (module, the name of its question -> expected path mapping)
+SETS = {
+    "tuning": ("bench.wiki_questions", "QUESTIONS"),
+    "heldout": ("bench.wiki_heldout", "HELDOUT"),
+}
 
 
-def evaluate(vault: Path, budget: int, home: Path) -> list[tuple[str, str, int | None]]:
-    """(question, expected path, 1-based rank in the brief or None) for every question."""
-    out: list[tuple[str, str, int | None]] = []
+@dataclass(frozen=True)
+class Result:
+    question: str
+    expected: str
+    rank: int | None  # 1-based place in the brief's page list; None: not on it
+    title_words: bool  # the question shares a word with the page's title or aliases
+
+
+def load_set(name: str) -> tuple[Mapping[str, str], Collection[str]]:
+    """(question -> expected path, the set's NO_SHARED_WORDS questions) of set ``name``."""
+    module_name, attribute = SETS[name]
+    module = importlib.import_module(module_name)
+    questions: Mapping[str, str] = getattr(module, attribute)
+    no_shared: Collection[str] = getattr(module, "NO_SHARED_WORDS", ())
+    return questions, no_shared
+
+
+def shares_title_word(index: Index, question: str, path: str) -> bool:
+    """Whether a word of ``question`` is in the title or aliases of the page at ``path``."""
+    terms = query_terms(question)
+    if not terms:
+        return False
+    match = "{title aliases} : (" + " OR ".join(fts_phrase(t) for t in terms) + ")"
+    row = index.conn.execute(
+        "SELECT count(*) FROM fts JOIN pages p ON p.rowid = fts.rowid"
+        " WHERE fts MATCH ? AND p.path = ?",
+        (match, path),
+    ).fetchone()
+    return bool(row[0])
+
+
+def missing_pages(vault: Path, home: Path, expected: Iterable[str]) -> int:
+    """How many of the ``expected`` paths are no page of ``vault`` (a mistyped answer)."""
+    wanted = set(expected)
     with Index.open(Wiki.open(vault), home) as index:
         index.update()
-        for question, expected in QUESTIONS.items():
+        return len(wanted - set(index.by_paths(wanted)))
+
+
+def evaluate(vault: Path, budget: int, home: Path, questions: Mapping[str, str]) -> list[Result]:
+    """Every question's result against an up-to-date index of ``vault``."""
+    out: list[Result] = []
+    with Index.open(Wiki.open(vault), home) as index:
+        index.update()
+        for question, expected in questions.items():
             brief = make_brief(index, question, budget)
             paths = [p.path for p in brief.pages]
             rank = paths.index(expected) + 1 if expected in paths else None
-            out.append((question, expected, rank))
+            out.append(
+                Result(question, expected, rank, shares_title_word(index, question, expected))
+            )
     return out
+
+
+def totals(label: str, results: list[Result], indent: str = "") -> list[str]:
+    """The recall lines of ``results`` (no question named)."""
+    total = len(results)
+    if total == 0:
+        return [f"{indent}{label}: no questions"]
+    top3 = sum(1 for r in results if r.rank is not None and r.rank <= 3)
+    within = sum(1 for r in results if r.rank is not None)
+    return [
+        f"{indent}{label}: {total} questions",
+        f"{indent}  recall@3:        {top3}/{total} = {top3 / total:.2f}",
+        f"{indent}  recall within B: {within}/{total} = {within / total:.2f}",
+    ]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", choices=sorted(SETS), default="tuning", dest="which")
     parser.add_argument("--vault", type=Path, default=VAULT)
     parser.add_argument("--budget", type=int, default=12)
     parser.add_argument("--quiet", action="store_true", help="only the totals")
@@ -55,18 +130,32 @@ def main() -> None:
     vault = args.vault.resolve()
     if not vault.is_dir():
         sys.exit(f"no vault at {vault}; give --vault DIR")
+    questions, no_shared = load_set(args.which)
     with tempfile.TemporaryDirectory() as home:
-        results = evaluate(vault, args.budget, Path(home))
-    if not args.quiet:
-        for question, expected, rank in results:
-            shown = "-" if rank is None else str(rank)
-            print(f"{shown:>3}  {question}  ->  {expected}")
-    total = len(results)
-    top3 = sum(1 for _, _, rank in results if rank is not None and rank <= 3)
-    within = sum(1 for _, _, rank in results if rank is not None)
-    print(f"questions: {total}  B = {args.budget}")
-    print(f"recall@3:        {top3}/{total} = {top3 / total:.2f}")
-    print(f"recall within B: {within}/{total} = {within / total:.2f}")
+        missing = missing_pages(vault, Path(home), questions.values())
+        if missing:
+            sys.exit(f"{missing} expected pages of the {args.which} set are not pages of {vault}")
+        results = evaluate(vault, args.budget, Path(home), questions)
+    if args.which == "tuning" and not args.quiet:
+        for r in results:
+            shown = "-" if r.rank is None else str(r.rank)
+            print(f"{shown:>3}  {r.question}  ->  {r.expected}")
+    lines = totals(f"{args.which} set, B = {args.budget}", results)
+    lines += totals(
+        "no word of the page's title or aliases",
+        [r for r in results if not r.title_words],
+        "  ",
+    )
+    if no_shared:
+        unknown = set(no_shared) - set(questions)
+        if unknown:
+            sys.exit(f"{len(unknown)} NO_SHARED_WORDS entries are not questions of the set")
+        lines += totals(
+            "NO_SHARED_WORDS (none of the page's words)",
+            [r for r in results if r.question in no_shared],
+            "  ",
+        )
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":

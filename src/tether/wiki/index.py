@@ -71,8 +71,13 @@ def query_terms(text: str) -> list[str]:
     return seen
 
 
+def fts_phrase(term: str) -> str:
+    """``term`` as an FTS5 string (quoted: no operator or column filter in it counts)."""
+    return '"' + term.replace('"', '""') + '"'
+
+
 def _fts_query(terms: Sequence[str]) -> str:
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    return " OR ".join(fts_phrase(t) for t in terms)
 
 
 class Index:

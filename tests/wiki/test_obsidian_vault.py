@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.wiki.conftest import VAULT
 
 from tether.room.brief import make_brief
 from tether.wiki.index import Index
@@ -25,11 +27,15 @@ def _tether(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([TETHER, *args], capture_output=True, text=True, timeout=120, check=False)
 
 
-@pytest.fixture
-def index(vault: Path, tether_home: Path) -> Index:
-    ix = Index.open(Wiki.open(vault), tether_home)
-    ix.update()
-    return ix
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Index]:
+    """One index for the module: the vault is read-only, and the brief's page vectors,
+    computed by the first brief, serve every later one."""
+    if not VAULT.is_dir():
+        pytest.skip(f"the Obsidian Help vault is not at {VAULT.resolve()}")
+    with Index.open(Wiki.open(VAULT.resolve()), tmp_path_factory.mktemp("home")) as ix:
+        ix.update()
+        yield ix
 
 
 def test_index_and_check_run_clean_of_their_own_errors(vault: Path) -> None:

@@ -9,14 +9,19 @@ B); the rest is the ``cut`` list. When the question finds two pages or fewer
 (matches and episodes, before any neighbour) the answer is "read them
 directly": no room (what else the brief found is then only in ``cut``).
 
-Matches come from two signals fused (``fused_hits``): bm25 over title, aliases,
-description, headings and body (weighted in that order), and the cosine
-similarity of word vectors of the question and of each page's names,
-description, headings and opening (``tether.wiki.semantic``), so a question in
-the user's own words finds a page that shares none of them.
+Matches come from three signals fused (``fused_hits``): bm25 over title,
+aliases, description, headings and body (weighted in that order); static word
+vectors of the question and of every page's names, description, headings and
+opening (``tether.wiki.semantic``), cheap enough for the whole wiki, so a
+question in the user's own words finds a page that shares none of them; and a
+sentence model (``tether.wiki.sentence``) that reads the question and those
+candidates as sentences and weighs most. A user's embeddings endpoint
+(``[wiki] embeddings``, ``tether.wiki.endpoint``) takes the place of both
+vector signals; when it fails, the brief uses the offline ones and says so in
+its ``notes``.
 
-Priorities: a match scores its fused score relative to the best match (1.0 for
-the best). A seed episode (one of the two best-matching episode pages, if it
+Priorities: a match scores the square of its fused score relative to the best
+match (1.0 for the best). A seed episode (one of the two best-matching episode pages, if it
 matches at least as well as a match must) scores 0.9 times its relative bm25
 score. A neighbour that is not itself a match scores half of the best match it
 neighbours, times 1.0 for a typed relation (front matter ``relations:`` or
@@ -33,13 +38,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.errors import UsageError
 from tether.wiki.index import Index, query_terms
 from tether.wiki.page import BODY_LINK, EMBED
 from tether.wiki.records import Edge, Hit, PageRow
 from tether.wiki.stale import stale_reasons
+
+if TYPE_CHECKING:
+    from tether.wiki.vectors import Embedder
 
 DEFAULT_BUDGET = 12
 READ_DIRECTLY_MAX = 2
@@ -60,10 +68,18 @@ HUB_PRIORITY = 0.5 * MATCH_CUTOFF
 EXTRA_LINK_BONUS = 0.05
 EXTRA_LINK_CAP = 0.15
 CUT_SHOWN = 20
-# The weight of the word-vector similarity against bm25 in a match's score.
-SEMANTIC_SHARE = 0.6
-# A page found only by the vectors (no word of the question in it) is a weaker sign.
+# Candidates: this many bm25 hits and this many pages nearest by the whole-wiki vectors.
+POOL = 40
+# A candidate's score: bm25, the whole-wiki vectors and the sentence model, weighted.
+BM25_SHARE = 0.2
+NEAREST_SHARE = 0.1
+SENTENCE_SHARE = 0.7
+# A candidate bm25 did not find (no word of the question in it) is a weaker sign.
 SEMANTIC_ONLY_WEIGHT = 0.7
+# A match's priority is its score relative to the best match, to this power: the
+# sentence model finds many pages somewhat like the question, and a weak match
+# must not crowd out what the best match names as its relations.
+MATCH_POWER = 2.0
 
 MATCH = "match"
 NEIGHBOUR = "neighbour"
@@ -99,6 +115,7 @@ class Brief:
     pages: list[BriefPage]
     cut: list[BriefPage]
     cut_total: int
+    notes: list[str] = field(default_factory=list)  # e.g. why the endpoint was not used
 
     @property
     def read_directly(self) -> bool:
@@ -118,6 +135,7 @@ class Brief:
             "stale": [p.id for p in self.stale],
             "cut": [p.to_dict() for p in self.cut],
             "cut_total": self.cut_total,
+            "notes": self.notes,
         }
 
 
@@ -148,40 +166,89 @@ def _page(
     )
 
 
-def fused_hits(
-    index: Index, question: str, limit: int, nearest_limit: int | None = None
-) -> tuple[list[Hit], set[str]]:
-    """bm25 and word-vector similarity fused: the pages for ``question``, best first.
+@dataclass(frozen=True)
+class Signals:
+    """The two vector signals of a brief: one over every page, one over the candidates."""
 
-    A page's score is ``(1 - SEMANTIC_SHARE) * b + SEMANTIC_SHARE * s``: ``b`` its
-    bm25 relative to the best bm25 hit (0 when bm25 does not find it), ``s`` how
-    far its cosine similarity to the question lies above the wiki's mean, relative
-    to the most similar page (0 at or below the mean). Candidates are the bm25
-    hits and the ``nearest_limit`` (default ``limit``) most similar pages; with no
-    bm25 hit at all (no word of the question is in the wiki) there are none. Also
-    returns the paths bm25 found.
+    nearest: Embedder  # cheap enough for every page of a large wiki
+    sentence: Embedder  # stronger, scores the candidates only
+
+
+def offline_signals() -> Signals:
+    """The offline default: wordllama's word vectors and the MiniLM sentence model."""
+    from tether.wiki.semantic import WORD_VECTORS
+    from tether.wiki.sentence import SENTENCE_MODEL
+
+    return Signals(WORD_VECTORS, SENTENCE_MODEL)
+
+
+def fused_hits(index: Index, question: str, signals: Signals) -> tuple[list[Hit], set[str]]:
+    """The candidates for ``question``, best first, and the paths bm25 found.
+
+    Candidates are the ``POOL`` best bm25 hits and the ``POOL`` pages nearest to
+    the question by ``signals.nearest``; with no bm25 hit at all (no word of the
+    question is in the wiki) there are none. A candidate's score is
+    ``BM25_SHARE * b + NEAREST_SHARE * n + SENTENCE_SHARE * s``: ``b`` its bm25
+    relative to the best hit (0 when bm25 does not find it), ``n`` how far its
+    cosine similarity by ``signals.nearest`` lies above the wiki's mean, relative
+    to the nearest page, ``s`` how far its cosine similarity by
+    ``signals.sentence`` lies above the candidates' mean, relative to the most
+    similar candidate; a candidate bm25 did not find counts ``SEMANTIC_ONLY_WEIGHT``
+    of that.
     """
-    hits = index.search(question, limit=limit)
+    hits = index.search(question, limit=POOL)
     if not hits:
         return [], set()
-    best = hits[0].score if hits else 0.0
+    best = hits[0].score
     bm25 = {h.page.path: (h.score / best if best > 0 else 0.0) for h in hits}
     rows = {h.page.path: h.page for h in hits}
-    semantic = index.similar(question, nearest_limit or limit, also=bm25)
-    nearest = [p for p in semantic if p not in bm25]
-    missing = nearest
-    rows.update(index.by_paths(missing))
-    fused: list[Hit] = []
-    for path in {*bm25, *nearest}:
-        row = rows.get(path)
-        if row is None:
-            continue
-        score = (1 - SEMANTIC_SHARE) * bm25.get(path, 0.0) + SEMANTIC_SHARE * semantic.get(path, 0)
-        if path not in bm25:
-            score *= SEMANTIC_ONLY_WEIGHT  # no word of the question in it: a weaker sign
-        fused.append(Hit(row, score))
+    asked = signals.nearest.embed([question])[0]
+    near = index.nearest(signals.nearest, asked, POOL, also=bm25)
+    rows.update(index.by_paths(set(near) - set(rows)))
+    pool = sorted(rows)
+    if signals.sentence is not signals.nearest:
+        asked = signals.sentence.embed([question])[0]
+    sentence = _spread(index.cosines(signals.sentence, asked, pool))
+    fused = [
+        Hit(
+            rows[path],
+            (
+                BM25_SHARE * bm25.get(path, 0.0)
+                + NEAREST_SHARE * near.get(path, 0.0)
+                + SENTENCE_SHARE * sentence.get(path, 0.0)
+            )
+            * (1.0 if path in bm25 else SEMANTIC_ONLY_WEIGHT),
+        )
+        for path in pool
+    ]
     fused.sort(key=lambda h: (-h.score, h.page.path))
-    return fused[:limit], set(bm25)
+    return fused, set(bm25)
+
+
+def _spread(values: dict[str, float]) -> dict[str, float]:
+    """``values`` onto 0..1: how far each lies above their mean, relative to the highest
+    (0 at or below the mean)."""
+    if not values:
+        return {}
+    mean, high = sum(values.values()) / len(values), max(values.values())
+    if high <= mean:
+        return dict.fromkeys(values, 0.0)
+    return {k: max(0.0, (v - mean) / (high - mean)) for k, v in values.items()}
+
+
+def _matches(index: Index, question: str) -> tuple[list[Hit], set[str], list[str]]:
+    """``fused_hits`` by the user's endpoint if there is one, else (or when it fails) by the
+    offline models; the notes say why the endpoint was not used."""
+    from tether.wiki.endpoint import EndpointError
+
+    if index.endpoint is not None:
+        try:
+            hits, worded = fused_hits(index, question, Signals(index.endpoint, index.endpoint))
+            return hits, worded, []
+        except EndpointError as exc:
+            note = f"{exc}; this brief used the offline models"
+            return (*fused_hits(index, question, offline_signals()), [note])
+    return (*fused_hits(index, question, offline_signals()), [])
 
 
 def make_brief(index: Index, question: str, budget: int = DEFAULT_BUDGET) -> Brief:
@@ -191,13 +258,13 @@ def make_brief(index: Index, question: str, budget: int = DEFAULT_BUDGET) -> Bri
     if not question.strip():
         raise UsageError("give the question the room should answer")
     stale = stale_reasons(index)
-    hits, worded = fused_hits(index, question, max(4 * budget, 40), budget)
+    hits, worded, notes = _matches(index, question)
     best = hits[0].score if hits else 0.0
     matches = [h for h in hits if best > 0 and h.score >= MATCH_CUTOFF * best]
     candidates: dict[str, BriefPage] = {}
     for hit in matches:
         candidates[hit.page.path] = _page(
-            index, hit.page, MATCH, hit.score / best, stale, hit.score
+            index, hit.page, MATCH, (hit.score / best) ** MATCH_POWER, stale, hit.score
         )
     _add_episodes(index, question, best, candidates, stale)
     # the <= 2 rule counts the pages the question's words found, before any neighbour
@@ -214,7 +281,9 @@ def make_brief(index: Index, question: str, budget: int = DEFAULT_BUDGET) -> Bri
         chosen = ranked[:budget]
     taken = {p.page_path for p in chosen}
     rest = [p for p in ranked if p.page_path not in taken]
-    return Brief(question, budget, query_terms(question), chosen, rest[:CUT_SHOWN], len(rest))
+    return Brief(
+        question, budget, query_terms(question), chosen, rest[:CUT_SHOWN], len(rest), notes
+    )
 
 
 def _add_episodes(

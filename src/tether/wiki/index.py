@@ -18,6 +18,7 @@ import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from tether.errors import UsageError
 from tether.wiki.freshness import refresh
@@ -42,6 +43,10 @@ from tether.wiki.records import (
     page_row,
 )
 from tether.wiki.store import ProgressFn, generation
+
+if TYPE_CHECKING:
+    from tether.wiki.endpoint import Endpoint
+    from tether.wiki.vectors import Embedder
 
 # bm25 column weights: title, aliases, description, headings, body, kinds (markers only)
 WEIGHTS = (10.0, 8.0, 4.0, 3.0, 1.0, 0.0)
@@ -83,10 +88,18 @@ def _fts_query(terms: Sequence[str]) -> str:
 class Index:
     """An open index of one wiki."""
 
-    def __init__(self, wiki: Wiki, path: Path, max_page_bytes: int = MAX_PAGE_BYTES) -> None:
+    def __init__(
+        self,
+        wiki: Wiki,
+        path: Path,
+        max_page_bytes: int = MAX_PAGE_BYTES,
+        endpoint: Endpoint | None = None,
+    ) -> None:
         self.wiki = wiki
         self.path = path
         self.max_page_bytes = max_page_bytes
+        # the user's embeddings endpoint ([wiki] embeddings), tried before the offline models
+        self.endpoint = endpoint
         path.parent.mkdir(parents=True, exist_ok=True)
         self.conn = sqlite3.connect(path, timeout=10.0, isolation_level=None)
         self.conn.execute("PRAGMA busy_timeout = 10000")
@@ -103,8 +116,9 @@ class Index:
         home: Path,
         path: Path | None = None,
         max_page_bytes: int = MAX_PAGE_BYTES,
+        endpoint: Endpoint | None = None,
     ) -> Index:
-        return cls(wiki, path or default_index_path(home, wiki), max_page_bytes)
+        return cls(wiki, path or default_index_path(home, wiki), max_page_bytes, endpoint)
 
     def close(self) -> None:
         self.conn.close()
@@ -388,12 +402,21 @@ class Index:
         self._cover = (key, cover)
         return cover
 
-    def similar(self, question: str, limit: int, also: Iterable[str] = ()) -> dict[str, float]:
-        """The ``limit`` pages closest to ``question`` by word vectors, and ``also``: 0..1 each
-        (see ``tether.wiki.semantic``)."""
-        from tether.wiki.semantic import similar
+    def nearest(
+        self, embedder: Embedder, question: Any, limit: int, also: Iterable[str] = ()
+    ) -> dict[str, float]:
+        """The ``limit`` pages closest to the ``question`` vector by ``embedder``'s vectors of
+        every page, and ``also``: 0..1 each (``tether.wiki.vectors.nearest``)."""
+        from tether.wiki.vectors import nearest
 
-        return similar(self.conn, str(self.path), question, limit, also)
+        return nearest(self.conn, str(self.path), embedder, question, limit, also)
+
+    def cosines(self, embedder: Embedder, question: Any, paths: Iterable[str]) -> dict[str, float]:
+        """The cosine similarity of the ``question`` vector and each of ``paths`` by
+        ``embedder`` (those not embedded yet are embedded now and kept)."""
+        from tether.wiki.vectors import cosines
+
+        return cosines(self.conn, embedder, question, paths)
 
     def _rows_by_rowid(self, rowids: list[int]) -> dict[int, PageRow]:
         out: dict[int, PageRow] = {}

@@ -7,8 +7,8 @@ and change time, size, inode, packed; NULL while racy, see
 page's parse and text, ``edges`` the links with their resolved target. The
 ``generation`` in ``meta`` is a new random number after every update that
 wrote anything, so a process can tell that someone wrote since it last looked.
-``vectors`` holds each page's word-embedding vector for the brief
-(``tether.wiki.semantic``, filled by the first brief after an update).
+``vectors`` holds page vectors for the brief, per embedding model
+(``tether.wiki.vectors``, filled by briefs, never by an update).
 ``skipped`` lists the pages that are not indexed and why (a page over the size
 cap, ``MAX_PAGE_BYTES`` unless ``[wiki] max_page_bytes`` says otherwise); such a
 page counts in ``files`` by its path and change key only.
@@ -27,7 +27,7 @@ from tether.wiki.page import Fact, Problem
 if TYPE_CHECKING:
     from tether.wiki.page import Page
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 # Pages larger than this are not read into the index (``[wiki] max_page_bytes``).
 MAX_PAGE_BYTES = 4 * 1024 * 1024
 TOO_LARGE = "over the size cap"
@@ -51,7 +51,8 @@ CREATE INDEX IF NOT EXISTS edges_src ON edges(src);
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
 CREATE TABLE IF NOT EXISTS skipped(path TEXT PRIMARY KEY, size INTEGER NOT NULL,
     reason TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS vectors(path TEXT PRIMARY KEY, digest TEXT NOT NULL, vec BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS vectors(path TEXT NOT NULL, model TEXT NOT NULL, digest TEXT NOT NULL,
+    vec BLOB NOT NULL, PRIMARY KEY (path, model));
 """
 TABLES = ("meta", "files", "pages", "fts", "edges", "skipped", "vectors")
 

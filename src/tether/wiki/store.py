@@ -271,6 +271,7 @@ def _forget(conn: sqlite3.Connection, path: str) -> None:
         conn.execute("DELETE FROM pages WHERE rowid = ?", (row[0],))
     conn.execute("DELETE FROM files WHERE path = ?", (path,))
     conn.execute("DELETE FROM skipped WHERE path = ?", (path,))
+    conn.execute("DELETE FROM vectors WHERE path = ?", (path,))
 
 
 def _store(conn: sqlite3.Connection, wiki: Wiki, path: str, data: bytes) -> tuple[Any, str]:

@@ -1,0 +1,270 @@
+"""Page vectors in the index file, per embedding model, kept by a digest of the page's text.
+
+The brief compares a question with pages by vectors from more than one model
+(static word vectors over the whole wiki, a sentence model over the
+candidates, or a user's embeddings endpoint). Each model's vectors live in the
+index's ``vectors`` table under the model's name, each with a digest of the
+text it embeds (``page_text``), so a page whose text did not change is never
+embedded again, and a model change never mixes vectors of two models.
+
+Two ways to fill it:
+
+- ``sync``: every page (the whole-wiki signals). The first brief after an
+  index update embeds the pages whose text changed and drops those that are
+  gone, then notes the index generation it matched, so later briefs check
+  nothing. Each batch is committed as it comes, so work done before a failure
+  (an endpoint that went away) is kept.
+- ``ensure``: only the pages asked for (a model too slow for the whole wiki
+  scores a brief's candidates; what it embedded once is kept).
+
+Within a process, a synced model's matrix is kept per index file and generation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+BODY_WORDS = 60  # the start of a page's text that goes into its vector
+_WORDS = re.compile(r"[^\W\d_][\w'-]*")
+_META_PREFIX = "vectors_generation:"
+_CHUNK = 500  # paths per SQL statement
+_lock = threading.Lock()
+# (index file, model) -> (generation, paths, path -> row, matrix)
+_cache: dict[tuple[str, str], tuple[int, list[str], dict[str, int], Any]] = {}
+
+
+class Embedder(Protocol):
+    """A model that turns texts into unit-length vectors."""
+
+    @property
+    def name(self) -> str:
+        """The model's name: its vectors are kept under it."""
+
+    @property
+    def batch(self) -> int:
+        """How many texts one call to ``embed`` should get at most."""
+
+    def embed(self, texts: list[str]) -> NDArray[np.float32]:
+        """One unit-length row per text (an empty text may give a zero row)."""
+
+
+def page_text(
+    title: str, aliases: list[str], description: str, headings: list[str], body: str = ""
+) -> str:
+    """What a page is about: its names, description, headings and the start of its text."""
+    opening = " ".join(_WORDS.findall(body)[:BODY_WORDS])
+    parts = [title, *aliases, description, *headings, opening]
+    return ". ".join(p.strip() for p in parts if p and p.strip())
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+
+
+def _generation(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    return int(row[0]) if row else 0
+
+
+_TEXT_QUERY = (
+    "SELECT p.path, p.title, p.aliases, p.description, p.headings, f.body FROM pages p"
+    " JOIN fts f ON f.rowid = p.rowid"
+)
+
+
+def _texts(conn: sqlite3.Connection, paths: Sequence[str] | None) -> dict[str, str]:
+    """path -> ``page_text`` for ``paths`` (None: every page)."""
+    if paths is None:
+        found = conn.execute(_TEXT_QUERY).fetchall()
+    else:
+        found = []
+        for start in range(0, len(paths), _CHUNK):
+            chunk = paths[start : start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            found += conn.execute(f"{_TEXT_QUERY} WHERE p.path IN ({marks})", chunk).fetchall()
+    return {
+        path: page_text(title, json.loads(aliases), description, json.loads(headings), body)
+        for path, title, aliases, description, headings, body in found
+    }
+
+
+def _stored_digests(
+    conn: sqlite3.Connection, model: str, paths: Sequence[str] | None
+) -> dict[str, str]:
+    if paths is None:
+        rows = conn.execute("SELECT path, digest FROM vectors WHERE model = ?", (model,))
+        return dict(rows.fetchall())
+    out: dict[str, str] = {}
+    for start in range(0, len(paths), _CHUNK):
+        chunk = paths[start : start + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        out.update(
+            conn.execute(
+                f"SELECT path, digest FROM vectors WHERE model = ? AND path IN ({marks})",  # noqa: S608
+                [model, *chunk],
+            ).fetchall()
+        )
+    return out
+
+
+def _embed_and_store(conn: sqlite3.Connection, embedder: Embedder, texts: dict[str, str]) -> None:
+    """Embed ``texts`` (path -> text) in batches, each committed as soon as it is done.
+
+    Texts of about the same length go together (a model that pads a batch to its
+    longest text then wastes little)."""
+    paths = sorted(texts, key=lambda p: len(texts[p]))
+    for start in range(0, len(paths), embedder.batch):
+        chunk = paths[start : start + embedder.batch]
+        vectors = embedder.embed([texts[p] for p in chunk])
+        rows = [
+            (p, embedder.name, _digest(texts[p]), v.tobytes())
+            for p, v in zip(chunk, vectors, strict=True)
+        ]
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
+def sync(conn: sqlite3.Connection, embedder: Embedder) -> int:
+    """Every page's vector by ``embedder`` up to date; returns the generation they match."""
+    now = _generation(conn)
+    key = _META_PREFIX + embedder.name
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    if row is not None and int(row[0]) == now:
+        return now
+    texts = _texts(conn, None)
+    stored = _stored_digests(conn, embedder.name, None)
+    changed = {p: t for p, t in texts.items() if stored.get(p) != _digest(t)}
+    _embed_and_store(conn, embedder, changed)
+    gone = [(embedder.name, p) for p in set(stored) - set(texts)]
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany("DELETE FROM vectors WHERE model = ? AND path = ?", gone)
+        if _generation(conn) == now:  # nobody updated the index meanwhile
+            conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(now)))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return now
+
+
+def ensure(conn: sqlite3.Connection, embedder: Embedder, paths: Iterable[str]) -> None:
+    """The vectors by ``embedder`` of ``paths`` up to date (and only theirs)."""
+    wanted = sorted(set(paths))
+    texts = _texts(conn, wanted)
+    stored = _stored_digests(conn, embedder.name, wanted)
+    changed = {p: t for p, t in texts.items() if stored.get(p) != _digest(t)}
+    if changed:
+        _embed_and_store(conn, embedder, changed)
+
+
+def load(conn: sqlite3.Connection, model: str, paths: Iterable[str]) -> dict[str, Any]:
+    """path -> stored vector by ``model`` of ``paths`` (those it has)."""
+    import numpy as np
+
+    wanted = list(paths)
+    out: dict[str, Any] = {}
+    for start in range(0, len(wanted), _CHUNK):
+        chunk = wanted[start : start + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        for path, blob in conn.execute(
+            f"SELECT path, vec FROM vectors WHERE model = ? AND path IN ({marks})",  # noqa: S608
+            [model, *chunk],
+        ):
+            out[path] = np.frombuffer(blob, dtype=np.float32)
+    return out
+
+
+def matrix(
+    conn: sqlite3.Connection, key: str, embedder: Embedder
+) -> tuple[list[str], dict[str, int], Any]:
+    """(paths, path -> row, the vectors) of every page by ``embedder``, synced first; kept
+    per index file, model and generation."""
+    import numpy as np
+
+    now = sync(conn, embedder)
+    with _lock:
+        cached = _cache.get((key, embedder.name))
+        if cached is None or cached[0] != now:
+            rows = conn.execute(
+                "SELECT path, vec FROM vectors WHERE model = ? ORDER BY path", (embedder.name,)
+            ).fetchall()
+            width = len(rows[0][1]) // 4 if rows else 0
+            vectors = (
+                np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(-1, width)
+                if rows
+                else np.zeros((0, 0), dtype=np.float32)
+            )
+            paths = [r[0] for r in rows]
+            cached = (now, paths, {p: i for i, p in enumerate(paths)}, vectors)
+            _cache[(key, embedder.name)] = cached
+    return cached[1], cached[2], cached[3]
+
+
+def nearest(
+    conn: sqlite3.Connection,
+    key: str,
+    embedder: Embedder,
+    question: NDArray[np.float32],
+    limit: int,
+    also: Iterable[str] = (),
+) -> dict[str, float]:
+    """How close each page is to the ``question`` vector, 0..1: the ``limit`` closest pages
+    of the whole wiki, and ``also``.
+
+    A page's value is how far its cosine similarity lies above the wiki's mean,
+    relative to the closest page (0 at or below the mean).
+    """
+    import numpy as np
+
+    paths, where, vectors = matrix(conn, key, embedder)
+    if not paths or vectors.shape[1] != question.shape[0]:
+        return {}
+    # einsum's own loop, not BLAS: a threaded BLAS spins against a busy machine for one
+    # matrix-vector product that takes a millisecond on one core
+    raw = np.einsum("ij,j->i", vectors, question)
+    mean = float(raw.mean())
+    top = float(raw.max())
+    if top <= mean:
+        return {}
+    norm = np.clip((raw - mean) / (top - mean), 0.0, None)
+    k = min(limit, len(paths))
+    closest: list[int] = np.argpartition(-norm, k - 1)[:k].tolist() if k > 0 else []
+    out = {paths[i]: float(norm[i]) for i in closest}
+    for path in also:
+        row = where.get(path)
+        if row is not None:
+            out[path] = float(norm[row])
+    return out
+
+
+def cosines(
+    conn: sqlite3.Connection,
+    embedder: Embedder,
+    question: NDArray[np.float32],
+    paths: Iterable[str],
+) -> dict[str, float]:
+    """The cosine similarity of the ``question`` vector and each of ``paths`` by
+    ``embedder``, embedding those not embedded yet (or changed) first."""
+    wanted = list(paths)
+    ensure(conn, embedder, wanted)
+    return {
+        path: float(vector @ question)
+        for path, vector in load(conn, embedder.name, wanted).items()
+        if vector.shape == question.shape
+    }

@@ -23,6 +23,12 @@ def _budget(ctx_budget: int, given: int | None) -> int:
     return given if given is not None else ctx_budget
 
 
+def _print_notes(data: dict[str, Any]) -> None:
+    """What the brief says about how it was made (an endpoint it could not use), on stderr."""
+    for note in data.get("notes", []):
+        click.echo(f"note: {note}", err=True)
+
+
 def _print_brief(data: dict[str, Any]) -> None:
     pages = data["pages"]
     if data["read_directly"]:
@@ -74,6 +80,7 @@ def brief_cmd(root: str | None, question: str, budget: int | None, as_json: bool
     with index:
         brief = make_brief(index, question, _budget(ctx.settings.room_budget, budget))
     data = brief.to_dict()
+    _print_notes(data)
     if as_json:
         from tether.cli.render import print_json
 
@@ -99,15 +106,17 @@ def open_cmd(
 ) -> None:
     """Open exactly one room for QUESTION and return its checked conclusion."""
     from tether.cli.wiki_context import load_context
-    from tether.room.ask import open_for, result_error
+    from tether.room.ask import open_for, refuse_early, result_error
     from tether.room.brief import make_brief
     from tether.room.room import STATUS_READ_DIRECTLY, refuse_nesting
 
     refuse_nesting(os.environ)
     ctx = load_context(root)
+    refuse_early(ctx.wiki, ctx.home, os.environ)
     index, _ = ctx.fresh_index()
     with index:
         brief = make_brief(index, question, _budget(ctx.settings.room_budget, budget))
+    _print_notes(brief.to_dict())
     result = open_for(
         ctx.wiki,
         ctx.home,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from tether.config import Config, load_config
 from tether.config.schema import WikiSettings
+from tether.wiki.endpoint import Endpoint
 from tether.wiki.index import Index
 from tether.wiki.layout import Wiki
 from tether.wiki.records import UpdateStats
@@ -28,7 +29,19 @@ class WikiContext:
     config: Config
 
     def index(self) -> Index:
-        return Index.open(self.wiki, self.home, max_page_bytes=self.settings.max_page_bytes)
+        return Index.open(
+            self.wiki,
+            self.home,
+            max_page_bytes=self.settings.max_page_bytes,
+            endpoint=self.endpoint(),
+        )
+
+    def endpoint(self) -> Endpoint | None:
+        """The embeddings endpoint of ``[wiki] embeddings`` (None: not configured)."""
+        given = self.settings.embeddings
+        if given is None:
+            return None
+        return Endpoint(given.url, given.model, given.key_env, given.timeout)
 
     def fresh_index(self, progress: ProgressFn | None = None) -> tuple[Index, UpdateStats]:
         """The index, brought up to date with the files first.

@@ -99,6 +99,17 @@ END_LINE_LANGUAGES = ("de", "en", "vi")
 END_LINE_KEYS = ("entries_line", "bundles_line")
 
 
+class EmbeddingsSettings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, frozen=True):
+    """``[wiki] embeddings = {url, model}``: an OpenAI-compatible embeddings endpoint for the
+    room brief (docs/reference/wiki.md); the offline models stay the fallback."""
+
+    url: Annotated[str, msgspec.Meta(pattern=r"^https?://[^\s/]+")]
+    model: NonEmptyStr
+    # the environment variable that holds the key, for a server that wants one
+    key_env: Annotated[str, msgspec.Meta(pattern=f"^{ENV_NAME.pattern}$")] | None = None
+    timeout: PositiveFloat = 30.0
+
+
 class WikiSettings(Section, frozen=True):
     """``[wiki]``: the wiki, its ingest queue and the room (docs/reference/wiki.md)."""
 
@@ -111,6 +122,8 @@ class WikiSettings(Section, frozen=True):
     bundles_line: NonEmptyStr | None = None
     # pages larger than this are not indexed (tether.wiki.records.MAX_PAGE_BYTES, 4 MiB)
     max_page_bytes: PositiveInt = 4 * 1024 * 1024
+    # an embeddings endpoint the brief asks first (None: the offline models only)
+    embeddings: EmbeddingsSettings | None = None
 
     env_vars: ClassVar[Mapping[str, str]] = {
         "root": "TETHER_WIKI_ROOT",

@@ -18,6 +18,7 @@ prints the bound port on its first stdout line. See docs/how-to/test-offline.md.
 """
 
 from tether.testing.model_server.clients import ClientSetup, client_setup
+from tether.testing.model_server.embeddings import ScriptedEmbeddings
 from tether.testing.model_server.request_log import (
     LogSummary,
     RequestRecord,
@@ -41,6 +42,7 @@ __all__ = [
     "ModelServer",
     "RequestRecord",
     "Scenario",
+    "ScriptedEmbeddings",
     "ServedCallRecord",
     "ShellCalls",
     "client_setup",

@@ -2,8 +2,9 @@
 
 It answers the three wire protocols the agent CLIs speak, on their usual paths
 under any prefix (``/v1/responses``, ``/v1/chat/completions``,
-``/v1/messages``), follows a :class:`~.scenario.Scenario` and logs every request
-(:mod:`.request_log`). It keeps no conversation state: the step comes from the
+``/v1/messages``), and embeddings (``/v1/embeddings``, scripted vectors:
+:mod:`.embeddings`); it follows a :class:`~.scenario.Scenario` and logs every
+request (:mod:`.request_log`). It keeps no conversation state: the step comes from the
 tool-call ids the client echoes back.
 """
 
@@ -20,6 +21,7 @@ from typing import Any
 
 from tether.testing.model_server.anthropic import ANTHROPIC
 from tether.testing.model_server.chat import CHAT
+from tether.testing.model_server.embeddings import ScriptedEmbeddings
 from tether.testing.model_server.request_log import (
     LogSummary,
     RequestLog,
@@ -91,6 +93,10 @@ class _Handler(BaseHTTPRequestHandler):
             owner._record_other("POST", self.path)
             self._send_json(200, {"input_tokens": estimate_tokens(body)})
             return
+        if path.endswith("/embeddings"):
+            owner._record_other("POST", self.path, protocol="embeddings")
+            self._send_json(*owner.embeddings.answer(body))
+            return
         api = next((api for suffix, api in _ROUTES if path.endswith(suffix)), None)
         if api is None:
             owner._record_other("POST", self.path)
@@ -152,6 +158,7 @@ class ModelServer:
         log_path: Path | str | None = None,
         port: int = 0,
         keep_bodies: bool = False,
+        embeddings: ScriptedEmbeddings | None = None,
     ) -> None:
         if think < 0:
             raise ValueError(f"think must be >= 0 seconds, got {think}")
@@ -162,6 +169,8 @@ class ModelServer:
         # the raw bodies of agent requests, for tests that read what a client sent
         self.keep_bodies = keep_bodies
         self.bodies: list[bytes] = []
+        # ``POST …/embeddings``: scripted vectors (tether.testing.model_server.embeddings)
+        self.embeddings = embeddings or ScriptedEmbeddings()
         self._log: RequestLog | None = None
         self._httpd: _Httpd | None = None
         self._thread: threading.Thread | None = None

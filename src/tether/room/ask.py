@@ -18,6 +18,7 @@ from tether.room.room import (
     STATUS_READ_DIRECTLY,
     RoomResult,
     open_room,
+    refuse_busy,
     refuse_nesting,
 )
 from tether.wiki.layout import Wiki
@@ -35,6 +36,12 @@ def open_for(
     """Open exactly one room for ``brief`` (refused inside a room) and wait for it."""
     refuse_nesting(env)
     return open_room(wiki, home, brief, profile=profile, env=env, timeout=timeout)
+
+
+def refuse_early(wiki: Wiki, home: Path, env: Mapping[str, str]) -> None:
+    """What ``open_for`` would refuse because of rooms already open, refused before the
+    brief is computed (a cold brief takes seconds on a large wiki)."""
+    refuse_busy(home, wiki.root, env)
 
 
 def result_error(result: RoomResult) -> TetherError | None:

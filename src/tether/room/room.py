@@ -167,6 +167,26 @@ def room_above(home: Path) -> str | None:
     return None
 
 
+def _inside_room(room: str) -> RoomRefusedError:
+    return RoomRefusedError(
+        f"refused: `room open` inside room {room} (this process runs under the "
+        f"room's run). {NESTED_HINT}"
+    )
+
+
+def refuse_busy(home: Path, wiki_root: Path, env: Mapping[str, str]) -> None:
+    """Refuse at once what ``open_room`` would refuse for the rooms already open (this
+    process under a room's run, a room on this wiki, a room of this session), so that a
+    refused ``room open`` does not compute its brief first. ``open_room`` holds the
+    locks for real."""
+    refuse_nesting(env)
+    inside = room_above(home)
+    if inside is not None:
+        raise _inside_room(inside)
+    with room_lock(home, wiki_root, env):
+        pass
+
+
 @contextmanager
 def _exclusive(path: Path, refusal: str) -> Iterator[TextIO]:
     handle = path.open("a+", encoding="utf-8")
@@ -176,10 +196,7 @@ def _exclusive(path: Path, refusal: str) -> Iterator[TextIO]:
             holder = handle.read().strip() or "another room"
             inside = _opener_above(holder)
             if inside is not None:
-                raise RoomRefusedError(
-                    f"refused: `room open` inside room {inside} (this process runs under the "
-                    f"room's run). {NESTED_HINT}"
-                ) from None
+                raise _inside_room(inside) from None
             raise RoomRefusedError(refusal.format(holder=holder)) from None
         yield handle
     finally:
@@ -322,10 +339,7 @@ def open_room(
 
     inside = room_above(home)
     if inside is not None:
-        raise RoomRefusedError(
-            f"refused: `room open` inside room {inside} (this process runs under the "
-            f"room's run). {NESTED_HINT}"
-        )
+        raise _inside_room(inside)
     with room_lock(home, wiki.root, env) as locks:
         room_id = new_room_id()
         _write_holder(locks, room_id, brief.question)

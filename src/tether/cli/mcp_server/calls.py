@@ -148,9 +148,10 @@ def room_brief(args: Mapping[str, Any]) -> Answer:
 
 def room_open(args: Mapping[str, Any]) -> Answer:
     from tether.cli.wiki_context import load_context
-    from tether.room.ask import open_for, result_error
+    from tether.room.ask import open_for, refuse_early, result_error
 
     ctx = load_context(served().wiki_root(args.get("root"), "room_open"))
+    refuse_early(ctx.wiki, ctx.home, os.environ)
     result = open_for(
         ctx.wiki,
         ctx.home,

@@ -6,8 +6,9 @@ question's words found, stale
 flags from the wiki's stale list. Every candidate gets a priority and the B
 highest make the list (matches, episodes and neighbours together never exceed
 B); the rest is the ``cut`` list. When the question finds two pages or fewer
-(matches and episodes, before any neighbour) the answer is "read them
-directly": no room (what else the brief found is then only in ``cut``).
+(the pages its words find, however weakly, and the episodes, before any
+neighbour) the answer is "read them directly": no room (what else the brief
+found is then only in ``cut``).
 
 Matches come from three signals fused (``fused_hits``): bm25 over title,
 aliases, description, headings and body (weighted in that order); static word
@@ -267,15 +268,16 @@ def make_brief(index: Index, question: str, budget: int = DEFAULT_BUDGET) -> Bri
             index, hit.page, MATCH, (hit.score / best) ** MATCH_POWER, stale, hit.score
         )
     _add_episodes(index, question, best, candidates, stale)
-    # the <= 2 rule counts the pages the question's words found, before any neighbour
-    # (and before pages only the word vectors suggest)
+    # the <= 2 rule counts the pages the question's words found (every bm25 hit, however
+    # weak) and the episodes, before any neighbour and before pages only the vectors suggest
     found = [c for path, c in candidates.items() if path in worded or c.why == EPISODE]
+    words_found = worded | {c.page_path for c in found}
     # neighbours hang on what the words found (a page only the vectors suggest is
     # a weaker sign, and its links would crowd the list)
     roots = [h for h in matches if h.page.path in worded][:budget]
     _add_neighbours(index, roots, best, candidates, stale)
     ranked = sorted(candidates.values(), key=lambda p: (-p.priority, p.id.lower()))
-    if len(found) <= READ_DIRECTLY_MAX:
+    if len(words_found) <= READ_DIRECTLY_MAX:
         chosen = sorted(found, key=lambda p: (-p.priority, p.id.lower()))[:budget]
     else:
         chosen = ranked[:budget]

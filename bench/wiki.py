@@ -11,7 +11,12 @@ the same run:
   ``tether room brief`` command (a fresh process: interpreter start, imports,
   the walk), and the baseline ``rg -l`` (or ``grep -rlE`` where rg is
   missing) for the question's terms over the same files, as a child process;
-- prints the ratios to grep (target for the brief <= 0.5 once indexed).
+- prints the ratios to grep (target for the brief <= 0.5 once indexed);
+- the costs the brief's vector models add: the first brief after the build
+  (word vectors for every page), each question's first brief (column
+  ``first``: the sentence model embeds the candidates it has not seen, up to
+  80 pages), and in a fresh process the import and first call of each model
+  and the sentence model's CPU time per page.
 
 It never asserts a time.
 
@@ -90,13 +95,19 @@ def main() -> None:
             f"freshness check, nothing changed: walk {walked * 1000:.1f} ms, "
             f"watch {watched * 1000:.2f} ms"
         )
+        t0 = time.perf_counter()
+        make_brief(index, "How is the wiki organised?", 12)
+        print(
+            f"first brief after the build (word vectors for every page, then the "
+            f"sentence model for its candidates): {time.perf_counter() - t0:.2f} s"
+        )
         ids = ["concept-00004", "concept-01234", "episode-00019", "hub", "concept-05555"]
         ids = [i for i in ids if i in gen.pages]
         questions = [f"What is {gen.word_of(i)} and what does it depend on?" for i in ids]
         questions.append("How do operators watch latency and errors during releases?")
         print(
-            f"\n{'question':<44} {'brief':>8} {'+watch':>8} {'+walk':>8} {'cli':>8} {'grep':>8} "
-            f"{'b/g':>5} {'w/g':>5} {'k/g':>5} {'cli/g':>5}"
+            f"\n{'question':<44} {'first':>8} {'brief':>8} {'+watch':>8} {'+walk':>8} "
+            f"{'cli':>8} {'grep':>8} {'b/g':>5} {'w/g':>5} {'k/g':>5} {'cli/g':>5}"
         )
         ratios: list[tuple[float, float, float, float]] = []
         for question in questions:
@@ -107,6 +118,9 @@ def main() -> None:
                 ),
                 ns.repeat,
             )
+            t0 = time.perf_counter()
+            make_brief(index, question, 12)
+            first = time.perf_counter() - t0
             brief = _median(lambda q=question: make_brief(index, q, 12), ns.repeat)  # type: ignore[misc]
 
             def with_watch(q: str = question) -> None:
@@ -132,7 +146,8 @@ def main() -> None:
             )
             ratios.append((brief / grep, watching / grep, walking / grep, cli / grep))
             print(
-                f"{question[:44]:<44} {brief * 1000:6.1f}ms {watching * 1000:6.1f}ms "
+                f"{question[:44]:<44} {first * 1000:6.1f}ms {brief * 1000:6.1f}ms "
+                f"{watching * 1000:6.1f}ms "
                 f"{walking * 1000:6.1f}ms {cli * 1000:6.1f}ms {grep * 1000:6.1f}ms "
                 f"{brief / grep:5.2f} {watching / grep:5.2f} {walking / grep:5.2f} "
                 f"{cli / grep:5.2f}"
@@ -148,6 +163,41 @@ def main() -> None:
         print(
             f"baseline: {' '.join(_grep_argv(['TERMS'], Path('WIKI'))[:-2])} over the same "
             f"{len(gen.pages)} files"
+        )
+        _model_costs(gen.root)
+
+
+# In a fresh process: the import and first call of a model, then (the sentence model)
+# its CPU time per page over 64 pages of the wiki.
+_MODEL_COST = """
+import json, sys, time
+from pathlib import Path
+t0, c0 = time.perf_counter(), time.process_time()
+from tether.wiki import {module} as model
+model.embed(["How do operators watch latency and errors during releases?"])
+first, first_cpu = time.perf_counter() - t0, time.process_time() - c0
+texts = [p.read_text(encoding="utf-8")[:2000] for p in sorted(Path(sys.argv[1]).rglob("*.md"))[:64]]
+c0 = time.process_time()
+model.embed(texts)
+print(json.dumps([first, first_cpu, (time.process_time() - c0) / len(texts)]))
+"""
+
+
+def _model_costs(root: Path) -> None:
+    import json
+
+    for label, module in (("word vectors", "semantic"), ("sentence model", "sentence")):
+        done = subprocess.run(
+            [sys.executable, "-c", _MODEL_COST.format(module=module), str(root / "wiki")],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        first, first_cpu, per_page = json.loads(done.stdout)
+        print(
+            f"{label}: import, load and first question {first * 1000:.0f} ms "
+            f"({first_cpu * 1000:.0f} ms CPU) in a fresh process; "
+            f"{per_page * 1000:.1f} ms CPU per page"
         )
 
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
 from dbos import DBOS, SetEnqueueOptions, SetWorkflowID, SQLAlchemyDatasource
 from dbos._error import DBOSMaxStepRetriesExceeded
 
@@ -238,6 +239,10 @@ def fleet_unit(project: str, incarnation: str, generation: int, seq: int) -> dic
         reason = f"gave up after {exc.max_retries} attempts: {last}"
         _stop(project, incarnation, reason)
         return {"stopped": reason}
+    except Exception as exc:  # never a workflow left in ERROR: the project stops, says why
+        reason = f"the unit failed: {type(exc).__name__}: {str(exc).strip()[:300]}"
+        _stop(project, incarnation, reason)
+        return {"stopped": reason}
     finally:
         with ctx.lock:
             ctx.active.discard(wid)
@@ -294,6 +299,21 @@ def enqueue_unit(
     return wid
 
 
+def _connection_lost(context: Any) -> None:
+    """A failure to reach the server at all (psycopg, no SQLSTATE) is a lost connection.
+
+    DBOS retries what SQLAlchemy marks as a disconnect until the database is
+    back; psycopg's "connection is bad: ... No such file or directory" (the
+    server's socket gone during a restart) is not recognised as one by the
+    dialect, and DBOS would give the workflow up instead.
+    """
+    import psycopg
+
+    orig = context.original_exception
+    if isinstance(orig, psycopg.OperationalError) and getattr(orig, "sqlstate", None) is None:
+        context.is_disconnect = True
+
+
 def log_to_file(path: Path) -> None:
     """DBOS's own log lines go to ``path``, never to the worker's terminal."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -315,6 +335,8 @@ def start(ctx: Context, *, url: str, log_file: Path, queue_poll: float = 0.2) ->
     global _context
     _context = ctx
     log_to_file(log_file)
+    if not sa.event.contains(sa.Engine, "handle_error", _connection_lost):
+        sa.event.listen(sa.Engine, "handle_error", _connection_lost)
     DBOS(
         config={
             "name": APP_NAME,

@@ -15,6 +15,7 @@ for what starting it again would not cure.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import os
 import signal
 import socket
@@ -163,6 +164,7 @@ def main(argv: list[str]) -> int:
         print(f"tether fleet: {line}", file=sys.stderr, flush=True)
 
     name, group = argv
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # kill -USR1: where is it stuck?
     try:
         return run_executor(places_of(load_config()), name=name, group=group, say=say)
     except TetherError as exc:

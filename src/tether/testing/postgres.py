@@ -38,6 +38,18 @@ class Postgres:
     def url(self, database: str = "tether_fleet") -> str:
         return f"postgresql://postgres@/{database}?host={self.folder}&port={self.port}"
 
+    def halt(self) -> None:
+        """Stop the server, keeping its data: the database is down until ``restart``."""
+        subprocess.run(
+            _as_server_user(["pg_ctl", "-D", str(self.folder / "data"), "-m", "immediate", "stop"]),
+            capture_output=True,
+            check=False,
+        )
+
+    def restart(self) -> None:
+        """Start the server again on its data, port and socket (after ``halt``)."""
+        _start_server(self.folder, self.port)
+
     def stop(self) -> None:
         subprocess.run(
             _as_server_user(["pg_ctl", "-D", str(self.folder / "data"), "-m", "immediate", "stop"]),
@@ -62,12 +74,26 @@ def start_postgres(port: int, folder: Path | None = None) -> Postgres:
         capture_output=True,
         check=True,
     )
+    _start_server(folder, port)
+    return Postgres(folder, port)
+
+
+def _start_server(folder: Path, port: int) -> None:
     options = f"-k {folder} -p {port} -c listen_addresses='' -c fsync=off -c max_connections=200"
     subprocess.run(
         _as_server_user(
-            ["pg_ctl", "-D", str(data), "-o", options, "-l", str(folder / "log"), "-w", "start"]
+            [
+                "pg_ctl",
+                "-D",
+                str(folder / "data"),
+                "-o",
+                options,
+                "-l",
+                str(folder / "log"),
+                "-w",
+                "start",
+            ]
         ),
         capture_output=True,
         check=True,
     )
-    return Postgres(folder, port)

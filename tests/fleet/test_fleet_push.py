@@ -66,7 +66,7 @@ def test_a_unit_is_pushed_once_and_from_another_clone_by_its_bundle(tmp_path: Pa
     unit = tmp_path / "unit"
     prepare_clone(unit, project.url, "main")
     base, commit = _unit_commit(unit, "RESULT.md", "the unit's work\n")
-    packed = bundle(unit, base, commit)
+    packed = bundle(unit, base)
     # the worker died after its commit: another one, with its own clone, pushes it
     other = tmp_path / "other"
     prepare_clone(other, project.url, "main")

@@ -84,6 +84,9 @@ class Context:
     datasource: SQLAlchemyDatasource | None = None
     fenced: threading.Event = field(default_factory=threading.Event)
     active: set[str] = field(default_factory=set)
+    # commits this process made, and those it has tried to push (a first push skips the look)
+    made: set[str] = field(default_factory=set)
+    tried: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -158,9 +161,13 @@ def _run(project: str, incarnation: str, generation: int, seq: int) -> dict[str,
         loop_state=found.loop_state,
     )
     try:
-        return run_unit(spec, ctx.store, ctx.mirror).as_dict()
+        outcome = run_unit(spec, ctx.store, ctx.mirror)
     except NotYetError as exc:
         raise RetryLaterError(str(exc)) from None
+    if outcome.commit is not None:
+        with ctx.lock:
+            ctx.made.add(outcome.commit)
+    return outcome.as_dict()
 
 
 @DBOS.step(name="tether_fleet_push", **RETRIES)
@@ -181,10 +188,15 @@ def _push(project: str, incarnation: str, outcome: dict[str, Any]) -> dict[str, 
     unit = UnitOutcome.of(outcome)
     assert unit.commit is not None
     folder = ctx.workdir / project
+    with ctx.lock:
+        first_try = unit.commit in ctx.made and unit.commit not in ctx.tried
+        ctx.tried.add(unit.commit)
     try:
         if not (folder / ".git").is_dir():
             git.prepare_clone(folder, found.repo, found.branch)
-        pushed = git.push_unit(folder, found.branch, wid, unit.commit, unit.bundle, timeout)
+        pushed = git.push_unit(
+            folder, found.branch, wid, unit.commit, unit.bundle, timeout, first_try=first_try
+        )
     except git.PushConflictError as exc:
         return {"conflict": str(exc)}
     except git.TransientGitError as exc:

@@ -27,6 +27,8 @@ AUTHOR = ("tether fleet", "tether-fleet@localhost")
 TRAILER = "Tether-Fleet-Unit"
 # remote history searched for a unit's commit before pushing it again
 SEARCH_DEPTH = 200
+# in a kept clone's .git: the repository it was cloned from (a project re-added elsewhere)
+ORIGIN_MARKER = "tether-fleet-origin"
 
 _TRANSIENT = (
     "could not resolve host",
@@ -110,16 +112,10 @@ def prepare_clone(folder: Path, repo: str, branch: str) -> str:
     was committed and pushed, or its run was recovered from its events) is
     reset away.
     """
-    if (folder / ".git").is_dir() and _origin(folder) == repo:
-        git(
-            folder,
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "origin",
-            f"+{branch}:refs/remotes/origin/{branch}",
-        )
-        git(folder, "checkout", "--quiet", "--force", "-B", branch, f"refs/remotes/origin/{branch}")
+    marker = folder / ".git" / ORIGIN_MARKER
+    if marker.is_file() and marker.read_text(encoding="utf-8") == repo:
+        _fetch(folder, branch, GIT_TIMEOUT)
+        git(folder, "checkout", "--quiet", "--force", "-B", branch, _remote_ref(branch))
         git(folder, "clean", "-ffdxq")
         return git(folder, "rev-parse", "HEAD")
     shutil.rmtree(folder, ignore_errors=True)
@@ -131,36 +127,40 @@ def prepare_clone(folder: Path, repo: str, branch: str) -> str:
             "clone", "--quiet", "--no-tags", "--single-branch", "--branch", branch,
             repo, partial.name,
         )  # fmt: skip
+        (partial / ".git" / ORIGIN_MARKER).write_text(repo, encoding="utf-8")
         partial.rename(folder)
     finally:
         shutil.rmtree(partial, ignore_errors=True)
     return git(folder, "rev-parse", "HEAD")
 
 
-def _origin(folder: Path) -> str | None:
-    try:
-        return git(folder, "remote", "get-url", "origin")
-    except GitError:
-        return None
+def _fetch(folder: Path, branch: str, timeout: float) -> None:
+    git(folder, "fetch", "--quiet", "--no-tags", "origin", _refspec(branch), timeout=timeout)
+
+
+def _refspec(branch: str) -> str:
+    return f"+refs/heads/{branch}:{_remote_ref(branch)}"
+
+
+def _remote_ref(branch: str) -> str:
+    return f"refs/remotes/origin/{branch}"
 
 
 def commit_all(folder: Path, message: str, workflow_id: str) -> str | None:
     """Commit everything the unit changed, with the unit's trailer; None if nothing did."""
     git(folder, "add", "--all")
-    try:
-        git(folder, "diff", "--cached", "--quiet")
-        return None  # nothing staged
-    except GitError:
-        pass
     body = f"{message.rstrip()}\n\n{TRAILER}: {workflow_id}\n"
-    git(folder, "commit", "--quiet", "--no-verify", "-m", body)
+    try:
+        git(folder, "commit", "--quiet", "--no-verify", "-m", body)
+    except GitError:
+        if not git(folder, "status", "--porcelain"):
+            return None  # nothing staged: nothing to commit
+        raise
     return git(folder, "rev-parse", "HEAD")
 
 
-def bundle(folder: Path, base: str, head: str) -> bytes:
-    """The unit's commit (``head``, checked out) as a git bundle, for a worker without it."""
-    if git(folder, "rev-parse", "HEAD") != head:
-        raise GitError(f"the unit's commit {head[:12]} is not checked out")
+def bundle(folder: Path, base: str) -> bytes:
+    """The unit's commit (checked out, on ``base``) as a git bundle, for a worker without it."""
     with tempfile.TemporaryDirectory(prefix="tether-bundle-") as tmp:
         path = Path(tmp) / "unit.bundle"
         git(folder, "bundle", "create", "--quiet", str(path), f"{base}..HEAD")
@@ -180,7 +180,7 @@ def find_pushed(folder: Path, branch: str, workflow_id: str) -> str | None:
     marker = f"{TRAILER}: {workflow_id}"
     log = git(
         folder, "log", f"--max-count={SEARCH_DEPTH}", "--format=%H%x00%B%x01",
-        f"refs/remotes/origin/{branch}",
+        _remote_ref(branch),
     )  # fmt: skip
     for entry in log.split("\x01"):
         sha, _, body = entry.strip().partition("\x00")
@@ -196,26 +196,46 @@ def push_unit(
     commit: str,
     unit_bundle: bytes | None,
     timeout: float,
+    *,
+    first_try: bool = False,
     attempts: int = 5,
 ) -> str:
     """Push the unit's commit (at most once); the commit that is on the remote now.
 
     Skipped when the remote already has a commit with the unit's trailer.
-    Rebased when the branch moved; ``PushConflictError`` when that rebase
-    conflicts. Each git command is bounded by ``timeout``.
+    ``first_try``: this process made the commit and never tried to push it,
+    so the remote cannot have it yet and the look is left out. Rebased when
+    the branch moved; ``PushConflictError`` when that rebase conflicts. Each
+    git command is bounded by ``timeout``.
     """
-    git(
-        folder,
-        "fetch",
-        "--quiet",
-        "--no-tags",
-        "origin",
-        f"+{branch}:refs/remotes/origin/{branch}",
-        timeout=timeout,
-    )
-    there = find_pushed(folder, branch, workflow_id)
-    if there is not None:
-        return there
+    if not first_try:
+        _fetch(folder, branch, timeout)
+        there = find_pushed(folder, branch, workflow_id)
+        if there is not None:
+            return there
+        _check_out_commit(folder, branch, commit, unit_bundle, timeout)
+    for _ in range(attempts):
+        try:
+            git(folder, "push", "--quiet", "origin", f"HEAD:refs/heads/{branch}", timeout=timeout)
+            return git(folder, "rev-parse", "HEAD")
+        except TransientGitError:
+            raise
+        except GitError as rejected:
+            _fetch(folder, branch, timeout)
+            there = find_pushed(folder, branch, workflow_id)
+            if there is not None:
+                return there  # the push went through before its answer was lost
+            if first_try:
+                _check_out_commit(folder, branch, commit, unit_bundle, timeout)
+                first_try = False
+            _rebase(folder, branch, rejected, timeout)
+    raise PushConflictError(f"the push to {branch} was rejected {attempts} times in a row")
+
+
+def _check_out_commit(
+    folder: Path, branch: str, commit: str, unit_bundle: bytes | None, timeout: float
+) -> None:
+    """The unit's commit checked out as ``branch``: here already, or from its bundle."""
     if not _has_commit(folder, commit):
         if unit_bundle is None:
             raise GitError(f"the unit's commit {commit[:12]} is neither here nor in a bundle")
@@ -226,34 +246,15 @@ def push_unit(
         if not _has_commit(folder, commit):
             raise GitError(f"the unit's bundle does not hold its commit {commit[:12]}")
     git(folder, "checkout", "--quiet", "--force", "-B", branch, commit)
-    for _ in range(attempts):
-        try:
-            git(folder, "push", "--quiet", "origin", f"HEAD:refs/heads/{branch}", timeout=timeout)
-            return git(folder, "rev-parse", "HEAD")
-        except TransientGitError:
-            raise
-        except GitError as rejected:
-            git(
-                folder,
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                "origin",
-                f"+{branch}:refs/remotes/origin/{branch}",
-                timeout=timeout,
-            )
-            there = find_pushed(folder, branch, workflow_id)
-            if there is not None:
-                return there  # the push went through before its answer was lost
-            try:
-                git(folder, "rebase", "--quiet", f"refs/remotes/origin/{branch}", timeout=timeout)
-            except GitError:
-                subprocess.run(
-                    ["git", "rebase", "--abort"], cwd=folder, capture_output=True, check=False
-                )
-                raise PushConflictError(
-                    f"the push to {branch} was rejected ({rejected}) and the unit's commit "
-                    f"does not rebase onto the new head: someone changed the same files; "
-                    f"resolve it in the repository, then `tether fleet resume`"
-                ) from None
-    raise PushConflictError(f"the push to {branch} was rejected {attempts} times in a row")
+
+
+def _rebase(folder: Path, branch: str, rejected: GitError, timeout: float) -> None:
+    try:
+        git(folder, "rebase", "--quiet", _remote_ref(branch), timeout=timeout)
+    except GitError:
+        subprocess.run(["git", "rebase", "--abort"], cwd=folder, capture_output=True, check=False)
+        raise PushConflictError(
+            f"the push to {branch} was rejected ({rejected}) and the unit's commit "
+            f"does not rebase onto the new head: someone changed the same files; "
+            f"resolve it in the repository, then `tether fleet resume`"
+        ) from None

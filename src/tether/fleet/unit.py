@@ -84,14 +84,14 @@ def _reap_leftovers(home: Path) -> None:
         conn.close()
 
 
-def prepare(spec: UnitSpec, store: FleetStore) -> tuple[set[str], list[str]]:
-    """Clone and home ready for the tick: runs known before it, and runs adopted."""
+def prepare(spec: UnitSpec, store: FleetStore) -> tuple[str, set[str], list[str]]:
+    """Clone and home ready for the tick: the head, runs known before it, runs adopted."""
     from tether.store import db
 
     spec.state_home.mkdir(parents=True, exist_ok=True)
     try:
         _reap_leftovers(spec.state_home)
-        git.prepare_clone(spec.clone, spec.repo, spec.branch)
+        head = git.prepare_clone(spec.clone, spec.repo, spec.branch)
         hydrate(store, spec.project, spec.state_home)
         conn = db.connect(spec.state_home)
         try:
@@ -101,7 +101,7 @@ def prepare(spec: UnitSpec, store: FleetStore) -> tuple[set[str], list[str]]:
         adopted = adopt_orphans(store, spec.project, spec.state_home)
     except (git.TransientGitError, FleetDatabaseError) as exc:
         raise NotYetError(str(exc)) from None
-    return before, adopted
+    return head, before, adopted
 
 
 def run_unit(spec: UnitSpec, store: FleetStore, mirror: Mirror) -> UnitOutcome:
@@ -111,7 +111,7 @@ def run_unit(spec: UnitSpec, store: FleetStore, mirror: Mirror) -> UnitOutcome:
     from tether.loop.tick import tick
     from tether.store import db
 
-    before, adopted = prepare(spec, store)
+    base, before, adopted = prepare(spec, store)
     env = dict(os.environ)
     env["TETHER_HOME"] = str(spec.state_home)
     for name in ("TETHER_SESSION_ID", "TETHER_RUN_ID"):
@@ -154,9 +154,8 @@ def run_unit(spec: UnitSpec, store: FleetStore, mirror: Mirror) -> UnitOutcome:
         return _failed(failure, runs, did_work)
     message = f"tether fleet: {spec.project} unit {spec.seq} ({spec.worker})\n\n{line}\n"
     try:
-        base = git.git(spec.clone, "rev-parse", "HEAD")
         commit = git.commit_all(spec.clone, message, spec.workflow_id)
-        packed = None if commit is None else git.bundle(spec.clone, base, commit)
+        packed = None if commit is None else git.bundle(spec.clone, base)
     except git.GitError as exc:
         failure = f"the unit's commit failed: {exc}"
         return _failed(failure, runs, did_work)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.fleet.fleet_support import Fleet, all_stopped
+from tests.fleet.fleet_support import Fleet, all_stopped, wait_for_live_run
 
 from tether.board import State
 from tether.testing.fleet import board_of, make_project
@@ -108,5 +108,40 @@ def test_a_project_removed_and_added_again_runs_anew(tmp_path: Path) -> None:
         assert status["projects"][0]["repo"] == more.url
         board = board_of(more, tmp_path).load()
         assert {t.title for t in board.tickets if t.state is State.DONE} == set(more.titles)
+    finally:
+        fleet.stop_all()
+
+
+@pytest.mark.timeout(600)
+def test_an_executor_killed_mid_run_is_started_again_and_takes_up_its_unit(
+    tmp_path: Path,
+) -> None:
+    """DBOS's own recovery: the worker starts its executor again under the same name."""
+    import os
+    import signal
+
+    import psutil
+
+    from tether.fleet.places import sqlalchemy_url
+    from tether.fleet.store import FleetStore
+
+    project = make_project(tmp_path / "repos", "relaunch", units=1, steps=8, step_delay=1.0)
+    fleet = Fleet(tmp_path / "machine", database=None)
+    try:
+        fleet.tether("fleet", "add", project.name, "--repo", project.url)
+        worker = fleet.start_worker("only")
+        url = f"sqlite:///{fleet.home / 'fleet' / 'fleet.db'}"
+        run_id = wait_for_live_run(url, project.name, events=2)
+        executor = psutil.Process(worker.pid).children()[0]
+        os.kill(executor.pid, signal.SIGKILL)
+        fleet.wait_until("the project stopped", all_stopped([project.name]), timeout=300)
+        store = FleetStore.open(sqlalchemy_url(url))
+        runs = store.runs_of(project.name)
+        store.close()
+        assert [r.status for r in runs if r.run_id == run_id] == ["abandoned"], runs
+        assert [r.status for r in runs if r.follow_up_of == run_id] == ["completed"], runs
+        assert "executor only ended (exit -9); starting it again" in fleet.log("only")
+        assert "went silent" not in fleet.log("only")  # nobody else was needed
+        assert worker.poll() is None  # the worker itself never stopped
     finally:
         fleet.stop_all()

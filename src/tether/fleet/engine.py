@@ -40,7 +40,14 @@ from tether.fleet import git
 from tether.fleet.leases import Lease, LeaseShortError, UnitHeldError, assert_holder, take_unit
 from tether.fleet.mirror import Mirror
 from tether.fleet.records import record_unit
-from tether.fleet.store import FencedError, FleetDatabaseError, FleetStore, UnitRecord
+from tether.fleet.schema import projects
+from tether.fleet.store import (
+    FencedError,
+    FleetDatabaseError,
+    FleetStore,
+    UnitRecord,
+    project_of,
+)
 from tether.fleet.unit import NotYetError, UnitOutcome, UnitSpec, run_unit
 
 QUEUE = "tether_fleet"
@@ -182,7 +189,9 @@ def _push(project: str, incarnation: str, outcome: dict[str, Any]) -> dict[str, 
         with ctx.store.begin() as conn:
             if not assert_holder(conn, ctx.store.dialect, project, wid, ctx.lease, ctx.push_needs):
                 return {"gone": True}
-        found = ctx.store.project(project)
+            found = project_of(
+                conn.execute(sa.select(projects).where(projects.c.name == project)).one()._mapping
+            )
     except (FleetDatabaseError, LeaseShortError) as exc:
         raise RetryLaterError(str(exc)) from None
     unit = UnitOutcome.of(outcome)
@@ -338,7 +347,7 @@ def log_to_file(path: Path) -> None:
     logger.propagate = False
 
 
-def start(ctx: Context, *, url: str, log_file: Path, queue_poll: float = 0.2) -> None:
+def start(ctx: Context, *, url: str, log_file: Path, queue_poll: float = 0.1) -> None:
     """Launch DBOS in this process as the executor of ``ctx.lease``, on the fleet queue.
 
     DBOS's launch recovers this executor's own pending workflows (a worker that

@@ -214,10 +214,11 @@ def push_unit(
         if there is not None:
             return there
         _check_out_commit(folder, branch, commit, unit_bundle, timeout)
+    rebased = False
     for _ in range(attempts):
         try:
             git(folder, "push", "--quiet", "origin", f"HEAD:refs/heads/{branch}", timeout=timeout)
-            return git(folder, "rev-parse", "HEAD")
+            return git(folder, "rev-parse", "HEAD") if rebased else commit
         except TransientGitError:
             raise
         except GitError as rejected:
@@ -229,6 +230,7 @@ def push_unit(
                 _check_out_commit(folder, branch, commit, unit_bundle, timeout)
                 first_try = False
             _rebase(folder, branch, rejected, timeout)
+            rebased = True
     raise PushConflictError(f"the push to {branch} was rejected {attempts} times in a row")
 
 

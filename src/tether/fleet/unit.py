@@ -85,8 +85,15 @@ def _reap_leftovers(home: Path) -> None:
 
 
 def prepare(spec: UnitSpec, store: FleetStore) -> tuple[str, set[str], list[str]]:
-    """Clone and home ready for the tick: the head, runs known before it, runs adopted."""
+    """Clone and home ready for the tick: the head, runs known before it, runs to record.
+
+    Runs to record besides those the tick starts: runs a dead worker left in
+    progress, whether they come from the database (another machine) or are
+    still ``running`` in this home (this worker, started again): the tick's
+    recovery ends them as ``abandoned``.
+    """
     from tether.store import db
+    from tether.store.runs import running_runs
 
     spec.state_home.mkdir(parents=True, exist_ok=True)
     try:
@@ -96,9 +103,10 @@ def prepare(spec: UnitSpec, store: FleetStore) -> tuple[str, set[str], list[str]
         conn = db.connect(spec.state_home)
         try:
             before = local_run_ids(conn)
+            left = [r.id for r in running_runs(conn)]
         finally:
             conn.close()
-        adopted = adopt_orphans(store, spec.project, spec.state_home)
+        adopted = [*left, *adopt_orphans(store, spec.project, spec.state_home)]
     except (git.TransientGitError, FleetDatabaseError) as exc:
         raise NotYetError(str(exc)) from None
     return head, before, adopted

@@ -1,4 +1,12 @@
-"""Start-up of ``tether mcp`` to its first tool answer, against a bare ``mcp`` SDK server.
+"""``tether mcp``: a tool call over one session, and start-up to the first answer, against a
+bare ``mcp`` SDK server.
+
+**A call over one session.** One server, one session, as an agent CLI keeps it:
+``--calls`` calls of each tool (after a few to warm up), in a project with a
+board of 50 tickets and a generated wiki of 300 pages; the baseline is a bare
+server on the same SDK answering a no-op tool, asked the same way in the same
+run. Targets: p50 <= 10 ms for ``board_show``, ``wiki_search``, ``wiki_read``
+and ``board_list``; <= 50 ms for ``subagents_list``.
 
 Each sample starts a server process, does the initialize handshake over stdio
 and calls one tool; the time is from ``Popen`` to the tool's answer. The
@@ -11,7 +19,7 @@ subagent's state change (a supervised run that starts): the target is within
 the poll interval + 1 s. It prints medians and 90th percentiles; it never
 asserts a time.
 
-    .venv/bin/python bench/mcp.py [--runs 15]
+    .venv/bin/python bench/mcp.py [--runs 15] [--calls 200]
 """
 
 from __future__ import annotations
@@ -27,7 +35,12 @@ import threading
 import time
 from pathlib import Path
 
-from tether.testing.mcp_client import StdioClient
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.wikigen import generate  # noqa: E402
+
+from tether.testing.mcp_client import StdioClient  # noqa: E402
 
 TETHER = str(Path(sys.executable).parent / "tether")
 POLL_SECONDS = 0.5  # tether.watch.polling.wait_for_change's default poll
@@ -140,6 +153,94 @@ def _has_run(store: Path) -> bool:
         return False
 
 
+LATENCY_CONFIG = """\
+[loop]
+board = "tickets"
+
+[wiki]
+root = "kb"
+
+[profiles.scripted]
+harness = "scripted"
+default = true
+"""
+TARGETS_MS = {
+    "board_show": 10.0,
+    "wiki_search": 10.0,
+    "wiki_read": 10.0,
+    "board_list": 10.0,
+    "subagents_list": 50.0,
+}
+
+
+def latency_project(root: Path, env: dict[str, str]) -> dict[str, dict[str, object]]:
+    """A project with a board and a wiki; the calls to time, by tool."""
+    project = root / "latency"
+    project.mkdir()
+    (project / "tether.toml").write_text(LATENCY_CONFIG, encoding="utf-8")
+    generate(project / "kb", pages=300)
+    ids = []
+    with StdioClient([TETHER, "mcp"], cwd=project, env=env) as client:
+        client.initialize()
+        for k in range(50):
+            added = client.call("board_add", {"title": f"ticket {k}", "body": "text " * 40})
+            ids.append(added["structuredContent"]["id"])
+    return {
+        "board_show": {"ticket_id": ids[25]},
+        "wiki_search": {"query": "beltelnixka latency"},
+        "wiki_read": {"page_id": "concept-00000"},
+        "board_list": {},
+        "subagents_list": {},
+    }
+
+
+def _timed(client: StdioClient, tool: str, args: dict[str, object]) -> float:
+    start = time.perf_counter()
+    result = client.call(tool, args)
+    elapsed = time.perf_counter() - start
+    if result.get("isError"):
+        raise SystemExit(f"{tool} failed: {result}")
+    return elapsed
+
+
+def per_call(root: Path, bare: Path, env: dict[str, str], calls: int) -> None:
+    """Round after round, one bare no-op then one call of each tool: a busy moment of the
+    machine falls on the baseline and the tools alike."""
+    project = root / "latency"
+    cases = latency_project(root, env)
+    samples: dict[str, list[float]] = {"bare SDK no-op": [], **{tool: [] for tool in cases}}
+    with (
+        StdioClient([sys.executable, str(bare)], cwd=root, env=env) as baseline,
+        StdioClient([TETHER, "mcp"], cwd=project, env=env) as client,
+    ):
+        baseline.initialize()
+        client.initialize()
+        for round_ in range(calls + 5):  # the first 5 rounds warm up: imports, the open index
+            took = _timed(baseline, "noop", {})
+            times = {tool: _timed(client, tool, args) for tool, args in cases.items()}
+            if round_ >= 5:
+                samples["bare SDK no-op"].append(took)
+                for tool, elapsed in times.items():
+                    samples[tool].append(elapsed)
+    base_p50 = statistics.median(samples["bare SDK no-op"])
+    print(f"a tool call over one session, {calls} rounds (p50, p90; x bare no-op; target):")
+    for name, taken in samples.items():
+        p50 = statistics.median(taken) * 1000
+        target = TARGETS_MS.get(name)
+        verdict = ""
+        if target is not None:
+            verdict = f"   target <= {target:g} ms: {'ok' if p50 <= target else 'MISSED'}"
+        print(
+            f"  {name:<16} p50 {p50:7.2f} ms   p90 {_p90(taken) * 1000:7.2f} ms"
+            f"   {statistics.median(taken) / base_p50:5.1f}x{verdict}"
+        )
+
+
+def _p90(samples: list[float]) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
+
+
 def describe(name: str, samples: list[float]) -> str:
     ordered = sorted(samples)
     p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
@@ -150,6 +251,8 @@ def describe(name: str, samples: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--calls", type=int, default=200, help="calls per tool over one session")
+    parser.add_argument("--only-calls", action="store_true", help="skip the start-up part")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -160,6 +263,11 @@ def main() -> None:
         (project / "tether.toml").write_text(CONFIG, encoding="utf-8")
         env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_")}
         env["TETHER_HOME"] = str(project / ".tether")
+        calls_env = {**env, "TETHER_HOME": str(root / "latency" / ".tether")}
+        per_call(root, bare, calls_env, args.calls)
+        if args.only_calls:
+            print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+            return
         # one of each first, so both start from warm caches and compiled modules
         first_answer([sys.executable, str(bare)], root, "noop", env)
         first_answer([TETHER, "mcp"], project, "board_list", env)

@@ -505,3 +505,28 @@ def test_config_import_stays_light() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == ""
+
+
+def test_a_kept_configuration_is_read_again_when_its_file_or_environment_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tether.config import loader
+
+    monkeypatch.setattr(loader, "_kept", None)
+    project = tmp_path / "p"
+    project.mkdir()
+    config_file = project / "tether.toml"
+    config_file.write_text("iteration_limit = 5\n", encoding="utf-8")
+    env = {"TETHER_USER_CONFIG": str(tmp_path / "none.toml")}
+    assert load_config(env=env, cwd=project) is not load_config(env=env, cwd=project)
+    loader.keep_loaded()
+    first = load_config(env=env, cwd=project)
+    assert load_config(env=env, cwd=project) is first
+    assert load_config(env=env, cwd=project / "sub") is not first  # another folder
+    config_file.write_text("iteration_limit = 7\n", encoding="utf-8")
+    assert load_config(env=env, cwd=project).iteration_limit == 7
+    assert load_config(env={**env, "TETHER_ITERATION_LIMIT": "9"}, cwd=project).iteration_limit == 9
+    # flags are never answered from memory
+    flagged = load_config({"iteration_limit": 3}, env=env, cwd=project)
+    assert flagged.iteration_limit == 3
+    assert load_config(env=env, cwd=project).iteration_limit == 7

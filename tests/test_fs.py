@@ -223,3 +223,22 @@ def test_sibling_with_a_common_prefix_is_outside(root: Path) -> None:
 def test_nul_byte_is_a_usage_error(root: Path) -> None:
     with pytest.raises(UsageError, match="NUL byte"):
         resolve_inside(root, "docs/\0page")
+
+
+def test_a_path_resolved_from_the_already_resolved_root_is_the_same(tmp_path: Path) -> None:
+    from tether.fs import resolve_inside
+
+    root = tmp_path / "board"
+    (root / "INBOX").mkdir(parents=True)
+    (root / "real").mkdir()
+    (root / "inside-link").symlink_to(root / "real")
+    (root / "out-link").symlink_to(tmp_path)
+    (tmp_path / "via").symlink_to(root)  # the root reached through a link
+    for base in (root, tmp_path / "via"):
+        real_root = resolve_inside(base, ".")
+        # out-link/board leads out and back in: inside, both ways
+        for rel in ("INBOX", "inside-link/x", "missing/deeper", "INBOX/../real", "out-link/board"):
+            assert resolve_inside(base, rel, real_root=real_root) == resolve_inside(base, rel)
+        for rel in ("out-link", "out-link/other", "../elsewhere", "INBOX/../../x"):
+            with pytest.raises(PathEscapeError):
+                resolve_inside(base, rel, real_root=real_root)

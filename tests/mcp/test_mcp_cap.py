@@ -37,15 +37,21 @@ def test_json_keeps_its_shape_and_names_the_cap() -> None:
         "count": 500,
     }
     capped = cap_data(data, 5000, "[mcp] answer_max_chars")
-    assert len(json.dumps(capped, ensure_ascii=False)) <= 5000
+    assert len(json.dumps(capped, ensure_ascii=False, separators=(",", ":"))) <= 5000
     assert set(capped) == {*data, "truncated"}
     assert capped["truncated"]["cap_chars"] == 5000
-    assert capped["truncated"]["total_chars"] == len(json.dumps(data, ensure_ascii=False))
+    compact = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    assert capped["truncated"]["total_chars"] == len(compact)
     assert capped["count"] == 500 and capped["board"] == "/b"
     assert capped["note"].endswith(CUT_MARK)
     assert 1 <= len(capped["tickets"]) < 500
     assert capped["tickets"][0] == data["tickets"][0]
     assert cap_data({"a": 1}, 5000, "k") == {"a": 1}
+    # what cannot be shrunk to fit keeps its short fields (ids, states) and its shape
+    wide = {f"key{k}": f"value {k} " + "v" * 80 for k in range(100)}
+    wide["id"] = "r-20260101-000000-abcdef"
+    tight = cap_data(wide, 1000, "k")
+    assert tight["id"] == wide["id"] and set(tight) == {*wide, "truncated"}
 
 
 def test_a_tool_answer_above_the_cap_is_cut(
@@ -62,6 +68,6 @@ def test_a_tool_answer_above_the_cap_is_cut(
     assert read.data["truncated"]["cap_chars"] == 5000
     assert read.data["text"].endswith(CUT_MARK)
     listed = call("board_list", {})
-    assert len(json.dumps(listed.data, ensure_ascii=False)) <= 5000
+    assert len(json.dumps(listed.data, ensure_ascii=False, separators=(",", ":"))) <= 5000
     assert listed.data["truncated"]["total_chars"] > 5000
     assert 1 <= len(listed.data["tickets"]) < 100

@@ -112,10 +112,11 @@ class Board:
         if self._folder_map is None:
             folders: dict[tuple[State, str | None], Path] = {}
             escapes: list[tuple[Path, str]] = []
+            real_root = resolve_inside(self.root, ".")  # once, not once per folder
             for state, reason in all_folders():
                 plain = self.root / str(folder_of(state, reason))
                 try:
-                    folder_path(self.root, state, reason)
+                    folder_path(self.root, state, reason, real_root=real_root)
                 except PathEscapeError as exc:
                     escapes.append((plain, f"{exc}; the board does not read it."))
                     continue

@@ -35,9 +35,12 @@ _GITIGNORE = b"# tether's lock and temp files\n.lock\n.*.tmp\n"
 _LOCK_PATHS: dict[str, Path] = {}
 
 
-def folder_path(root: Path, state: State, reason: str | None) -> Path:
-    """The folder of a state/reason, held inside the board root."""
-    return resolve_inside(root, str(folder_of(state, reason)))
+def folder_path(
+    root: Path, state: State, reason: str | None, *, real_root: Path | None = None
+) -> Path:
+    """The folder of a state/reason, held inside the board root (``real_root``: the root
+    already resolved, see ``tether.fs.resolve_inside``)."""
+    return resolve_inside(root, str(folder_of(state, reason)), real_root=real_root)
 
 
 def ensure_folders(root: Path) -> None:

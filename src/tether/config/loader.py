@@ -1,4 +1,12 @@
-"""Layering: flag > TETHER_* environment > project file > user file > defaults."""
+"""Layering: flag > TETHER_* environment > project file > user file > defaults.
+
+A long-lived process (the MCP server) may keep what it loaded: after
+:func:`keep_loaded`, ``load_config`` without flags answers from memory while
+the working folder, the environment and both files (by their ``stat``) are
+unchanged. ``bench/mcp.py`` shows why: re-reading ``tether.toml`` cost a tool
+call more than the call's own work. Nothing else changes: an edited file is
+read again at the next call.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +30,27 @@ from tether.config.section import Section
 from tether.errors import BudgetError, ConfigError
 from tether.gate.home import HOME_DIR
 
+# None: off (every call reads the files); else the configurations kept, by what they depend on
+_kept: dict[tuple[Any, ...], Config] | None = None
+_KEEP_AT_MOST = 8
+
+
+def keep_loaded() -> None:
+    """From now on this process keeps each configuration it loads (see the module's doc)."""
+    global _kept
+    if _kept is None:
+        _kept = {}
+
+
+def _signature(path: Path | None) -> tuple[Any, ...] | None:
+    if path is None:
+        return None
+    try:
+        info = path.stat()
+    except OSError:
+        return (str(path),)
+    return (str(path), info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
 
 def load_config(
     overrides: Mapping[str, Any] | None = None,
@@ -36,6 +65,32 @@ def load_config(
     env = os.environ if env is None else env
     cwd = (Path.cwd() if cwd is None else Path(cwd)).absolute()
     project_file = find_project_file(cwd)
+    kept = _kept
+    if kept is None or any(v is not None for v in (overrides or {}).values()):
+        return _load(overrides, env, cwd, project_file)
+    key = (
+        str(cwd),
+        tuple(sorted((k, v) for k, v in env.items() if k.startswith("TETHER_"))),
+        env.get("HOME"),
+        env.get("XDG_CONFIG_HOME"),
+        _signature(project_file),
+        _signature(user_file_path(env)),
+    )
+    found = kept.get(key)
+    if found is None:
+        found = _load(overrides, env, cwd, project_file)
+        while len(kept) >= _KEEP_AT_MOST:
+            kept.pop(next(iter(kept)))
+        kept[key] = found
+    return found
+
+
+def _load(
+    overrides: Mapping[str, Any] | None,
+    env: Mapping[str, str],
+    cwd: Path,
+    project_file: Path | None,
+) -> Config:
     project_root = project_file.parent if project_file is not None else cwd
     user_file: Path | None = user_file_path(env)
     if user_file is not None and (

@@ -111,8 +111,8 @@ class Tmux:
         return shutil.which(self.binary) is not None or "/" in self.binary
 
     def list_panes(self) -> list[Pane]:
-        """Every pane of the server; none when no server runs."""
-        if not self.available():
+        """Every pane of the server; none when no server runs (no socket: no tmux started)."""
+        if not self.available() or not self.may_run():
             return []
         done = self._run("list-panes", "-a", "-F", _SEP.join(_FIELDS), check=False)
         if done.returncode != 0:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from tether.cli.mcp_server.outputs import JsonObject
@@ -20,7 +20,9 @@ from tether.cli.mcp_server.tool import Answer
 
 
 def _dump(data: Any) -> str:
-    return json.dumps(data, indent=1, ensure_ascii=False)
+    import msgspec
+
+    return msgspec.json.format(msgspec.json.encode(data), indent=1).decode("utf-8")
 
 
 def _json_answer(data: JsonObject) -> Answer:
@@ -38,7 +40,11 @@ def _watch() -> tuple[Any, Any]:
 
     config = load_config()
     surveyor = Surveyor(config.section("watch", WatchSettings), config.home)
-    return surveyor, db.connect_existing(config.home)
+    # A wait must see a run that starts while it waits, so it opens (and may create) the
+    # store of a project or of a home the person chose; a server outside any project with
+    # no home of its own creates nothing in the folder it runs in.
+    chosen = config.project_file is not None or "home" in config.sources
+    return surveyor, db.connect(config.home) if chosen else db.connect_existing(config.home)
 
 
 def subagents_wait(args: Mapping[str, Any]) -> Answer:
@@ -54,13 +60,13 @@ def subagents_wait(args: Mapping[str, Any]) -> Answer:
 
 
 def subagents_list(args: Mapping[str, Any]) -> Answer:
+    from tether.cli.mcp_server.warm import look_at_subagents, store
+    from tether.config import load_config
     from tether.watch.report import subagents_dict
 
-    surveyor, conn = _watch()
-    try:
-        survey = surveyor.look(conn, time.time())
-    finally:
-        conn.close()
+    config = load_config()
+    with store(config.home) as conn:
+        survey = look_at_subagents(config, conn)
     return _json_answer(subagents_dict(survey))
 
 
@@ -131,10 +137,10 @@ def board_show(args: Mapping[str, Any]) -> Answer:
 
 
 def _brief(ctx: Any, question: str, budget: int | None) -> Any:
+    from tether.cli.mcp_server.warm import fresh_index
     from tether.room.brief import make_brief
 
-    index, _ = ctx.fresh_index()
-    with index:
+    with fresh_index(ctx) as index:
         return make_brief(index, question, budget or ctx.settings.room_budget)
 
 
@@ -167,22 +173,36 @@ def room_open(args: Mapping[str, Any]) -> Answer:
 
 
 def wiki_search(args: Mapping[str, Any]) -> Answer:
+    from tether.cli.mcp_server.warm import fresh_index
     from tether.cli.wiki_context import load_context
     from tether.wiki.lookup import search_rows
 
     ctx = load_context(served().wiki_root(args.get("root"), "wiki_search"))
-    index, _ = ctx.fresh_index()
-    with index:
+    with fresh_index(ctx) as index:
         rows = search_rows(index, ctx.wiki, args["query"], int(args.get("limit", 10)))
     return _json_answer({"pages": [row.as_dict() for row in rows]})
 
 
+def _page_finder(root: str) -> Any:
+    """How ``wiki_read`` finds a page outside a room: in the server's open index."""
+    from tether.cli.mcp_server.warm import fresh_index
+    from tether.cli.wiki_context import load_context
+
+    def find(page_id: str) -> tuple[Path | None, str]:
+        ctx = load_context(root)
+        with fresh_index(ctx) as index:
+            page = index.find(page_id)
+            file = None if page is None else ctx.wiki.page_file(page.path)
+        return file, str(ctx.wiki.root)
+
+    return find
+
+
 def wiki_read(args: Mapping[str, Any]) -> Answer:
-    from tether.cli.wiki import page_outside_a_room
     from tether.room.pageread import read_page
 
     root = served().wiki_root(args.get("root"), "wiki_read")
-    read = read_page(args["page_id"], page_outside_a_room(root))
+    read = read_page(args["page_id"], _page_finder(root))
     note = read.room_note()
     data = {
         "id": read.page_id,

@@ -14,13 +14,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
+
 # a cut string ends with this, so a reader sees it is not the whole value
 CUT_MARK = " […]"
+# texts this short (ids, states, names) are never cut
+SHORT = 64
 _MAX_ROUNDS = 200
 
 
 def _size(data: Any) -> int:
-    return len(json.dumps(data, ensure_ascii=False))
+    """Characters of ``data`` as compact JSON (as it goes over the wire)."""
+    return len(msgspec.json.encode(data).decode("utf-8"))
 
 
 def cap_text(text: str, cap: int, key: str) -> str:
@@ -38,6 +43,8 @@ def _measure(data: Any, path: tuple[Any, ...], best: list[Any]) -> int:
     """``data``'s JSON size, near enough; ``best`` keeps the biggest string or list seen."""
     if isinstance(data, str):
         size = len(data) + 2
+        if len(data) <= SHORT:
+            return size  # an id, a state, a name: never cut
     elif isinstance(data, dict):
         size = 2 + sum(len(str(k)) + 4 + _measure(v, (*path, k), best) for k, v in data.items())
         return size
@@ -59,9 +66,19 @@ def _largest(data: Any) -> tuple[tuple[Any, ...], Any]:
 
 
 def _emptied(data: dict[str, Any]) -> dict[str, Any]:
-    """Each value replaced by the empty value of its type; numbers and flags kept."""
-    empty: dict[type, Any] = {str: "", list: [], dict: {}}
-    return {k: empty.get(type(v), v) for k, v in data.items()}
+    """Each long value replaced by the empty value of its type; numbers, flags and short
+    texts (ids, states) kept."""
+
+    def keep(value: Any) -> Any:
+        if isinstance(value, str):
+            return value if len(value) <= SHORT else value[: SHORT // 2] + CUT_MARK
+        if isinstance(value, list):
+            return []
+        if isinstance(value, dict):
+            return {}
+        return value
+
+    return {k: keep(v) for k, v in data.items()}
 
 
 def _replace(data: Any, path: tuple[Any, ...], value: Any) -> Any:

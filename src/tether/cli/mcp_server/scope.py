@@ -76,9 +76,23 @@ class Served:
         return self.config.section("mcp", McpSettings)
 
 
+# the last answer, for the configuration object it came from (a kept configuration is
+# the same object while its files are unchanged: tether.config.loader.keep_loaded)
+_last: list[tuple[Config, Served]] = []
+
+
 def served(config: Config | None = None) -> Served:
     """What the server in this process serves, by the configuration found from its folder."""
     config = load_config() if config is None else config
+    last = _last[0] if _last else None
+    if last is not None and last[0] is config:
+        return last[1]
+    found = _served(config)
+    _last[:] = [(config, found)]
+    return found
+
+
+def _served(config: Config) -> Served:
     if config.project_file is None:
         return Served(None, (), config)
     project = config.project_root.resolve()

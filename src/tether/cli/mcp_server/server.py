@@ -72,6 +72,9 @@ def serve() -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 
+    from tether.cli.mcp_server.warm import start
+
+    start()
     server = build()
 
     async def main() -> None:

@@ -256,3 +256,25 @@ def test_vibe_runs_a_command_whose_path_has_a_space(tmp_path: Path) -> None:
     assert change.after is not None
     (entry,) = tomllib.loads(change.after)["mcp_servers"]
     assert entry["command"] == argv and "args" not in entry
+
+
+def test_codex_keeps_the_comment_written_after_tethers_table(project: Path, home: Path) -> None:
+    config = project / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(
+        "[mcp_servers.first]\n"
+        'command = "f"\n\n'
+        "[mcp_servers.tether]\n"
+        'command = "old"\n'
+        'env = { TETHER_MCP_ENTRY = "written by tether mcp install" }\n\n'
+        "# about the other one\n"
+        "[mcp_servers.other]\n"
+        'command = "o"\n'
+    )
+    assert mcp(project, home, "install", "--harness", "codex").returncode == 0
+    text = config.read_text()
+    assert "# about the other one" in text and '"old"' not in text
+    assert mcp(project, home, "uninstall", "--harness", "codex").returncode == 0
+    text = config.read_text()
+    assert "# about the other one" in text
+    assert sorted(tomllib.loads(text)["mcp_servers"]) == ["first", "other"]

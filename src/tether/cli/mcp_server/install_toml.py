@@ -64,6 +64,7 @@ def codex_change(
     if argv is None:
         if servers is None or not present:
             return text
+        _hand_on(_trailing(servers[NAME]), NAME, servers)
         del servers[NAME]
         if not servers:
             del doc["mcp_servers"]
@@ -85,6 +86,9 @@ def codex_change(
     table["tool_timeout_sec"] = CODEX_TOOL_TIMEOUT
     if present and servers[NAME].unwrap() == table.unwrap() and grace is not None:
         return text
+    if present:
+        for item in _trailing(servers[NAME]):
+            table.value.body.append((None, item))
     servers[NAME] = table
     return str(tomlkit.dumps(doc))
 
@@ -99,6 +103,22 @@ def _trailing(table: Table) -> list[Any]:
         cut -= 1
     tail = [item for _, item in body[cut:]]
     return tail if any(isinstance(i, Comment) for i in tail) else []
+
+
+def _hand_on(keep: list[Any], name: str, siblings: Any) -> None:
+    """Give comments written after a removed table to the table before it (or, when it was
+    the first, to the one after it), so the file keeps them."""
+    if not keep:
+        return
+    names = list(siblings)
+    at = names.index(name)
+    before = [siblings[n] for n in names[:at] if isinstance(siblings[n], Table)]
+    after = [siblings[n] for n in names[at + 1 :] if isinstance(siblings[n], Table)]
+    if before:
+        for item in keep:
+            before[-1].value.body.append((None, item))
+    elif after:
+        after[0].value.body[0:0] = [(None, item) for item in keep]
 
 
 def _vibe_entry(argv: list[str], keep: list[Any]) -> Table:

@@ -210,12 +210,16 @@ def ended_panel(conn: sqlite3.Connection | None, limit: int) -> list[dict[str, A
 def loops_panel(conn: sqlite3.Connection | None, moment: float) -> list[dict[str, Any]]:
     if conn is None:
         return []
-    from tether.clock import to_iso
-    from tether.loop import guard
     from tether.loop.records import recent_ticks, ticked_boards
 
+    boards = ticked_boards(conn)
+    if not boards:
+        return []
+    from tether.clock import to_iso
+    from tether.loop import guard
+
     out: list[dict[str, Any]] = []
-    for board in ticked_boards(conn):
+    for board in boards:
         ticks = recent_ticks(conn, board, limit=1)
         last = ticks[-1] if ticks else None
         state = guard.load(conn, board)

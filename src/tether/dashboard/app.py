@@ -63,6 +63,7 @@ class State:
         self.tails_lock = threading.Lock()
         self.tails = Tails()
         self.pages: dict[str, tuple[Any, bytes]] = {}  # a run's page by its version
+        self._board: Any = None
         self._board_view: Any = None
         self.board_version = 0
 
@@ -82,8 +83,10 @@ class State:
         if not board_root(self.config).is_dir():
             view = None
         else:
+            if self._board is None:  # kept: a new Board checks its folders again
+                self._board = board_of(self.config)
             try:
-                view = board_of(self.config).load()
+                view = self._board.load()
             except (TetherError, OSError):
                 view = self._board_view
         if view is not self._board_view:

@@ -38,15 +38,18 @@ class Live:
         self.changed = asyncio.Event()
         self.pages = 0
         self.task: asyncio.Task[None] | None = None
+        self._status: dict[str, Any] | None = None  # the object last encoded
 
     async def _poll(self) -> None:
         while self.pages and not self.stop.is_set():
             async with self.state.lock:
                 found, versions = await asyncio.to_thread(self.state.look)
-            fresh = {
-                "status": json.dumps(found, default=str),
-                "versions": json.dumps(versions, default=str),
-            }
+            # the status is encoded again only when it was made again (the same object
+            # otherwise): an open page with nothing changing costs a few stat calls
+            status = self.messages.get("status", "")
+            if found is not self._status:
+                self._status, status = found, json.dumps(found, default=str)
+            fresh = {"status": status, "versions": json.dumps(versions, default=str)}
             if fresh != self.messages:
                 self.messages = fresh
                 self.seq += 1

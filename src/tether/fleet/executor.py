@@ -142,7 +142,8 @@ def _housekeeping(
                 for dead in claim_expired(store, lease):
                     count = recover_executor(dead.name)
                     recovered(store, dead.name, lease)
-                    say(f"worker {dead.name} went silent; recovered {count} unit(s) of its")
+                    if dead.recovery != "released" or count:
+                        say(f"worker {dead.name} went silent; recovered {count} unit(s) of its")
                 for project in store.to_kick():
                     engine.enqueue_unit(
                         project.name, project.incarnation, project.generation, project.next_seq

@@ -139,14 +139,18 @@ def renew(store: FleetStore, lease: Lease, seconds: float) -> float:
 
 
 def release(store: FleetStore, lease: Lease) -> None:
-    """A worker that stops cleanly, its units all ended: the others may recover at once."""
+    """A worker that stops cleanly, its units all ended: its lease ends at once.
+
+    Marked ``released``: the worker that claims it still recovers whatever
+    DBOS had dequeued for it and not started, but has no death to report.
+    """
     now_sql = server_now(store.dialect)
     with store.begin() as conn:
         conn.execute(
             workers.update()
             .where(workers.c.name == lease.worker)
             .where(workers.c.epoch == lease.epoch)
-            .values(lease_until=now_sql - 1.0)
+            .values(lease_until=now_sql - 1.0, recovery="released")
         )
 
 

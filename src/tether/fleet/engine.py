@@ -38,6 +38,7 @@ from dbos._error import DBOSMaxStepRetriesExceeded
 
 from tether.fleet import git
 from tether.fleet.leases import Lease, LeaseShortError, UnitHeldError, assert_holder, take_unit
+from tether.fleet.logs import log_to_file
 from tether.fleet.mirror import Mirror
 from tether.fleet.records import record_unit
 from tether.fleet.schema import projects
@@ -57,7 +58,6 @@ APP_NAME = "tether-fleet"
 APP_VERSION = "tether-fleet-2"
 # what a push may take at most; it starts only with this much lease (and a margin) left
 PUSH_SHARE = 0.4
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 class RetryLaterError(Exception):
@@ -333,18 +333,6 @@ def _connection_lost(context: Any) -> None:
     orig = context.original_exception
     if isinstance(orig, psycopg.OperationalError) and getattr(orig, "sqlstate", None) is None:
         context.is_disconnect = True
-
-
-def log_to_file(path: Path) -> None:
-    """DBOS's own log lines go to ``path``, never to the worker's terminal."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    logger = logging.getLogger("dbos")
-    for handler in list(logger.handlers):
-        logger.removeHandler(handler)
-    handler = logging.FileHandler(path, encoding="utf-8")
-    handler.setFormatter(logging.Formatter(LOG_FORMAT))
-    logger.addHandler(handler)
-    logger.propagate = False
 
 
 def start(ctx: Context, *, url: str, log_file: Path, queue_poll: float = 0.1) -> None:

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tether.fleet.leases import Lease, renew
+from tether.fleet.logs import outage_began, outage_ended
 from tether.fleet.store import FencedError, FleetDatabaseError, FleetStore
 
 Say = Callable[[str], None]
@@ -108,6 +109,7 @@ class Keeper:
             except FleetDatabaseError as exc:
                 if self._outage_since is None:
                     self._outage_since = sent
+                    outage_began(str(exc))
                     left = self._valid_until - time.monotonic()
                     self.say(
                         f"{exc}; retrying (agents stop in {max(0.0, left):.0f} s unless it is back)"
@@ -117,9 +119,9 @@ class Keeper:
                     self._valid_until = sent + self.seconds - stop_margin(self.seconds)
                     regained, self._lost = self._lost, False
                 if self._outage_since is not None:
-                    self.say(
-                        f"fleet database reachable again after {sent - self._outage_since:.0f} s"
-                    )
+                    away = sent - self._outage_since
+                    outage_ended(away)
+                    self.say(f"fleet database reachable again after {away:.0f} s")
                     self._outage_since = None
                 if regained:
                     allow_runs()

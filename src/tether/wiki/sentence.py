@@ -9,11 +9,12 @@ apart; a sentence model reads the words together. This is
 package folder without importing the package), its tokenizer in tether's own
 ``data`` folder (see ``data/NOTICE.md``): nothing is ever downloaded.
 
-It costs about 15 ms of CPU for a page (its ``page_text`` cut at
-``MAX_TOKENS``), far too much for every page of a large wiki, so the brief
-only scores its candidates with it (``tether.wiki.vectors.cosines``: a page
-embedded once is kept in the index until its text changes). Loading it
-(importing onnxruntime, reading the model) costs about 0.2 s once per process.
+It costs tens of milliseconds of CPU for a page (its ``page_text`` cut at
+``MAX_TOKENS``; ``bench/wiki.py`` prints the figure), far too much for every
+page of a large wiki, so the brief only reads its best candidates with it
+(``tether.wiki.vectors.cosines``: a page embedded once is kept in the index
+until its text changes). Loading it (importing onnxruntime, reading the model)
+costs a few tenths of a second once per process.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def _tokenizer() -> Any:
     packed = files("tether.wiki").joinpath("data", TOKENIZER_FILE).read_bytes()
     tokenizer = Tokenizer.from_str(gzip.decompress(packed).decode("utf-8"))
     tokenizer.enable_truncation(max_length=MAX_TOKENS)
-    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a token, no secret
+    tokenizer.no_padding()
     return tokenizer
 
 
@@ -88,32 +89,36 @@ def _session() -> Any:
 
 def embed(texts: list[str]) -> NDArray[np.float32]:
     """Unit-length sentence vectors, one row per text, as sentence-transformers pools them
-    (the mean of the last layer over the text's tokens)."""
+    (the mean of the last layer over the text's tokens).
+
+    One text at a time: a batch pads every text to its longest, and measured here a
+    batch of 8 cost more CPU per text than 8 single runs."""
     import numpy as np
 
+    out = np.zeros((len(texts), DIM), dtype=np.float32)
     if not texts:
-        return np.zeros((0, DIM), dtype=np.float32)
+        return out
     tokenizer, session = _tokenizer(), _session()
-    encoded = tokenizer.encode_batch(texts)
-    ids = np.array([e.ids for e in encoded], dtype=np.int64)
-    mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
-    feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-    with _run_lock:
-        hidden = session.run(None, feeds)[0]
-    weights = mask[..., np.newaxis].astype(np.float32)
-    pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
-    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    unit: NDArray[np.float32] = (pooled / norms).astype(np.float32)
-    return unit
+    for row, encoded in enumerate(tokenizer.encode_batch(texts)):
+        ids = np.array([encoded.ids], dtype=np.int64)
+        feeds = {
+            "input_ids": ids,
+            "attention_mask": np.ones_like(ids),
+            "token_type_ids": np.zeros_like(ids),
+        }
+        with _run_lock:
+            hidden = session.run(None, feeds)[0]
+        pooled = hidden[0].mean(axis=0)
+        norm = float(np.linalg.norm(pooled))
+        out[row] = pooled / norm if norm > 0 else pooled
+    return out
 
 
 class SentenceModel:
     """The sentence model as an ``Embedder`` (``tether.wiki.vectors``)."""
 
     name = "all-MiniLM-L6-v2-int8"
-    # texts padded to the longest of a batch: small batches waste little on padding
-    batch = 8
+    batch = 16  # texts embedded, then stored, together
 
     def embed(self, texts: list[str]) -> NDArray[np.float32]:
         return embed(texts)

@@ -141,7 +141,14 @@ def notes(harness: str, scope: str, path: str) -> list[str]:
     if harness == "copilot" and scope == "project":
         return ["Copilot CLI loads .github/hooks/*.json from the directory it starts in."]
     if harness == "pi":
-        return ["Pi loads the extension at its next start (or run /reload in a running Pi)."]
+        found = ["Pi loads the extension at its next start (or run /reload in a running Pi)."]
+        if scope == "project":
+            found.append(
+                "Pi 1.x loads a project's extensions only in a trusted project: trust it when "
+                "Pi asks (or /trust; --approve for one headless run), or install with --scope "
+                "user. `tether doctor --harness pi` checks it."
+            )
+        return found
     if harness == "claude-code":
         return ["Claude Code reads the hooks at session start; running sessions keep the old ones."]
     if harness == "vibe":

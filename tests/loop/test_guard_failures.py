@@ -2,8 +2,10 @@
 
 A source that is located but fails when asked (hangs past its timeout, prints
 no JSON, exits non-zero) after an ``exhausted`` makes the next tick ``blind`` at
-once, and the tick after that holds as ``guard, blind`` (exit 13) without
-running the failing source again. Changing a source's command in
+once — a command source's guard view is its first command, run on every tick
+that reaches level 2 — and while it keeps failing the ticks hold as ``guard,
+blind`` (exit 13) without reading the other sources. Fixed, it is asked again
+at the next tick, which then reads the chain. Changing a source's command in
 ``tether.toml`` breaks the guard. Real ``tether loop tick`` subprocesses, real
 source commands.
 """
@@ -51,7 +53,7 @@ def _runs(log: Path) -> int:
     ],
     ids=["hang", "bad-json", "non-zero-exit"],
 )
-def test_exhausted_then_a_failing_read_is_blind_at_once_then_guard_blind_without_rerun(
+def test_exhausted_then_a_failing_source_is_blind_at_once_then_guard_blind_until_fixed(
     project: Project, output: str, exit_code: int, sleep: float, why: str
 ) -> None:
     base = BASE_TOML.replace(
@@ -80,7 +82,29 @@ def test_exhausted_then_a_failing_read_is_blind_at_once_then_guard_blind_without
     assert held.returncode == 13, held.stdout
     assert held.stdout.splitlines()[-1].startswith("TETHER-LOOP: STOP (guard, blind unchanged")
     assert "availability changed" not in held.stdout
-    assert _runs(log) == asked  # the failing source was not run again: no timeout paid twice
+    assert _runs(log) > asked  # asked again: that is how a fix is seen
+
+    # fixed: the very next tick asks it, sees it answer, and reads the chain again
+    write_script(project.bin / "curated-memory", {"status": "empty", "items": []})
+    fixed = project.tether("loop", "tick")
+    assert fixed.returncode == 10, fixed.stdout
+    assert "level 2: guard does not hold (availability changed" in fixed.stdout
+
+
+def test_a_source_without_a_fingerprint_command_that_starts_failing_breaks_the_guard(
+    project: Project,
+) -> None:
+    # memory.organic is a plain command source: its first command is its guard view
+    project.all_sources_ready()
+    assert project.tether("loop", "tick").returncode == 10
+    assert project.tether("loop", "tick").returncode == 12  # guard, exhausted unchanged
+    write_script(project.bin / "organic-memory", "not JSON at all")
+    broken = project.tether("loop", "tick")
+    assert broken.returncode == 11, broken.stdout
+    assert "memory.organic: unavailable" in broken.stdout
+    assert broken.stdout.splitlines()[-1].startswith(
+        "TETHER-LOOP: STOP (blind, 1/4 sources unavailable: memory.organic)"
+    )
 
 
 def test_changing_a_source_command_in_tether_toml_breaks_the_guard(project: Project) -> None:

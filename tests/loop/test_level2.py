@@ -256,7 +256,8 @@ def test_new_memory_items_become_inbox_notes_once(project: Project) -> None:
     note = loop.board.load().untriaged()[0]
     text = note.read_text()
     assert text.startswith("RESUME: finish the parser port")
-    assert text.splitlines()[-1].startswith("session: unknown | tether-loop@")
+    assert text.splitlines()[-1].startswith(f"session: {result.tick_id} | tether-loop@")
+    assert result.tick_id is not None and result.tick_id.startswith("tick-")
     assert text.splitlines()[-1].endswith(" | 2026-03-02")
     assert tick(loop).level1.work is not None  # next tick: triage
     loop.board.move(loop.board.load().in_state(State.ACTIONABLE)[0].id, State.DONE)

@@ -52,7 +52,6 @@ def test_a_source_table_overrides_only_what_it_names(tmp_path: Path) -> None:
     curated = effective_source(settings, "memory.curated")
     assert (curated.kind, curated.command, curated.timeout) == ("command", None, "45s")
     assert curated.argvs() == [["usmc", "working", "--json"], ["usmc", "facts", "--json"]]
-    assert curated.fingerprint_command == ["usmc", "working", "--json"]
     ledger = effective_source(settings, "decisions.ledger")
     assert (ledger.kind, ledger.path) == ("files", "docs/adr")  # a folder named: a files source
     model = effective_source(settings, "user.model")
@@ -60,6 +59,8 @@ def test_a_source_table_overrides_only_what_it_names(tmp_path: Path) -> None:
     built = build_sources(settings, tmp_path, {"PATH": ""})
     assert isinstance(built[0], FileSource) and not built[0].locate().located  # named, missing
     assert isinstance(built[2], CommandSource)
+    # a command source shows the guard its first command (unless it names another)
+    assert built[2].fingerprint_command == ("usmc", "working", "--json")
 
 
 def test_a_builtin_source_takes_no_location(tmp_path: Path) -> None:
@@ -106,28 +107,24 @@ def test_a_kind_without_its_location_names_the_missing_key(tmp_path: Path) -> No
 @pytest.mark.parametrize(
     ("table", "argvs", "fingerprint"),
     [
-        # own command: the default's three commands go, the first command counts entries
-        ('command = ["mem", "working"]', [["mem", "working"]], ["mem", "working"]),
-        (
-            'commands = [["mem", "a"], ["mem", "b"]]',
-            [["mem", "a"], ["mem", "b"]],
-            ["mem", "a"],
-        ),
+        # a command source without a fingerprint command shows the guard its first command
+        ('command = ["mem", "working"]', [("mem", "working")], ("mem", "working")),
+        ('commands = [["mem", "a"], ["mem", "b"]]', [("mem", "a"), ("mem", "b")], ("mem", "a")),
         (
             'command = ["mem"]\nfingerprint_command = ["mem", "--count"]',
-            [["mem"]],
-            ["mem", "--count"],
+            [("mem",)],
+            ("mem", "--count"),
         ),
-        ('fingerprint_command = ["usmc", "count"]', None, ["usmc", "count"]),
     ],
 )
-def test_curated_memory_commands_and_the_fingerprint_that_goes_with_them(
-    tmp_path: Path, table: str, argvs: list[list[str]] | None, fingerprint: list[str]
+def test_a_command_source_and_the_fingerprint_that_goes_with_it(
+    tmp_path: Path, table: str, argvs: list[tuple[str, ...]], fingerprint: tuple[str, ...]
 ) -> None:
-    settings = _load(tmp_path, f'[loop.sources."memory.curated"]\n{table}\n')
-    spec = effective_source(settings, "memory.curated")
-    assert spec.argvs() == (argvs or effective_source(LoopSettings(), "memory.curated").argvs())
-    assert spec.fingerprint_command == fingerprint
+    settings = _load(tmp_path, f'[loop.sources."memory.organic"]\n{table}\n')
+    source = build_sources(settings, tmp_path, {"PATH": ""})[1]
+    assert isinstance(source, CommandSource)
+    assert list(source.commands) == argvs
+    assert source.fingerprint_command == fingerprint
 
 
 def test_command_and_commands_together_are_refused(tmp_path: Path) -> None:

@@ -1,13 +1,16 @@
 """SPEC C9: every note the loop writes ends with the session stamp, never a guessed value.
 
 The session is the explicit ``TETHER_SESSION_ID``, else the harness's own
-variable (``CLAUDE_CODE_SESSION_ID``, ``CODEX_THREAD_ID``), else ``unknown``.
+variable (``CLAUDE_CODE_SESSION_ID``, ``CODEX_THREAD_ID``), else the loop's own
+tick (``tick-YYYYMMDDTHHMMSS-xxxxxx``, kept in the tick's record).
 A process started by the session (a subagent) inherits the variables, so it
 stamps with its parent's session. Real ``tether`` subprocesses.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import socket
 import subprocess
 import sys
@@ -43,9 +46,8 @@ def _stamp(session: str) -> str:
         ({"CLAUDE_CODE_SESSION_ID": "cc-4711"}, "cc-4711"),
         ({"CODEX_THREAD_ID": "thr-42"}, "thr-42"),
         ({"TETHER_SESSION_ID": "explicit-1", "CLAUDE_CODE_SESSION_ID": "cc-4711"}, "explicit-1"),
-        ({}, "unknown"),
     ],
-    ids=["claude-code", "codex", "explicit-first", "unknown"],
+    ids=["claude-code", "codex", "explicit-first"],
 )
 def test_a_done_ticket_ends_with_the_stamp_of_the_session(
     project: Project, env: dict[str, str], session: str
@@ -57,6 +59,17 @@ def test_a_done_ticket_ends_with_the_stamp_of_the_session(
     assert after.state is State.DONE
     last = after.path.read_text(encoding="utf-8").rstrip("\n").splitlines()[-1]
     assert last.strip().startswith(_stamp(session)), last
+
+
+def test_outside_any_session_the_stamp_names_the_loop_own_tick(project: Project) -> None:
+    ticket = project.add("Fix the typo", body="The word 'recieve'.\n")
+    done = _run(project, "loop", "tick", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    tick_id = json.loads(done.stdout)["tick_id"]
+    assert re.fullmatch(r"tick-\d{8}T\d{6}-[0-9a-f]{6}", tick_id), tick_id
+    last = project.board.get(ticket.id).path.read_text(encoding="utf-8").rstrip().splitlines()[-1]
+    assert last.strip().startswith(_stamp(tick_id)), last
+    assert "unknown" not in last
 
 
 def test_every_note_and_hand_off_ends_with_the_stamp(project: Project) -> None:
@@ -104,17 +117,19 @@ def test_a_subagent_stamps_with_its_parents_session(project: Project) -> None:
     [
         ({"CLAUDE_CODE_SESSION_ID": "abc"}, "abc"),
         ({"TETHER_SESSION_ID": "explicit-2", "CLAUDE_CODE_SESSION_ID": "abc"}, "explicit-2"),
-        ({}, "unknown"),
+        ({}, "the tick"),
     ],
-    ids=["claude-code", "explicit-first", "unknown"],
+    ids=["claude-code", "explicit-first", "no-session"],
 )
 def test_a_ticked_todo_item_ends_with_the_stamp_under_it(
     project: Project, env: dict[str, str], session: str
 ) -> None:
     todo = project.root / "TODO.md"
     todo.write_text("# Next\n\n1. [ ] add a --version flag\n2. [ ] tidy the imports\n")
-    done = _run(project, "loop", "tick", **env)
+    done = _run(project, "loop", "tick", "--json", **env)
     assert done.returncode == 0, done.stdout + done.stderr
+    if session == "the tick":
+        session = json.loads(done.stdout)["tick_id"]
     lines = todo.read_text(encoding="utf-8").splitlines()
     assert lines[2].startswith("1. [x] add a --version flag — done in tether run r-"), lines
     # the item's own last line: a continuation line indented to the item's text

@@ -120,8 +120,6 @@ class LoopSettings(Section, frozen=True):
 # Each role's default: the built-in source every project has (tether.loop.builtin).
 _ROLE_DEFAULTS: dict[str, SourceSettings] = {role: SourceSettings(kind="builtin") for role in ROLES}
 DEFAULT_CONFIDENCE = 0.5
-# Roles whose first command also gives the fingerprint when none is configured.
-_FINGERPRINT_FROM_FIRST_COMMAND = ("memory.curated",)
 
 
 def source_defaults(role: str) -> SourceSettings:
@@ -132,9 +130,9 @@ def effective_source(settings: LoopSettings, role: str) -> SourceSettings:
     """The role's table merged over its defaults (a key given wins).
 
     A table without ``kind`` that names a ``path`` is a ``files`` source, one
-    that names ``command`` or ``commands`` a ``command`` source. For
-    ``memory.curated`` a command source's first command gives the guard's
-    fingerprint (unless ``fingerprint_command`` is set).
+    that names ``command`` or ``commands`` a ``command`` source. (A command
+    source without ``fingerprint_command`` shows the guard its first command:
+    ``tether.loop.source_setup``.)
     """
     given = settings.sources.get(role)
     kind = given.kind
@@ -151,12 +149,4 @@ def effective_source(settings: LoopSettings, role: str) -> SourceSettings:
         name: getattr(given, name) if getattr(given, name) is not None else getattr(base, name)
         for name in SourceSettings.__struct_fields__
     }
-    spec = SourceSettings(**merged)
-    if (
-        role in _FINGERPRINT_FROM_FIRST_COMMAND
-        and spec.kind == "command"
-        and spec.fingerprint_command is None
-        and spec.argvs()
-    ):
-        spec = msgspec.structs.replace(spec, fingerprint_command=spec.argvs()[0])
-    return spec
+    return SourceSettings(**merged)

@@ -75,6 +75,9 @@ class Loop:
     check_timeout: float = field(init=False)
     check_interval: float = field(init=False)
     policy: Policy = field(init=False)  # SPEC C7: what counts as autonomous
+    # the tick under way (``tick-YYYYMMDDTHHMMSS-xxxxxx``): the session a note names when
+    # the loop runs in no agent session of its own
+    tick_id: str | None = None
     _held: int = field(default=0, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -86,10 +89,26 @@ class Loop:
         self.board.stamp = self.session_line  # every note the loop writes ends with it
 
     def session_line(self) -> str:
-        """The closing line of notes the loop writes (SPEC C9): never a guessed value."""
-        from tether.gate.stamp import stamp
+        """The closing line of notes the loop writes (SPEC C9): never a guessed value.
 
-        return stamp(self.env, "tether-loop", day=self.clock.now().date().isoformat())
+        The session is the one of the environment (an agent's, ``TETHER_SESSION_ID``)
+        when there is one, else the loop's own tick: the tick is the session that
+        wrote the note, and its id is in the board's tick history.
+        """
+        from tether.gate.stamp import stamp, stamp_session
+
+        explicit = stamp_session(self.env) or self.tick_id
+        return stamp(
+            self.env, "tether-loop", explicit=explicit, day=self.clock.now().date().isoformat()
+        )
+
+    def begin_tick(self) -> str:
+        """A new tick id for the tick that starts now (its notes' session)."""
+        import secrets
+
+        moment = self.clock.now().strftime("%Y%m%dT%H%M%S")
+        self.tick_id = f"tick-{moment}-{secrets.token_hex(3)}"
+        return self.tick_id
 
     def require_profile(self) -> None:
         """Refuse a unit that needs an agent when none is configured (``ConfigError``, exit 3).

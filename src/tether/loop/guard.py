@@ -134,19 +134,6 @@ def save(
     )
 
 
-def still_failing(
-    state: GuardState | None, now: datetime, interval_seconds: float, config: str
-) -> tuple[str, ...]:
-    """Roles whose read failed at the last (blind) result: within the interval and with
-    the same source configuration they count as unavailable without being run again."""
-    if state is None or state.result != "blind" or not state.failed:
-        return ()
-    age = (now - state.at).total_seconds()
-    if age < 0 or age >= interval_seconds or state.situation.get("config") != config:
-        return ()
-    return state.failed
-
-
 def holding(
     state: GuardState | None, fp: Fingerprint, now: datetime, interval_seconds: float
 ) -> GuardState | None:

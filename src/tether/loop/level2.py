@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 
 from tether.board import BoardView, State, Ticket
-from tether.clock import to_iso
 from tether.config.loop import DEFAULT_CONFIDENCE, ROLES, effective_source
 from tether.fs import atomic_write_text
 from tether.loop import guard, records
@@ -119,8 +118,8 @@ def run_chain(loop: Loop, view: BoardView, *, dry_run: bool) -> Level2:
     now = loop.clock.now()
     before = guard.load(loop.conn, loop.scope)
     config = config_digest(loop)
-    carried = guard.still_failing(before, now, loop.guard_interval, config)
-    locations = [(source, _locate(source, before, carried)) for source in loop.sources]
+    # every source is located anew, a failing one too: a fixed source shows at once
+    locations = [(source, source.locate()) for source in loop.sources]
     unavailable = [s.role for s, where in locations if not where.located or where.failure]
     fp = _fingerprint(loop, view, locations, unavailable, config)
     held = guard.holding(before, fp, now, loop.guard_interval)
@@ -160,20 +159,6 @@ def run_chain(loop: Loop, view: BoardView, *, dry_run: bool) -> Level2:
         failed=failed,
     )
     return result
-
-
-def _locate(source: Source, before: guard.GuardState | None, carried: tuple[str, ...]) -> Location:
-    """Where the source is; a role whose read failed at the last blind result, within the
-    guard interval, is not run again (it would only cost its timeout once more)."""
-    if source.role in carried:
-        at = to_iso(before.at) if before is not None else "the last tick"
-        return Location(
-            True,
-            "",
-            failure=f"its read failed at {at}; not asked again until the guard interval ends "
-            f"or its configuration changes",
-        )
-    return source.locate()
 
 
 def config_digest(loop: Loop) -> str:

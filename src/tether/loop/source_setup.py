@@ -57,7 +57,10 @@ def build_sources(
                     cwd=project_root,
                     timeout=timeout,
                     env=env,
-                    fingerprint_command=spec.fingerprint_command,
+                    # the guard's view: its own fingerprint command, else its first
+                    # command, asked on every tick that reaches level 2, so a source
+                    # that starts failing (or is fixed) shows at once
+                    fingerprint_command=spec.fingerprint_command or spec.argvs()[0],
                 )
             )
     return sources

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shlex
 from collections.abc import Mapping, Sequence
@@ -195,10 +196,16 @@ class FileSource:
         if not self.folder.is_dir():
             return Location(False, self.display, f"folder {self.display} does not exist")
         try:
-            stamps = [f"{p.name}:{p.stat().st_mtime_ns}:{p.stat().st_size}" for p in self._files()]
+            files = self._files()
+            stamps = [f"{p.name}:{p.stat().st_mtime_ns}:{p.stat().st_size}" for p in files]
         except OSError as exc:
             return Location(False, self.display, f"folder {self.display}: {exc.strerror}")
-        return Location(True, self.display, situation="|".join(stamps))
+        situation = "|".join(stamps)
+        unreadable = [p.name for p in files if not os.access(p, os.R_OK)]
+        if unreadable:  # the read would fail: the guard must not hold on it
+            failure = f"cannot read {', '.join(unreadable)} in {self.display}"
+            return Location(True, self.display, situation=situation, failure=failure)
+        return Location(True, self.display, situation=situation)
 
     def read(self, location: Location) -> Reading:
         reading = Reading(ok=True)
@@ -285,6 +292,11 @@ class CommandSource:
                 True, where, situation=result.summary(), failure=f"{result.summary()}{tail}"
             )
         parsed = _parse(result.stdout, self.fingerprint_command[0])
+        if isinstance(parsed, str) and self.fingerprint_command == self.commands[0]:
+            # the source's own first command: output it cannot read is a failing source
+            return Location(
+                True, where, situation=result.summary(), failure=f"{result.summary()}: {parsed}"
+            )
         if isinstance(parsed, str):  # not a list of items: the output itself is the view
             text = result.stdout.strip()
             if len(text) > 200:

@@ -50,6 +50,7 @@ class TickResult:
     bundle: Bundle | None = None
     # runs whose supervisor had died, found and recorded on their tickets first
     recovered: list[str] = field(default_factory=list)
+    tick_id: str | None = None  # the session its notes name when the loop runs in none
 
     @property
     def warnings(self) -> list[str]:
@@ -129,6 +130,7 @@ class TickResult:
             "level2": self.level2.as_dict() if self.level2 else None,
             "bundle": self.bundle.as_dict() if self.bundle else None,
             "recovered": self.recovered,
+            "tick_id": self.tick_id,
         }
 
 
@@ -160,11 +162,13 @@ def tick(loop: Loop, *, dry_run: bool = False) -> TickResult:
 
     Every tick, dry or not, is kept in the board's history (``records.recent_ticks``).
     """
+    tick_id = loop.begin_tick()
     if dry_run:
         result = _tick(loop, dry_run=True)
     else:
         with loop.exclusive():
             result = _tick(loop, dry_run=False)
+    result.tick_id = tick_id
     record_tick(loop.conn, loop.scope, result.as_dict())
     return result
 

@@ -6,11 +6,12 @@ import json
 import os
 import signal
 import subprocess
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import psutil
-from tests.watch.watch_support import TETHER, TmuxLab, wait_until, write_project
+from tests.watch.watch_support import TETHER, TmuxLab, agent_argv, wait_until, write_project
 
 NOTIFIER = """#!/bin/sh
 printf '%s\\n' "$*" >> {out}
@@ -91,3 +92,111 @@ def test_a_detached_daemon_reaches_the_person_without_any_log_being_read(
     wakes = _tether(project, env, "watch", "log", "--json")
     channels = {c["channel"] for c in wakes[0]["channels"] if c["ok"]}
     assert {"tmux", "desktop", "notify", "tmux-status"} <= channels
+
+
+def test_the_orchestrator_pane_closed_while_a_subagent_runs_is_told_in_the_default_scope(
+    lab: TmuxLab, tmp_path: Path, tether_home: Path
+) -> None:
+    # No subagents_folders, subagents_scope left at its default ("session"): the
+    # subagent counts because it runs in the orchestrator's tmux session. When the
+    # orchestrator's pane closes, that session still holds the subagent.
+    desktop = tmp_path / "desktop.txt"
+    bin_dir = tmp_path / "bin"
+    _fake(bin_dir, "notify-send", desktop)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "DISPLAY": ":99"}
+    pane, _recording = lab.orchestrator()
+    work = tmp_path / "work"
+    work.mkdir()
+    sub = lab.subagent(work, ["--format", "claude-code", "--silent"])
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "tether.toml").write_text(
+        f"[watch]\ntmux_socket = {json.dumps(lab.socket)}\ninterval = 0.5\n", encoding="utf-8"
+    )
+    _tether(project, env, "watch", "add-orchestrator", "--tmux-pane", pane, "--name", "main")
+
+    def counted() -> bool:
+        listed = _tether(project, env, "subagents", "list", "--json")
+        return any(s.get("pane") == sub and s["state"] == "working" for s in listed["subagents"])
+
+    wait_until(counted, timeout=30, what="the subagent counted in the orchestrator's session")
+    pid_file = tmp_path / "watch.pid"
+    out = _tether(project, env, "watch", "--detach", "--pid-file", str(pid_file))
+    assert out.startswith("tether watch: running as pid ")
+    daemon = psutil.Process(int(pid_file.read_text()))
+    log = tether_home / "watch" / "watch.log"
+    try:
+        # the daemon has seen the subagent running before the orchestrator goes
+        wait_until(
+            lambda: f"(pane {sub}): working" in "".join(_lines(log)),
+            timeout=30,
+            what="the daemon to see the subagent",
+        )
+        lab.run("kill-pane", "-t", pane)
+
+        def told() -> list[str]:
+            return [line for line in _lines(desktop) if "is gone" in line]
+
+        (line,) = wait_until(told, timeout=30, what="the person told the orchestrator is gone")[:1]
+        assert f"The registered orchestrator main is gone (pane {pane} is gone)" in line
+        assert "while 1 subagent runs" in line, line
+        assert daemon.is_running()  # the subagent still runs: the watch goes on
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(timeout=20)
+
+
+def test_how_a_subagent_ended_is_said_as_far_as_it_can_be_known(
+    lab: TmuxLab, tmp_path: Path, tether_home: Path
+) -> None:
+    # Three subagents in the orchestrator's session (the default scope): one ends by
+    # itself with exit 3, one is killed with SIGKILL (tmux keeps both dead panes,
+    # remain-on-exit, and knows how each ended), one ends under its pane's shell,
+    # which alone knows its status. None of them is "gone".
+    go = tmp_path / "go"
+    commands = tmp_path / "commands.txt"
+    commands.write_text(
+        f'bash -c "while [ ! -e {go} ]; do sleep 0.1; done"\n', encoding="utf-8"
+    )  # the steps' commands run without a shell: the loop needs its own
+    waiting = ["--format", "claude-code", "--commands-file", str(commands)]
+    pane, _recording = lab.orchestrator()
+    lab.run("set-option", "-g", "remain-on-exit", "on")
+    done_pane = lab.window(tmp_path / "done", agent_argv(*waiting, "--exit-code", "3"))
+    killed_pane = lab.window(tmp_path / "killed", agent_argv("--format", "claude-code", "--silent"))
+    shell_pane = lab.subagent(tmp_path / "shell", waiting, then="read -r done")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "tether.toml").write_text(
+        f"[watch]\ntmux_socket = {json.dumps(lab.socket)}\ninterval = 0.5\n", encoding="utf-8"
+    )
+    env = dict(os.environ)
+    _tether(project, env, "watch", "add-orchestrator", "--tmux-pane", pane, "--name", "main")
+    pid_file = tmp_path / "watch.pid"
+    _tether(project, env, "watch", "--detach", "--pid-file", str(pid_file), "--forever")
+    daemon = psutil.Process(int(pid_file.read_text()))
+    log = tether_home / "watch" / "watch.log"
+    try:
+
+        def working(pane_id: str) -> bool:
+            return f"(pane {pane_id}): working" in "".join(_lines(log))
+
+        for sub in (done_pane, killed_pane, shell_pane):
+            wait_until(partial(working, sub), timeout=30, what=f"pane {sub} seen working")
+        victim = int(lab.run("display-message", "-p", "-t", killed_pane, "#{pane_pid}"))
+        os.kill(victim, signal.SIGKILL)
+        go.touch()
+
+        def said(pane_id: str, words: str) -> bool:
+            return any(f"(pane {pane_id}): {words}" in line for line in _lines(log))
+
+        wait_until(lambda: said(done_pane, "ended (exit 3)"), timeout=30, what="exit 3")
+        wait_until(lambda: said(killed_pane, "killed (SIGKILL)"), timeout=30, what="SIGKILL")
+        wait_until(
+            lambda: said(shell_pane, "ended (its exit status is not known)"),
+            timeout=30,
+            what="an end only its shell knows",
+        )
+        assert not any(": gone" in line for line in _lines(log))
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(timeout=20)

@@ -25,8 +25,8 @@ def _subagent_lines(survey: Any) -> list[str]:
         extra = ""
         if view.wait is not None and view.subagent.running:
             extra = f" — {view.wait.describe(survey.now)}"
-        elif view.subagent.stop_reason:
-            extra = f" — {view.subagent.stop_reason}"
+        elif view.state in ("ended", "killed"):
+            extra = f" — {view.subagent.ended_words()}"
         lines.append(f"  {view.state:<24} {view.subagent.label}{extra}")
     return lines + not_counted_lines(survey)
 

@@ -227,8 +227,8 @@ def once(
 
 
 def _wait_text(view: Any, report: Any) -> str:
-    if view.subagent.stop_reason and not view.subagent.running:
-        return f" — {view.subagent.stop_reason}"
+    if view.state in ("ended", "killed"):
+        return f" — {view.subagent.ended_words()}"
     if view.wait is None or not view.subagent.running:
         return ""
     return f" — {view.wait.describe(report.survey.now)}"

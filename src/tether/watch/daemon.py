@@ -204,10 +204,10 @@ class Watchdog:
         states = {v.subagent.key: v.state for v in report.survey.subagents}
         for key, state in states.items():
             if previous.get(key) != state:
-                label = next(
-                    v.subagent.label for v in report.survey.subagents if v.subagent.key == key
-                )
-                self.log(f"subagent {label}: {state}")
+                sub = next(v.subagent for v in report.survey.subagents if v.subagent.key == key)
+                how = f" ({sub.end_text()})" if state in ("ended", "killed") else ""
+                self.log(f"subagent {sub.label}: {state}{how}")
         for key in previous.keys() - states.keys():
-            self.log(f"subagent {key}: gone")
+            if previous[key] not in ("ended", "killed"):
+                self.log(f"subagent {key}: gone (no longer seen; how it ended cannot be known)")
         return states

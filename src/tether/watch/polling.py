@@ -71,7 +71,7 @@ def _diff(before: dict[str, str], after: dict[str, str]) -> list[dict[str, str |
         old, new = before.get(key), after.get(key)
         if old == new:
             continue
-        if new is None and old == "ended":
+        if new is None and old in ("ended", "killed"):
             continue  # an ended pane that closed is no news
         if old is None and new == "starting":
             continue  # a pane whose agent has not started yet: its start will be the news

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tether.watch.registry import WakeRecord
+from tether.watch.subagents import signal_name
 from tether.watch.survey import Survey
 from tether.watch.wake import SubagentView
 
@@ -82,6 +83,8 @@ def subagent_dict(view: SubagentView) -> dict[str, Any]:
         "pane_command": None if sub.pane is None else sub.pane.current_command,
         "run_id": sub.run_id,
         "stop_reason": sub.stop_reason,
+        "exit_status": sub.exit_status,
+        "signal": None if sub.signal is None else signal_name(sub.signal),
         "cwd": sub.cwd,
         "log": None if sub.log is None else str(sub.log),
         "wait": None

@@ -55,6 +55,36 @@ class Subagent:
     sessions: tuple[str, ...] = field(default=())
     starting: bool = False  # no agent yet, but something runs in its pane: it is coming
     stop_reason: str | None = None  # a run that ended: why it stopped
+    # how its agent ended, where that can be known: its exit status, or the signal
+    # that ended it (a run's record; a dead pane tmux keeps)
+    exit_status: int | None = None
+    signal: int | None = None
+
+    @property
+    def killed(self) -> bool:
+        return self.signal is not None
+
+    def end_text(self) -> str:
+        """How it ended, as far as can be known: ``exit 0``, ``SIGKILL``, or that it is not."""
+        if self.signal is not None:
+            return signal_name(self.signal)
+        if self.exit_status is not None:
+            return f"exit {self.exit_status}"
+        return "its exit status is not known"
+
+    def ended_words(self) -> str:
+        """Why and how it ended: a run's stop reason, then ``exit N`` or the signal."""
+        return "; ".join(p for p in (self.stop_reason, self.end_text()) if p)
+
+
+def signal_name(number: int) -> str:
+    """``SIGKILL`` for 9; ``signal 64`` for a number with no name."""
+    import signal as signals
+
+    try:
+        return signals.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 @lru_cache(maxsize=4096)
@@ -243,6 +273,8 @@ def pane_subagents(
                 cwd=cwd,
                 pane=pane,
                 log=log,
+                exit_status=pane.dead_status if pane.dead else None,
+                signal=pane.dead_signal if pane.dead else None,
             )
         )
     return found

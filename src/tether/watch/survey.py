@@ -81,6 +81,11 @@ class Surveyor:
         self._keys: dict[tuple[int, float], str | None] = {}
         self._ran: set[str] = set()  # subagents seen running: without an agent now, they ended
         self._runs: dict[str, Subagent] = {}  # runs seen running, to report how they ended
+        # pane subagents seen running: while their pane lives they are reported ended
+        self._panes_ran: dict[str, Subagent] = {}
+        # the tmux session of each orchestrator's pane when last seen: a pane that closes
+        # leaves its session watched (subagents_scope = session) while it is registered
+        self._orch_sessions: dict[int, str] = {}
         self._busy: dict[str, float] = {}  # agentless panes: when something last ran in them
         self._ignored: list[NotCounted] = []
         self._ignored_at: float | None = None
@@ -113,8 +118,7 @@ class Surveyor:
         )
         skip_runs = frozenset(v.orchestrator.run_id for v in orchestrators if v.orchestrator.run_id)
         scope = self.settings.subagents_scope
-        own = {v.pane for v in orchestrators if v.pane and v.tmux is self.tmux}
-        sessions = frozenset(p.session for p in panes if p.pane_id in own)
+        sessions = self._watched_sessions(orchestrators, panes)
         extras = list_extra_subagents(conn)
         added = frozenset(
             e.tmux_pane
@@ -137,6 +141,7 @@ class Surveyor:
             self.finder,
             skip_pids,
         )
+        found += self._ended_panes(found, panes)
         runs = run_subagents(conn, table, skip_runs)
         found += runs + self._ended_runs(conn, runs)
         found = [self._starting_or_ended(s, table) for s in found]
@@ -187,6 +192,48 @@ class Surveyor:
         # something runs there (or ran a moment ago: the shell between two commands)
         return replace(sub, starting=True)
 
+    def _watched_sessions(
+        self, orchestrators: Sequence[OrchestratorView], panes: Sequence[Pane]
+    ) -> frozenset[str]:
+        """The tmux sessions of the orchestrators' panes, a closed pane's as last seen."""
+        by_id = {p.pane_id: p for p in panes}
+        registered = {v.orchestrator.id for v in orchestrators}
+        for view in orchestrators:
+            pane = by_id.get(view.pane) if view.pane and view.tmux is self.tmux else None
+            if pane is not None:
+                self._orch_sessions[view.orchestrator.id] = pane.session
+        self._orch_sessions = {k: s for k, s in self._orch_sessions.items() if k in registered}
+        return frozenset(self._orch_sessions.values())
+
+    def _ended_panes(self, found: Sequence[Subagent], panes: Sequence[Pane]) -> list[Subagent]:
+        """Pane subagents seen running whose agent is gone while the pane is there: ended,
+        with how (a dead pane tmux keeps knows its status). A closed pane drops out."""
+        listed = {s.key for s in found}
+        for sub in found:
+            if sub.kind == "pane" and sub.running:
+                self._panes_ran[sub.key] = sub
+        by_id = {p.pane_id: p for p in panes}
+        out: list[Subagent] = []
+        for key, sub in list(self._panes_ran.items()):
+            if key in listed:
+                continue
+            pane = by_id.get(sub.pane.pane_id) if sub.pane is not None else None
+            if pane is None:
+                del self._panes_ran[key]  # its pane closed: how it ended cannot be known
+                continue
+            out.append(
+                replace(
+                    sub,
+                    running=False,
+                    agent=None,
+                    pane=pane,
+                    log=None,
+                    exit_status=pane.dead_status if pane.dead else None,
+                    signal=pane.dead_signal if pane.dead else None,
+                )
+            )
+        return out
+
     def _ended_runs(self, conn: sqlite3.Connection, running: Sequence[Subagent]) -> list[Subagent]:
         """Runs seen running that are no longer: ``ended`` with their stop reason."""
         now_running = {s.key for s in running}
@@ -202,7 +249,15 @@ class Surveyor:
                 except TetherError:
                     continue
                 reason = row.stop_reason or row.status
-                sub = replace(sub, running=False, agent=None, stop_reason=reason)
+                status = row.agent_exit_status
+                sub = replace(
+                    sub,
+                    running=False,
+                    agent=None,
+                    stop_reason=reason,
+                    exit_status=status if status is not None and status >= 0 else None,
+                    signal=-status if status is not None and status < 0 else None,
+                )
                 self._runs[key] = sub
             out.append(sub)
         return out

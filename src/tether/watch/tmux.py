@@ -26,6 +26,8 @@ _FIELDS = (
     "#{session_name}",
     "#{window_index}",
     "#{pane_dead}",
+    "#{pane_dead_status}",
+    "#{pane_dead_signal}",
 )
 _SEP = "\t"
 TIMEOUT_S = 5.0
@@ -44,6 +46,9 @@ class Pane:
     session: str
     window: int
     dead: bool
+    # a dead pane kept by remain-on-exit: how its process ended (tmux knows)
+    dead_status: int | None = None
+    dead_signal: int | None = None
 
     @property
     def label(self) -> str:
@@ -122,10 +127,20 @@ class Tmux:
             parts = line.split(_SEP)
             if len(parts) != len(_FIELDS):
                 continue
-            pane_id, pid, path, command, session, window, dead = parts
+            pane_id, pid, path, command, session, window, dead, status, signal = parts
             try:
                 panes.append(
-                    Pane(pane_id, int(pid), path, command, session, int(window), dead == "1")
+                    Pane(
+                        pane_id,
+                        int(pid),
+                        path,
+                        command,
+                        session,
+                        int(window),
+                        dead == "1",
+                        int(status) if status.strip() else None,
+                        int(signal) if signal.strip() else None,
+                    )
                 )
             except ValueError:
                 continue

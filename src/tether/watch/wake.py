@@ -55,7 +55,9 @@ class SubagentView:
     @property
     def state(self) -> str:
         if not self.subagent.running:
-            return "starting" if self.subagent.starting else "ended"
+            if self.subagent.starting:
+                return "starting"
+            return "killed" if self.subagent.killed else "ended"
         if self.wait is None or self.wait.kind == "tool":
             return "working"
         if self.wait.kind == "long-tool":

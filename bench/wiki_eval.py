@@ -15,8 +15,9 @@ answer page's words, as their author judged).
 Two sets:
 
 - ``tuning`` (``bench/wiki_questions.py``): the questions the ranking is tuned
-  on; per question, the rank of the answer page (``-``: not in the brief) is
-  printed too, unless ``--quiet``;
+  on, ``QUESTIONS`` and the ``MORE_QUESTIONS`` written later by the tuner (each
+  also totalled alone); per question, the rank of the answer page (``-``: not
+  in the brief) is printed too, unless ``--quiet``;
 - ``heldout`` (``bench/wiki_heldout.py``): written apart from the ranking by
   someone who does not tune it, and never looked at while tuning. Only its
   totals are ever printed: no question, no page, no rank of one question, so
@@ -45,10 +46,10 @@ from tether.wiki.index import Index, fts_phrase, query_terms  # noqa: E402
 from tether.wiki.layout import Wiki  # noqa: E402
 
 VAULT = ROOT.parent / "shared" / "corpora" / "obsidian-help-en"
-# set -> (module, the name of its question -> expected path mapping)
+# set -> (module, the names of its question -> expected path mappings)
 SETS = {
-    "tuning": ("bench.wiki_questions", "QUESTIONS"),
-    "heldout": ("bench.wiki_heldout", "HELDOUT"),
+    "tuning": ("bench.wiki_questions", ("QUESTIONS", "MORE_QUESTIONS")),
+    "heldout": ("bench.wiki_heldout", ("HELDOUT",)),
 }
 
 
@@ -60,13 +61,14 @@ class Result:
     title_words: bool  # the question shares a word with the page's title or aliases
 
 
-def load_set(name: str) -> tuple[Mapping[str, str], Collection[str]]:
-    """(question -> expected path, the set's NO_SHARED_WORDS questions) of set ``name``."""
-    module_name, attribute = SETS[name]
+def load_set(name: str) -> tuple[dict[str, Mapping[str, str]], Collection[str]]:
+    """(mapping name -> its questions -> expected path, the set's NO_SHARED_WORDS
+    questions) of set ``name``."""
+    module_name, attributes = SETS[name]
     module = importlib.import_module(module_name)
-    questions: Mapping[str, str] = getattr(module, attribute)
+    parts: dict[str, Mapping[str, str]] = {a: getattr(module, a) for a in attributes}
     no_shared: Collection[str] = getattr(module, "NO_SHARED_WORDS", ())
-    return questions, no_shared
+    return parts, no_shared
 
 
 def shares_title_word(index: Index, question: str, path: str) -> bool:
@@ -130,7 +132,8 @@ def main() -> None:
     vault = args.vault.resolve()
     if not vault.is_dir():
         sys.exit(f"no vault at {vault}; give --vault DIR")
-    questions, no_shared = load_set(args.which)
+    parts, no_shared = load_set(args.which)
+    questions = {q: path for part in parts.values() for q, path in part.items()}
     with tempfile.TemporaryDirectory() as home:
         missing = missing_pages(vault, Path(home), questions.values())
         if missing:
@@ -141,6 +144,9 @@ def main() -> None:
             shown = "-" if r.rank is None else str(r.rank)
             print(f"{shown:>3}  {r.question}  ->  {r.expected}")
     lines = totals(f"{args.which} set, B = {args.budget}", results)
+    if len(parts) > 1:
+        for part_name, part in parts.items():
+            lines += totals(part_name, [r for r in results if r.question in part], "  ")
     lines += totals(
         "no word of the page's title or aliases",
         [r for r in results if not r.title_words],

@@ -71,8 +71,11 @@ EXTRA_LINK_CAP = 0.15
 CUT_SHOWN = 20
 # Candidates: this many bm25 hits and this many pages nearest by the whole-wiki vectors.
 POOL = 40
-# The sentence model reads this many of them, the best by bm25 and word vectors.
+# The sentence model reads this many of them, the best by bm25 and word vectors, the
+# word vectors weighing twice: bm25's candidates share the question's words already, and
+# the pages it cannot find are the ones the sentence model is there for.
 SENTENCE_POOL = 32
+SENTENCE_POOL_NEAREST_WEIGHT = 2.0
 # A candidate's score: bm25, the whole-wiki vectors and the sentence model, weighted.
 BM25_SHARE = 0.2
 NEAREST_SHARE = 0.1
@@ -191,9 +194,9 @@ def fused_hits(index: Index, question: str, signals: Signals) -> tuple[list[Hit]
     Candidates are the ``POOL`` best bm25 hits and the ``POOL`` pages nearest to
     the question by ``signals.nearest``; with no bm25 hit at all (no word of the
     question is in the wiki) there are none. The sentence model reads only the
-    ``SENTENCE_POOL`` best of them by bm25 and word vectors (each page it reads
-    costs tens of milliseconds the first time); the others get no ``s``. A
-    candidate's score is
+    ``SENTENCE_POOL`` best of them by ``b + SENTENCE_POOL_NEAREST_WEIGHT * n``
+    (each page it reads costs tens of milliseconds the first time); the others get
+    no ``s``. A candidate's score is
     ``BM25_SHARE * b + NEAREST_SHARE * n + SENTENCE_SHARE * s``: ``b`` its bm25
     relative to the best hit (0 when bm25 does not find it), ``n`` how far its
     cosine similarity by ``signals.nearest`` lies above the wiki's mean, relative
@@ -212,7 +215,7 @@ def fused_hits(index: Index, question: str, signals: Signals) -> tuple[list[Hit]
     near = index.nearest(signals.nearest, asked, POOL, also=bm25)
     rows.update(index.by_paths(set(near) - set(rows)))
     pool = sorted(rows)
-    cheap = {p: BM25_SHARE * bm25.get(p, 0.0) + NEAREST_SHARE * near.get(p, 0.0) for p in pool}
+    cheap = {p: bm25.get(p, 0.0) + SENTENCE_POOL_NEAREST_WEIGHT * near.get(p, 0.0) for p in pool}
     scored = sorted(pool, key=lambda p: (-cheap[p], p))[:SENTENCE_POOL]
     if signals.sentence is not signals.nearest:
         asked = signals.sentence.embed([question])[0]

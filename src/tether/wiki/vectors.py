@@ -3,9 +3,12 @@
 The brief compares a question with pages by vectors from more than one model
 (static word vectors over the whole wiki, a sentence model over the
 candidates, or a user's embeddings endpoint). Each model's vectors live in the
-index's ``vectors`` table under the model's name, each with a digest of the
-text it embeds (``page_text``), so a page whose text did not change is never
-embedded again, and a model change never mixes vectors of two models.
+index's ``vectors`` table under the model's name, each with the hash of the
+page's bytes it was computed from (``files.hash``, which the update keeps) and
+the version of ``page_text`` (``TEXT_VERSION``): a page whose file did not
+change is never embedded again, finding the pages to embed is one query (no
+page text is built to compare), and a model change never mixes vectors of two
+models.
 
 Two ways to fill it:
 
@@ -22,7 +25,6 @@ Within a process, a synced model's matrix is kept per index file and generation.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import sqlite3
@@ -35,6 +37,9 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 BODY_WORDS = 60  # the start of a page's text that goes into its vector
+# Part of every stored vector's digest: change it when ``page_text`` changes, and every
+# page is embedded again.
+TEXT_VERSION = "t1"
 _WORDS = re.compile(r"[^\W\d_][\w'-]*")
 _META_PREFIX = "vectors_generation:"
 _CHUNK = 500  # paths per SQL statement
@@ -67,10 +72,6 @@ def page_text(
     return ". ".join(p.strip() for p in parts if p and p.strip())
 
 
-def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
-
-
 def _generation(conn: sqlite3.Connection) -> int:
     row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
     return int(row[0]) if row else 0
@@ -98,37 +99,45 @@ def _texts(conn: sqlite3.Connection, paths: Sequence[str] | None) -> dict[str, s
     }
 
 
-def _stored_digests(
-    conn: sqlite3.Connection, model: str, paths: Sequence[str] | None
-) -> dict[str, str]:
+_STALE_QUERY = (
+    "SELECT p.path, ? || hex(f.hash) FROM pages p JOIN files f ON f.path = p.path"
+    " LEFT JOIN vectors v ON v.path = p.path AND v.model = ?"
+    " WHERE v.digest IS NOT ? || hex(f.hash)"
+)
+
+
+def _stale(conn: sqlite3.Connection, model: str, paths: Sequence[str] | None) -> dict[str, str]:
+    """path -> digest of the pages (of ``paths``; None: every page) whose vector by
+    ``model`` is missing or was computed from other bytes or another ``page_text``."""
+    prefix = TEXT_VERSION + ":"
     if paths is None:
-        rows = conn.execute("SELECT path, digest FROM vectors WHERE model = ?", (model,))
-        return dict(rows.fetchall())
+        return dict(conn.execute(_STALE_QUERY, (prefix, model, prefix)).fetchall())
     out: dict[str, str] = {}
     for start in range(0, len(paths), _CHUNK):
         chunk = paths[start : start + _CHUNK]
         marks = ",".join("?" * len(chunk))
         out.update(
             conn.execute(
-                f"SELECT path, digest FROM vectors WHERE model = ? AND path IN ({marks})",  # noqa: S608
-                [model, *chunk],
+                f"{_STALE_QUERY} AND p.path IN ({marks})",
+                [prefix, model, prefix, *chunk],
             ).fetchall()
         )
     return out
 
 
-def _embed_and_store(conn: sqlite3.Connection, embedder: Embedder, texts: dict[str, str]) -> None:
-    """Embed ``texts`` (path -> text) in batches, each committed as soon as it is done.
+def _embed_and_store(conn: sqlite3.Connection, embedder: Embedder, stale: dict[str, str]) -> None:
+    """Embed the pages of ``stale`` (path -> digest) in batches, each committed as soon as
+    it is done.
 
     Texts of about the same length go together (a model that pads a batch to its
     longest text then wastes little)."""
+    texts = _texts(conn, sorted(stale))
     paths = sorted(texts, key=lambda p: len(texts[p]))
     for start in range(0, len(paths), embedder.batch):
         chunk = paths[start : start + embedder.batch]
         vectors = embedder.embed([texts[p] for p in chunk])
         rows = [
-            (p, embedder.name, _digest(texts[p]), v.tobytes())
-            for p, v in zip(chunk, vectors, strict=True)
+            (p, embedder.name, stale[p], v.tobytes()) for p, v in zip(chunk, vectors, strict=True)
         ]
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -146,14 +155,13 @@ def sync(conn: sqlite3.Connection, embedder: Embedder) -> int:
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     if row is not None and int(row[0]) == now:
         return now
-    texts = _texts(conn, None)
-    stored = _stored_digests(conn, embedder.name, None)
-    changed = {p: t for p, t in texts.items() if stored.get(p) != _digest(t)}
-    _embed_and_store(conn, embedder, changed)
-    gone = [(embedder.name, p) for p in set(stored) - set(texts)]
+    _embed_and_store(conn, embedder, _stale(conn, embedder.name, None))
     conn.execute("BEGIN IMMEDIATE")
     try:
-        conn.executemany("DELETE FROM vectors WHERE model = ? AND path = ?", gone)
+        conn.execute(
+            "DELETE FROM vectors WHERE model = ? AND path NOT IN (SELECT path FROM pages)",
+            (embedder.name,),
+        )
         if _generation(conn) == now:  # nobody updated the index meanwhile
             conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(now)))
         conn.execute("COMMIT")
@@ -165,12 +173,9 @@ def sync(conn: sqlite3.Connection, embedder: Embedder) -> int:
 
 def ensure(conn: sqlite3.Connection, embedder: Embedder, paths: Iterable[str]) -> None:
     """The vectors by ``embedder`` of ``paths`` up to date (and only theirs)."""
-    wanted = sorted(set(paths))
-    texts = _texts(conn, wanted)
-    stored = _stored_digests(conn, embedder.name, wanted)
-    changed = {p: t for p, t in texts.items() if stored.get(p) != _digest(t)}
-    if changed:
-        _embed_and_store(conn, embedder, changed)
+    stale = _stale(conn, embedder.name, sorted(set(paths)))
+    if stale:
+        _embed_and_store(conn, embedder, stale)
 
 
 def load(conn: sqlite3.Connection, model: str, paths: Iterable[str]) -> dict[str, Any]:

@@ -83,6 +83,7 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
     ns = parser.parse_args()
+    print(_load("at the start"))
     with tempfile.TemporaryDirectory(prefix="tether-wiki-bench-") as tmp:
         base = Path(tmp)
         t0 = time.perf_counter()
@@ -95,13 +96,14 @@ def main() -> None:
         wiki = Wiki.open(gen.root)
         home = base / "home"
         index = Index.open(wiki, home)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         stats = index.update()
-        build = time.perf_counter() - t0
+        build, build_cpu = time.perf_counter() - t0, time.process_time() - c0
         rate = stats.parsed / build
         print(
             f"index build: {stats.parsed} pages in {build:.2f} s = {rate:,.0f} pages/s "
-            f"(target >= 1,000: {'met' if rate >= 1000 else 'NOT met'})"
+            f"(target >= 1,000: {'met' if rate >= 1000 else 'NOT met'}); "
+            f"CPU {build_cpu:.2f} s = {stats.parsed / build_cpu:,.0f} pages per CPU second"
         )
         walked = _median(lambda: index.update(watch=False), ns.repeat)
         index.update()  # the first update with a watch walks once to set it up
@@ -126,6 +128,7 @@ def main() -> None:
         )
         ratios: list[tuple[float, float, float, float]] = []
         cpu: list[tuple[float, float]] = []  # (brief, grep) CPU seconds
+        cli_cpu: list[float] = []  # the command's CPU seconds (a fresh process)
         for question in questions:
             terms = query_terms(question)
             grep = _median(
@@ -163,15 +166,17 @@ def main() -> None:
             walking = _median(with_walk, ns.repeat)
             index.update()
             watching = _median(with_watch, ns.repeat)
-            cli = _median(
-                lambda q=question: subprocess.run(  # type: ignore[misc]
+
+            def command(q: str = question) -> None:
+                subprocess.run(
                     [TETHER, "room", "brief", "--root", str(gen.root), q],
                     capture_output=True,
                     check=True,
                     env={"TETHER_HOME": str(home), "PATH": "/usr/bin:/bin"},
-                ),
-                max(1, ns.repeat // 2),
-            )
+                )
+
+            cli = _median(command, max(1, ns.repeat // 2))
+            cli_cpu.append(_median_cpu(command, max(1, ns.repeat // 2), children=True))
             ratios.append((brief / grep, watching / grep, walking / grep, cli / grep))
             print(
                 f"{question[:44]:<44} {first * 1000:6.1f}ms {brief * 1000:6.1f}ms "
@@ -193,10 +198,23 @@ def main() -> None:
             + ", ".join(f"{b * 1000:.0f}/{g * 1000:.0f} ms = {b / g:.2f}" for b, g in cpu)
         )
         print(
+            "CPU time, the command (a fresh process: interpreter, imports, walk, models "
+            "loaded, brief), per question: " + ", ".join(f"{c * 1000:.0f} ms" for c in cli_cpu)
+        )
+        print(
             f"baseline: {' '.join(_grep_argv(['TERMS'], Path('WIKI'))[:-2])} over the same "
             f"{len(gen.pages)} files"
         )
         _model_costs(gen.root)
+    print(_load("at the end"))
+
+
+def _load(when: str) -> str:
+    """The machine's load average: wall times mean little on a busy machine."""
+    import os
+
+    one, five, fifteen = os.getloadavg()
+    return f"load average {when}: {one:.2f} {five:.2f} {fifteen:.2f} ({os.cpu_count()} CPUs)"
 
 
 # In a fresh process: the import and first call of a model, then (the sentence model)

@@ -114,6 +114,44 @@ def test_the_brief_embeds_a_candidate_once_and_again_only_when_it_changes(
         assert left.fetchone()[0] == 0
 
 
+def _index_with_vectors(root: Path) -> dict[str, object]:
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "tether"), "wiki", "index", "--vectors", "--json"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    data: dict[str, object] = json.loads(done.stdout)
+    return data
+
+
+def test_wiki_index_with_vectors_embeds_every_page_once_and_no_brief_waits(
+    tmp_path: Path, tether_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "notes"
+    _pages(root)
+    assert _index_with_vectors(root)["vectors_embedded"] == 4
+    assert _index_with_vectors(root)["vectors_embedded"] == 0
+    (root / "Tables.md").write_text("# Tables\n\nA grid of cells.\n", encoding="utf-8")
+    assert _index_with_vectors(root)["vectors_embedded"] == 1
+
+    asked: list[str] = []
+    real = sentence.embed
+
+    def counting(texts: list[str]) -> np.ndarray:
+        asked.extend(texts)
+        return real(texts)
+
+    monkeypatch.setattr(sentence, "embed", counting)
+    question = "a note in a coloured box"
+    with Index.open(Wiki.open(root), tether_home) as index:
+        index.update()
+        assert make_brief(index, question, 12).pages[0].title == "Callouts"
+    assert asked == [question]  # the question only: every page's vector was there
+
+
 def test_a_missing_model_package_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sentence, "MODEL_PACKAGE", "no_such_model_package")
     sentence._session.cache_clear()

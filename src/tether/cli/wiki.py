@@ -21,7 +21,9 @@ def root_option(f: Any) -> Any:
 
 
 @contextmanager
-def _progress(enabled: bool) -> Iterator[Any]:
+def _progress(
+    enabled: bool, label: str = "indexing", min_pages: int = PROGRESS_MIN_PAGES
+) -> Iterator[Any]:
     """A rich progress bar on stderr for large wikis (only on a terminal)."""
     if not enabled or not sys.stderr.isatty():
         yield None
@@ -31,7 +33,7 @@ def _progress(enabled: bool) -> Iterator[Any]:
 
     state: dict[str, Any] = {}
     with Progress(
-        "indexing",
+        label,
         BarColumn(),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
@@ -40,7 +42,7 @@ def _progress(enabled: bool) -> Iterator[Any]:
     ) as bar:
 
         def update(done: int, total: int) -> None:
-            if total < PROGRESS_MIN_PAGES:
+            if total < min_pages:
                 return
             if "task" not in state:
                 state["task"] = bar.add_task("pages", total=total)
@@ -57,11 +59,19 @@ def wiki() -> None:
 @wiki.command("index")
 @root_option
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
-def index_cmd(root: str | None, as_json: bool) -> None:
+@click.option(
+    "--vectors",
+    is_flag=True,
+    help="Also compute every page's vectors for `room brief` now (the sentence model "
+    "costs tens of milliseconds a page, once), so that no brief waits for them.",
+)
+def index_cmd(root: str | None, as_json: bool, vectors: bool) -> None:
     """Build or update the search index (only changed pages are re-read).
 
     Pages over the size cap ([wiki] max_page_bytes, 4 MiB by default) are not
-    read; they are listed, and `wiki check` reports them as too-large.
+    read; they are listed, and `wiki check` reports them as too-large. Without
+    --vectors, `room brief` computes the page vectors it needs as it goes and
+    keeps them.
     """
     from tether.cli.wiki_context import load_context
     from tether.wiki.records import describe_size
@@ -70,6 +80,7 @@ def index_cmd(root: str | None, as_json: bool) -> None:
     with _progress(True) as progress:
         index, stats = ctx.fresh_index(progress)
     with index:
+        embedded = _embed_pages(index) if vectors else None
         skipped = index.skipped()
         cap = index.max_page_bytes
         data = {
@@ -82,6 +93,8 @@ def index_cmd(root: str | None, as_json: bool) -> None:
             "seconds": round(stats.seconds, 3),
             "pages_per_second": round(stats.parsed / stats.seconds, 1) if stats.parsed else None,
             "max_page_bytes": cap,
+            "vectors_embedded": None if embedded is None else embedded[0],
+            "vectors_seconds": None if embedded is None else round(embedded[1], 3),
             "skipped": [
                 {"path": ctx.wiki.root_relative(p.path), "size": p.size, "reason": p.reason}
                 for p in skipped
@@ -97,6 +110,8 @@ def index_cmd(root: str | None, as_json: bool) -> None:
         f"in {stats.seconds:.2f} s"
     )
     click.echo(f"  index {index.path}")
+    if embedded is not None:
+        click.echo(f"embedded {embedded[0]} pages for the brief in {embedded[1]:.2f} s")
     if skipped:
         click.echo(
             f"skipped {len(skipped)} pages over the size cap of {describe_size(cap)} "
@@ -104,6 +119,22 @@ def index_cmd(root: str | None, as_json: bool) -> None:
         )
         for page in skipped:
             click.echo(f"  {ctx.wiki.root_relative(page.path)} ({describe_size(page.size)})")
+
+
+def _embed_pages(index: Any) -> tuple[int, float]:
+    """``prepare_vectors`` with a progress bar: (pages embedded, seconds); its notes on
+    stderr."""
+    import time
+
+    from tether.room.brief import prepare_vectors
+
+    started = time.perf_counter()
+    # embedding takes tens of milliseconds a page: worth a bar sooner than reading
+    with _progress(True, "embedding", min_pages=50) as progress:
+        embedded, notes = prepare_vectors(index, progress)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+    return embedded, time.perf_counter() - started
 
 
 @wiki.command("search")

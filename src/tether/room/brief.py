@@ -48,6 +48,7 @@ from tether.wiki.records import Edge, Hit, PageRow
 from tether.wiki.stale import stale_reasons
 
 if TYPE_CHECKING:
+    from tether.wiki.store import ProgressFn
     from tether.wiki.vectors import Embedder
 
 DEFAULT_BUDGET = 12
@@ -245,6 +246,28 @@ def _spread(values: dict[str, float]) -> dict[str, float]:
     if high <= mean:
         return dict.fromkeys(values, 0.0)
     return {k: max(0.0, (v - mean) / (high - mean)) for k, v in values.items()}
+
+
+def prepare_vectors(index: Index, progress: ProgressFn | None = None) -> tuple[int, list[str]]:
+    """Every page's vectors for the brief computed now, so that no brief pays for them
+    (``tether wiki index --vectors``); afterwards only pages whose file changed are
+    embedded again. The endpoint's vectors when one is set (if it fails: the offline
+    models', with a note), else the word vectors' and the sentence model's. Returns
+    (how many pages the stronger model embedded, notes)."""
+    from tether.wiki import vectors
+    from tether.wiki.endpoint import EndpointError
+
+    notes: list[str] = []
+    if index.endpoint is not None:
+        try:
+            embedded = vectors.ensure(index.conn, index.endpoint, None, progress)
+            vectors.sync(index.conn, index.endpoint)
+            return embedded, notes
+        except EndpointError as exc:
+            notes.append(f"{exc}; the offline models' vectors were computed instead")
+    signals = offline_signals()
+    vectors.sync(index.conn, signals.nearest)
+    return vectors.ensure(index.conn, signals.sentence, None, progress), notes
 
 
 def _matches(index: Index, question: str) -> tuple[list[Hit], set[str], list[str]]:

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -78,6 +76,10 @@ class Endpoint:
         return unit
 
     def _post(self, payload: Mapping[str, Any]) -> Any:
+        # imported here: every wiki command imports this module, few of them post
+        import urllib.error
+        import urllib.request
+
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self.key_env:
             key = os.environ.get(self.key_env, "")

@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
+    from tether.wiki.store import ProgressFn
+
 BODY_WORDS = 60  # the start of a page's text that goes into its vector
 # Part of every stored vector's digest: change it when ``page_text`` changes, and every
 # page is embedded again.
@@ -125,9 +127,14 @@ def _stale(conn: sqlite3.Connection, model: str, paths: Sequence[str] | None) ->
     return out
 
 
-def _embed_and_store(conn: sqlite3.Connection, embedder: Embedder, stale: dict[str, str]) -> None:
+def _embed_and_store(
+    conn: sqlite3.Connection,
+    embedder: Embedder,
+    stale: dict[str, str],
+    progress: ProgressFn | None = None,
+) -> None:
     """Embed the pages of ``stale`` (path -> digest) in batches, each committed as soon as
-    it is done.
+    it is done (``progress`` is told the pages done and the total after each).
 
     Texts of about the same length go together (a model that pads a batch to its
     longest text then wastes little)."""
@@ -146,10 +153,14 @@ def _embed_and_store(conn: sqlite3.Connection, embedder: Embedder, stale: dict[s
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+        if progress is not None:
+            progress(start + len(chunk), len(paths))
 
 
 def sync(conn: sqlite3.Connection, embedder: Embedder) -> int:
-    """Every page's vector by ``embedder`` up to date; returns the generation they match."""
+    """Every page's vector by ``embedder`` up to date; returns the generation they match.
+
+    (``ensure`` with no paths embeds the same pages, and can report progress.)"""
     now = _generation(conn)
     key = _META_PREFIX + embedder.name
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -171,11 +182,18 @@ def sync(conn: sqlite3.Connection, embedder: Embedder) -> int:
     return now
 
 
-def ensure(conn: sqlite3.Connection, embedder: Embedder, paths: Iterable[str]) -> None:
-    """The vectors by ``embedder`` of ``paths`` up to date (and only theirs)."""
-    stale = _stale(conn, embedder.name, sorted(set(paths)))
+def ensure(
+    conn: sqlite3.Connection,
+    embedder: Embedder,
+    paths: Iterable[str] | None,
+    progress: ProgressFn | None = None,
+) -> int:
+    """The vectors by ``embedder`` of ``paths`` (None: every page) up to date, and only
+    theirs; returns how many pages it embedded."""
+    stale = _stale(conn, embedder.name, None if paths is None else sorted(set(paths)))
     if stale:
-        _embed_and_store(conn, embedder, stale)
+        _embed_and_store(conn, embedder, stale, progress)
+    return len(stale)
 
 
 def load(conn: sqlite3.Connection, model: str, paths: Iterable[str]) -> dict[str, Any]:

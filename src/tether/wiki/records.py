@@ -8,7 +8,8 @@ page's parse and text, ``edges`` the links with their resolved target. The
 ``generation`` in ``meta`` is a new random number after every update that
 wrote anything, so a process can tell that someone wrote since it last looked.
 ``vectors`` holds page vectors for the brief, per embedding model
-(``tether.wiki.vectors``, filled by briefs, never by an update).
+(``tether.wiki.vectors``, filled by briefs or ``wiki index --vectors``, never by
+an update).
 ``skipped`` lists the pages that are not indexed and why (a page over the size
 cap, ``MAX_PAGE_BYTES`` unless ``[wiki] max_page_bytes`` says otherwise); such a
 page counts in ``files`` by its path and change key only.

@@ -11,9 +11,10 @@ package folder without importing the package), its tokenizer in tether's own
 
 It costs tens of milliseconds of CPU for a page (its ``page_text`` cut at
 ``MAX_TOKENS``; ``bench/wiki.py`` prints the figure), far too much for every
-page of a large wiki, so the brief only reads its best candidates with it
-(``tether.wiki.vectors.cosines``: a page embedded once is kept in the index
-until its text changes). Loading it (importing onnxruntime, reading the model)
+page of a large wiki on every question, so the brief only reads its best
+candidates with it (``tether.wiki.vectors.cosines``: a page embedded once is
+kept in the index until its file changes; ``tether wiki index --vectors``
+embeds every page ahead). Loading it (importing onnxruntime, reading the model)
 costs a few tenths of a second once per process.
 """
 

@@ -33,6 +33,7 @@ from tether.outbox import OUTBOX_ENV
 from tether.run_status import RunStatus
 from tether.runs import worktree
 from tether.runs.budget import Budget, LimitCheck
+from tether.runs.exit_verdict import after_cancel, natural_end
 from tether.runs.followup_prompt import compose_prompt
 from tether.runs.gate_setup import (
     gate_db_held_open,
@@ -431,10 +432,13 @@ def _watch(
                 count(tail.drain(ledger.session_id), ledger)
             # A harness that stopped on its own spending belt (Vibe's --max-tokens
             # ends the turn the moment its usage passes the budget) is at that limit.
-            stop = check.spent(ledger) or _natural_end(ledger, agent.popen.returncode)
+            stop = check.spent(ledger) or natural_end(ledger, agent.popen.returncode)
             if hooked_session is not None:
                 # The per-run hook may have ended the agent itself, exactly at the limit.
                 stop = gate_verdict(env["TETHER_HOME"], hooked_session) or stop
+            cancelled = after_cancel(stop, agent.popen.returncode) if cancel() else None
+            if cancelled is not None:
+                stop, how = cancelled  # its kill came before the loop saw the cancel
         else:
             mark_stopping(str(paths.root))
             how = agent.stop(grace)
@@ -479,15 +483,6 @@ def _stop_at_limit(
         timing["stop_latency_seconds"] = time.monotonic() - result.limit_at
     live.drain()  # a request or step already under way shows up as in flight
     return stop, how
-
-
-def _natural_end(ledger: Ledger, returncode: int | None) -> RunStatus:
-    reason = (ledger.stop_reason or "").lower()
-    if "max_turns" in reason or "max-turns" in reason:
-        return RunStatus.ITERATION_LIMIT  # the harness's own turn cap (second belt) fired
-    if ledger.final_status == "failure" or (returncode not in (0, None)):
-        return RunStatus.FAILED
-    return RunStatus.COMPLETED
 
 
 def _own_start_time() -> float | None:

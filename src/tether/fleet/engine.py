@@ -128,10 +128,9 @@ def _fenced(why: str) -> None:
 
 
 def _hold(
-    project: str, incarnation: str, generation: int, wid: str, *, starting: bool
+    ctx: Context, project: str, incarnation: str, generation: int, wid: str, *, starting: bool
 ) -> str | None:
     """Take (or take over) the project's unit for this worker; why not, if it must not run."""
-    ctx = _ctx()
     try:
         return take_unit(
             ctx.store,
@@ -149,7 +148,7 @@ def _hold(
 def _run(project: str, incarnation: str, generation: int, seq: int) -> dict[str, Any]:
     ctx = _ctx()
     wid = DBOS.workflow_id or workflow_id(project, incarnation, generation, seq)
-    why = _hold(project, incarnation, generation, wid, starting=True)
+    why = _hold(ctx, project, incarnation, generation, wid, starting=True)
     if why is not None:
         return UnitOutcome("", 0, True, skipped=why).as_dict()
     try:
@@ -179,10 +178,21 @@ def _run(project: str, incarnation: str, generation: int, seq: int) -> dict[str,
 
 @DBOS.step(name="tether_fleet_push", **RETRIES)
 def _push(project: str, incarnation: str, outcome: dict[str, Any]) -> dict[str, Any]:
-    """The unit's commit on the remote branch: ``pushed``, or ``conflict``/``failure``/``gone``."""
-    ctx = _ctx()
-    wid = DBOS.workflow_id or ""
-    if _hold(project, incarnation, 0, wid, starting=False) is not None:
+    return push_held_unit(_ctx(), project, incarnation, DBOS.workflow_id or "", outcome)
+
+
+def push_held_unit(
+    ctx: Context, project: str, incarnation: str, wid: str, outcome: dict[str, Any]
+) -> dict[str, Any]:
+    """The unit's commit on the remote branch: ``pushed``, or ``conflict``/``failure``/``gone``.
+
+    Fenced twice: the unit must still be this execution's (taken over if its
+    holder died), then, in the transaction that reads the project just before
+    git runs, this worker must still hold it with lease left for the push's
+    whole timeout (``FencedError`` when another worker took it over in between;
+    ``RetryLaterError`` while the lease is too short: wait for a renewal).
+    """
+    if _hold(ctx, project, incarnation, 0, wid, starting=False) is not None:
         return {"gone": True}
     timeout = ctx.push_timeout
     try:
@@ -218,7 +228,7 @@ def _push(project: str, incarnation: str, outcome: dict[str, Any]) -> dict[str, 
 @DBOS.step(name="tether_fleet_fence", **RETRIES)
 def _fence(project: str, incarnation: str) -> bool:
     """Before the record: this worker holds the unit (taken over if its holder died)."""
-    return _hold(project, incarnation, 0, DBOS.workflow_id or "", starting=False) is None
+    return _hold(_ctx(), project, incarnation, 0, DBOS.workflow_id or "", starting=False) is None
 
 
 def _record_body(record: UnitRecord) -> bool:

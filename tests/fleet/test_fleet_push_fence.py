@@ -104,7 +104,7 @@ def test_a_worker_taken_over_between_its_check_and_its_push_does_not_push(
     rescuer = _context(store, _worker(store, "rescuer"), tmp_path / "machine-b")
     incarnation, wid, outcome = _unit_with_a_commit(store, stale, project)
     before = _remote_head(project)
-    real_take = engine.take_unit
+    real_take = take_unit
     taken_over: list[str] = []
 
     def then_the_lease_runs_out(store: FleetStore, **kwargs: Any) -> str | None:

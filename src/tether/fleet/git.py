@@ -16,6 +16,7 @@ Errors are plain exceptions with one message (picklable across DBOS steps):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -29,6 +30,10 @@ TRAILER = "Tether-Fleet-Unit"
 SEARCH_DEPTH = 200
 # in a kept clone's .git: the repository it was cloned from (a project re-added elsewhere)
 ORIGIN_MARKER = "tether-fleet-origin"
+# every fetch and commit would start ``git maintenance run --auto`` (one more process per
+# command); a unit's fetch and commit leave it out, and a unit that changed nothing (the
+# project goes idle) runs it once instead, so the kept clone is still packed in time
+NO_AUTO_MAINTENANCE = ("-c", "maintenance.auto=false")
 
 _TRANSIENT = (
     "could not resolve host",
@@ -135,7 +140,10 @@ def prepare_clone(folder: Path, repo: str, branch: str) -> str:
 
 
 def _fetch(folder: Path, branch: str, timeout: float) -> None:
-    git(folder, "fetch", "--quiet", "--no-tags", "origin", _refspec(branch), timeout=timeout)
+    git(
+        folder, *NO_AUTO_MAINTENANCE, "fetch", "--quiet", "--no-tags", "origin", _refspec(branch),
+        timeout=timeout,
+    )  # fmt: skip
 
 
 def _refspec(branch: str) -> str:
@@ -146,17 +154,33 @@ def _remote_ref(branch: str) -> str:
     return f"refs/remotes/origin/{branch}"
 
 
-def commit_all(folder: Path, message: str, workflow_id: str) -> str | None:
-    """Commit everything the unit changed, with the unit's trailer; None if nothing did."""
+def commit_all(
+    folder: Path, message: str, workflow_id: str, *, agent_ran: bool = True
+) -> str | None:
+    """Commit everything the unit changed, with the unit's trailer; None if nothing did.
+
+    ``agent_ran`` False (a tick that dispatched nothing, such as the project's
+    closing STOP): the work tree is looked at first, and when it is clean the
+    commit is not attempted; the kept clone's housekeeping runs then instead.
+    """
+    if not agent_ran and not git(folder, "status", "--porcelain", "--untracked-files=all"):
+        _housekeeping(folder)
+        return None
     git(folder, "add", "--all")
     body = f"{message.rstrip()}\n\n{TRAILER}: {workflow_id}\n"
     try:
-        git(folder, "commit", "--quiet", "--no-verify", "-m", body)
+        git(folder, *NO_AUTO_MAINTENANCE, "commit", "--quiet", "--no-verify", "-m", body)
     except GitError:
         if not git(folder, "status", "--porcelain"):
             return None  # nothing staged: nothing to commit
         raise
     return git(folder, "rev-parse", "HEAD")
+
+
+def _housekeeping(folder: Path) -> None:
+    """What fetch and commit leave out (``git maintenance run --auto``); its failure is no error."""
+    with contextlib.suppress(GitError):
+        git(folder, "maintenance", "run", "--auto", "--quiet", timeout=GIT_TIMEOUT)
 
 
 def bundle(folder: Path, base: str) -> bytes:

@@ -132,7 +132,9 @@ def forget_live(conn: sa.Connection | Any, run_ids: list[str]) -> None:
         conn.execute(run_events.delete().where(run_events.c.run_id.in_(run_ids)))
 
 
-def adopt_orphans(store: FleetStore, project: str, home: Path) -> list[str]:
+def adopt_orphans(
+    store: FleetStore, project: str, home: Path, conn: sqlite3.Connection
+) -> list[str]:
     """Runs of ``project`` that a dead worker left, written into this home as still running.
 
     Only called by the execution that holds the project's unit, which it could
@@ -141,84 +143,76 @@ def adopt_orphans(store: FleetStore, project: str, home: Path) -> list[str]:
     """
     with store.begin() as tx:
         rows = tx.execute(sa.select(live_runs).where(live_runs.c.project == project)).all()
-    if not rows:
-        return []
-    conn = db.connect(home)
     adopted: list[str] = []
-    try:
-        present = local_run_ids(conn)
-        for live in rows:
-            if live.run_id in present:
-                continue  # this home ran it (the same worker, started again)
-            row = row_from_json(live.row_json, home)
-            paths = RunPaths(Path(row.run_dir))
-            paths.root.mkdir(parents=True, exist_ok=True)
-            with store.begin() as tx:
-                chunks = tx.execute(
-                    sa.select(run_events.c.data)
-                    .where(run_events.c.run_id == live.run_id)
-                    .order_by(run_events.c.start)
-                ).scalars()
-                paths.events.write_bytes(b"".join(chunks))
-            insert_run(conn, replace(row, status="running"))
-            adopted.append(row.id)
-    finally:
-        conn.close()
+    present = local_run_ids(conn) if rows else set()
+    for live in rows:
+        if live.run_id in present:
+            continue  # this home ran it (the same worker, started again)
+        row = row_from_json(live.row_json, home)
+        paths = RunPaths(Path(row.run_dir))
+        paths.root.mkdir(parents=True, exist_ok=True)
+        with store.begin() as tx:
+            chunks = tx.execute(
+                sa.select(run_events.c.data)
+                .where(run_events.c.run_id == live.run_id)
+                .order_by(run_events.c.start)
+            ).scalars()
+            paths.events.write_bytes(b"".join(chunks))
+        insert_run(conn, replace(row, status="running"))
+        adopted.append(row.id)
     return adopted
 
 
-def hydrate(store: FleetStore, project: str, home: Path) -> int:
+def hydrate(store: FleetStore, project: str, home: Path, conn: sqlite3.Connection) -> int:
     """Runs of ``project`` that other workers recorded, with their reports, into this home."""
-    conn = db.connect(home)
-    try:
-        missing = sorted(set(store.run_ids_of(project)) - local_run_ids(conn))
-        brought = 0
-        for run in store.runs_by_id(missing):
-            if run.row_json is None:
-                continue  # recorded by an earlier version: no whole row to bring
-            row = row_from_json(run.row_json, home)
-            paths = RunPaths(Path(row.run_dir))
-            paths.root.mkdir(parents=True, exist_ok=True)
-            if run.report is not None:
-                atomic_write_text(paths.report_md, run.report)
-            insert_run(conn, row)
-            brought += 1
-        return brought
-    finally:
-        conn.close()
+    missing = sorted(set(store.run_ids_of(project)) - local_run_ids(conn))
+    brought = 0
+    for run in store.runs_by_id(missing):
+        if run.row_json is None:
+            continue  # recorded by an earlier version: no whole row to bring
+        row = row_from_json(run.row_json, home)
+        paths = RunPaths(Path(row.run_dir))
+        paths.root.mkdir(parents=True, exist_ok=True)
+        if run.report is not None:
+            atomic_write_text(paths.report_md, run.report)
+        insert_run(conn, row)
+        brought += 1
+    return brought
 
 
 def fleet_runs(
-    home: Path, run_ids: list[str], *, project: str, seq: int, worker: str, workflow_id: str
+    conn: sqlite3.Connection,
+    run_ids: list[str],
+    *,
+    project: str,
+    seq: int,
+    worker: str,
+    workflow_id: str,
 ) -> list[FleetRun]:
     """The unit's runs as the fleet's database keeps them: record, whole row and report."""
     from tether.store.runs import get_run
 
     found: list[FleetRun] = []
-    conn = db.connect(home)
-    try:
-        for run_id in run_ids:
-            row = get_run(conn, run_id)
-            report = RunPaths(Path(row.run_dir)).report_md
-            found.append(
-                FleetRun(
-                    run_id=row.id,
-                    project=project,
-                    seq=seq,
-                    worker=worker,
-                    unit=row.unit,
-                    status=row.status,
-                    exit_code=row.exit_code,
-                    follow_up_of=row.follow_up_of,
-                    iterations=row.iterations,
-                    tool_calls=row.tool_calls,
-                    started_at=row.started_at,
-                    ended_at=row.ended_at,
-                    report=report.read_text(encoding="utf-8") if report.is_file() else None,
-                    workflow_id=workflow_id,
-                    row_json=row_to_json(row),
-                )
+    for run_id in run_ids:
+        row = get_run(conn, run_id)
+        report = RunPaths(Path(row.run_dir)).report_md
+        found.append(
+            FleetRun(
+                run_id=row.id,
+                project=project,
+                seq=seq,
+                worker=worker,
+                unit=row.unit,
+                status=row.status,
+                exit_code=row.exit_code,
+                follow_up_of=row.follow_up_of,
+                iterations=row.iterations,
+                tool_calls=row.tool_calls,
+                started_at=row.started_at,
+                ended_at=row.ended_at,
+                report=report.read_text(encoding="utf-8") if report.is_file() else None,
+                workflow_id=workflow_id,
+                row_json=row_to_json(row),
             )
-    finally:
-        conn.close()
+        )
     return found

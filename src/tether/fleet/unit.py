@@ -18,6 +18,7 @@ could not be reached).
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -68,20 +69,15 @@ class UnitOutcome:
         return cls(**{**data, "runs": runs})
 
 
-def _reap_leftovers(home: Path) -> None:
+def _reap_leftovers(conn: sqlite3.Connection) -> None:
     """Agents of this home whose supervisor died: ended before their clone is reset."""
     from tether.runs.liveness import supervisor_alive
     from tether.runs.recovery import reap
-    from tether.store import db
     from tether.store.runs import running_runs
 
-    conn = db.connect(home)
-    try:
-        for row in running_runs(conn):
-            if not supervisor_alive(row):
-                reap(row)
-    finally:
-        conn.close()
+    for row in running_runs(conn):
+        if not supervisor_alive(row):
+            reap(row)
 
 
 def prepare(spec: UnitSpec, store: FleetStore) -> tuple[str, set[str], list[str]]:
@@ -96,19 +92,18 @@ def prepare(spec: UnitSpec, store: FleetStore) -> tuple[str, set[str], list[str]
     from tether.store.runs import running_runs
 
     spec.state_home.mkdir(parents=True, exist_ok=True)
+    conn = db.connect(spec.state_home)
     try:
-        _reap_leftovers(spec.state_home)
+        _reap_leftovers(conn)
         head = git.prepare_clone(spec.clone, spec.repo, spec.branch)
-        hydrate(store, spec.project, spec.state_home)
-        conn = db.connect(spec.state_home)
-        try:
-            before = local_run_ids(conn)
-            left = [r.id for r in running_runs(conn)]
-        finally:
-            conn.close()
-        adopted = [*left, *adopt_orphans(store, spec.project, spec.state_home)]
+        hydrate(store, spec.project, spec.state_home, conn)
+        before = local_run_ids(conn)
+        left = [r.id for r in running_runs(conn)]
+        adopted = [*left, *adopt_orphans(store, spec.project, spec.state_home, conn)]
     except (git.TransientGitError, FleetDatabaseError) as exc:
         raise NotYetError(str(exc)) from None
+    finally:
+        conn.close()
     return head, before, adopted
 
 
@@ -145,24 +140,24 @@ def run_unit(spec: UnitSpec, store: FleetStore, mirror: Mirror) -> UnitOutcome:
     conn = db.connect(spec.state_home)
     try:
         started = local_run_ids(conn) - before
+        runs = tuple(
+            fleet_runs(
+                conn,
+                sorted(started | set(adopted)),
+                project=spec.project,
+                seq=spec.seq,
+                worker=spec.worker,
+                workflow_id=spec.workflow_id,
+            )
+        )
     finally:
         conn.close()
-    runs = tuple(
-        fleet_runs(
-            spec.state_home,
-            sorted(started | set(adopted)),
-            project=spec.project,
-            seq=spec.seq,
-            worker=spec.worker,
-            workflow_id=spec.workflow_id,
-        )
-    )
     did_work = bool(started - set(adopted))
     if failure is not None:
         return _failed(failure, runs, did_work)
     message = f"tether fleet: {spec.project} unit {spec.seq} ({spec.worker})\n\n{line}\n"
     try:
-        commit = git.commit_all(spec.clone, message, spec.workflow_id)
+        commit = git.commit_all(spec.clone, message, spec.workflow_id, agent_ran=did_work)
         packed = None if commit is None else git.bundle(spec.clone, base)
     except git.GitError as exc:
         failure = f"the unit's commit failed: {exc}"

@@ -38,6 +38,8 @@ everything).
 from __future__ import annotations
 
 import math
+import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -206,6 +208,14 @@ def fused_hits(index: Index, question: str, signals: Signals) -> tuple[list[Hit]
     similar candidate; a candidate bm25 did not find counts ``SEMANTIC_ONLY_WEIGHT``
     of that.
     """
+    # the sentence model reads the question on a worker thread while SQLite and the word
+    # vectors find the candidates (both let go of the GIL): a brief on a large wiki waits
+    # for the longer of the two, not their sum
+    reading = (
+        None
+        if signals.sentence is signals.nearest
+        else _Background(lambda: signals.sentence.embed([question])[0])
+    )
     hits = index.search(question, limit=POOL)
     if not hits:
         return [], set()
@@ -218,8 +228,8 @@ def fused_hits(index: Index, question: str, signals: Signals) -> tuple[list[Hit]
     pool = sorted(rows)
     cheap = {p: bm25.get(p, 0.0) + SENTENCE_POOL_NEAREST_WEIGHT * near.get(p, 0.0) for p in pool}
     scored = sorted(pool, key=lambda p: (-cheap[p], p))[:SENTENCE_POOL]
-    if signals.sentence is not signals.nearest:
-        asked = signals.sentence.embed([question])[0]
+    if reading is not None:
+        asked = reading.result()
     sentence = _spread(index.cosines(signals.sentence, asked, scored))
     fused = [
         Hit(
@@ -235,6 +245,30 @@ def fused_hits(index: Index, question: str, signals: Signals) -> tuple[list[Hit]
     ]
     fused.sort(key=lambda h: (-h.score, h.page.path))
     return fused, set(bm25)
+
+
+class _Background:
+    """A call run on a worker thread; ``result`` waits for it (and raises what it raised)."""
+
+    def __init__(self, call: Callable[[], Any]) -> None:
+        self._call = call
+        self._value: Any = None
+        self._error: BaseException | None = None
+        # a daemon: a brief that returns early (no candidates) does not wait for it
+        self._thread = threading.Thread(target=self._run, name="tether-brief", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._call()
+        except BaseException as exc:  # handed to the caller by result()
+            self._error = exc
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 def _spread(values: dict[str, float]) -> dict[str, float]:

@@ -75,7 +75,7 @@ def _tokenizer() -> Any:
 
 @lru_cache(maxsize=1)
 def _session() -> Any:
-    import onnxruntime  # type: ignore[import-untyped]
+    import onnxruntime
 
     options = onnxruntime.SessionOptions()
     # one thread: a brief embeds a few dozen short texts, and spinning worker

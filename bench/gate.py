@@ -12,8 +12,10 @@ PreToolUse payload (a fresh tool_use_id per call, so every call counts). It
 prints medians, 90th percentiles and the ratios gate/(b) and gate/(a) (targets:
 at most 1.15x and 3x). A fourth line times the same payload without its
 ``session_id``: the gate then walks ``/proc`` and asks its memory of earlier
-calls (the process-tree fallback), printed as its own ratio against (b). It
-never asserts a time.
+calls (the process-tree fallback), printed as its own ratio against (b). A
+fifth times it with ``TETHER_POLICY=off``: the payload is a Bash call, so the
+gate otherwise checks it against the command belt's built-in rules, and the
+ratio of the two is the belt's own cost. It never asserts a time.
 
 The gate's modules are byte-compiled first, as an installed wheel has them:
 with ``PYTHONDONTWRITEBYTECODE=1`` a module edited since its last compile would
@@ -117,6 +119,8 @@ def main() -> None:
             k: v for k, v in os.environ.items() if not k.startswith(("TETHER_", "CLAUDE", "CODEX"))
         }
         env |= {"TETHER_HOME": str(home), "TETHER_GATE_BUDGET": "1000000"}
+        # the payload is a Bash call: without a policy file the belt's built-in rules run
+        belt_off = {**env, "TETHER_POLICY": "off"}
         counter = iter(range(10**9))
 
         def payload() -> bytes:
@@ -140,6 +144,9 @@ def main() -> None:
             "the same, no session id (process fallback)": lambda: timed(
                 [gate, "hook", "--harness", "claude-code"], payload_without_id(), env
             ),
+            "the same, belt off (TETHER_POLICY=off)": lambda: timed(
+                [gate, "hook", "--harness", "claude-code"], payload(), belt_off
+            ),
         }
         for run in contenders.values():  # warm up: byte-compile, page cache, db creation
             for _ in range(5):
@@ -155,10 +162,11 @@ def main() -> None:
     print(f"  gate: {gate}")
     for name, values in samples.items():
         print(describe(name, values))
-    a, b, g, f = (statistics.median(v) for v in samples.values())
+    a, b, g, f, off = (statistics.median(v) for v in samples.values())
     print(f"  ratio gate / (b) = {g / b:5.2f}x   (target <= 1.15x)")
     print(f"  ratio gate / (a) = {g / a:5.2f}x   (target <= 3x)")
     print(f"  ratio fallback / (b) = {f / b:5.2f}x")
+    print(f"  ratio gate / belt off = {g / off:5.2f}x   (the command belt's own cost)")
     print(f"  calls the gate counted: {counted} (warm-up included)")
 
 

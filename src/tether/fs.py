@@ -40,12 +40,15 @@ class SymlinkLoopError(PathEscapeError):
         )
 
 
-def write_temp_beside(path: Path, data: bytes, *, keep_mode: bool = False) -> Path:
+def write_temp_beside(
+    path: Path, data: bytes, *, keep_mode: bool = False, durable: bool = True
+) -> Path:
     """``data`` in a new temp file beside ``path``, written whole and fsynced.
 
     The caller puts it in place (rename or link) and removes it if that fails.
     ``keep_mode``: the temp file gets the permission bits of a regular file at
-    ``path``; else the umask default.
+    ``path``; else the umask default. ``durable=False`` skips the fsync (see
+    ``atomic_write_bytes``).
     """
     folder = path.parent
     folder.mkdir(parents=True, exist_ok=True)
@@ -65,7 +68,8 @@ def write_temp_beside(path: Path, data: bytes, *, keep_mode: bool = False) -> Pa
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
-        os.fsync(fd)
+        if durable:
+            os.fsync(fd)
     except BaseException:
         os.close(fd)
         temp.unlink(missing_ok=True)
@@ -74,20 +78,24 @@ def write_temp_beside(path: Path, data: bytes, *, keep_mode: bool = False) -> Pa
     return temp
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Replace ``path`` with ``data`` atomically and durably; creates parent folders.
 
     A symlink at ``path`` is replaced by a regular file (the link is not followed).
     An existing file's permission bits are kept; a new file gets the umask default.
+    ``durable=False`` (for caches only): still atomic for every reader, but not
+    fsynced, so a crash may leave the old content, or a torn file the reader
+    must detect and ignore.
     """
     path = Path(path)
-    temp = write_temp_beside(path, data, keep_mode=True)
+    temp = write_temp_beside(path, data, keep_mode=True, durable=durable)
     try:
         temp.replace(path)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def create_exclusive(path: Path, data: bytes) -> bool:

@@ -31,6 +31,7 @@ import struct
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 IN_MODIFY = 0x2
 IN_ATTRIB = 0x4
@@ -225,9 +226,11 @@ class FolderWatch:
         if folder is not None and self._folders.get(folder) == wd:
             del self._folders[folder]
 
-    def close(self) -> None:
-        if self._fd >= 0 and os.getpid() == self._pid:
-            os.close(self._fd)
+    # os's functions are bound here: at interpreter exit this module's globals may be gone
+    # before the last watch is collected.
+    def close(self, _getpid: Any = os.getpid, _close: Any = os.close) -> None:
+        if self._fd >= 0 and _getpid() == self._pid:
+            _close(self._fd)
         self._fd = -1
 
     def __del__(self) -> None:

@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tether.board import frontmatter
 from tether.board.cache import EMPTY, INFORMAL, cache_for, parse_file
 from tether.board.errors import BoardError, TicketFormatError, TicketNotFoundError
 from tether.board.folders import (
@@ -29,6 +28,7 @@ from tether.board.states import (
     folder_of,
     is_ticket_id,
 )
+from tether.board.stored import store_path
 from tether.board.ticket import Ticket, ordered, ticket_from
 from tether.board.view import BoardView
 from tether.clock import Clock, SystemClock
@@ -45,15 +45,25 @@ class Board:
     ``project_root`` is what ``marker`` paths are relative to (default: the
     parent of ``root``). Reads need no lock; every change holds the board's lock
     (``folders.lock_path``: under ``.git/`` in a git work tree, else ``<root>/.lock``).
+    ``home``: the tether home; when it exists, the parsed files are kept there too
+    (``tether.board.stored``), so that a new process reads only what changed.
     """
 
     def __init__(
-        self, root: Path, project_root: Path | None = None, *, clock: Clock | None = None
+        self,
+        root: Path,
+        project_root: Path | None = None,
+        *,
+        clock: Clock | None = None,
+        home: Path | None = None,
     ) -> None:
         self.root = Path(root).absolute()
         self.project_root = Path(project_root).absolute() if project_root else self.root.parent
         self.clock: Clock = clock or SystemClock()
         self._cache = cache_for(self.root)
+        if home is not None and Path(home).is_dir():
+            real = os.path.realpath(self.root)
+            self._cache.keep_in(store_path(Path(home).absolute(), real))
         self._folder_map: dict[tuple[State, str | None], Path] | None = None
         self._escapes: list[tuple[Path, str]] = []
         # the session stamp (SPEC C9) that ends every note written through this board
@@ -352,6 +362,8 @@ class Board:
             raise BoardError(f"unknown priority {front.get('priority')!r}; use P1, P2 or P3.")
         if isinstance(front.get("title"), str):
             front["title"] = " ".join(front["title"].split())
+        from tether.board import frontmatter  # here: a reader of the board never writes
+
         front = ordered(front)
         # What is written is what a reader will parse: check the round trip.
         text = frontmatter.dump(front)
@@ -390,6 +402,8 @@ def _set(front: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _render(front: Mapping[str, Any], body: str) -> bytes:
+    from tether.board import frontmatter
+
     return frontmatter.join(frontmatter.dump(front), body).encode("utf-8")
 
 

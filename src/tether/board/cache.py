@@ -1,27 +1,33 @@
 """Reading the whole board: a walk of the state folders and a parse cache.
 
 Each file's parse (a ticket, "informal", or an error message) is kept in memory
-keyed by its path, ``st_mtime_ns``, ``st_size`` and inode (a file replaced by
-rename is a new inode even within one timestamp tick). A warm load is one
-``os.scandir`` per folder and one ``stat`` per file; only new or changed files
-are read. When nothing changed at all the previous ``BoardView`` is returned.
-The cache lives in the process (shared by every ``Board`` on the same root).
+keyed by its path, ``st_mtime_ns``, ``st_ctime_ns``, ``st_size`` and inode (a
+file replaced by rename is a new inode even within one timestamp tick). A warm
+load is one ``os.scandir`` per folder and one ``stat`` per file; only new or
+changed files are read. When nothing changed at all the previous ``BoardView``
+is returned. The cache lives in the process (shared by every ``Board`` on the
+same root) and, when the board knows the tether home, also in a file there
+(``tether.board.stored``), so that a new process reads only what changed since.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from tether.board import frontmatter
+from tether.board import stored
 from tether.board.errors import TicketFormatError
 from tether.board.states import REASONS, State
 from tether.board.ticket import Ticket, ticket_from
 from tether.board.view import BoardView
-from tether.fswatch import FolderWatch
+
+if TYPE_CHECKING:
+    from tether.fswatch import FolderWatch
 
 # Use inotify (Linux) to skip the stat walk when nothing changed; off = always walk.
 USE_INOTIFY = True
@@ -33,6 +39,7 @@ EMPTY: Final = (
 )
 # What a file parses to: a ticket, INFORMAL (an INBOX note), or an error message.
 Parsed = Ticket | str
+Entry = stored.Entry
 _ROOT_FILES_IGNORED = frozenset({"README.md", "README"})
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
@@ -84,6 +91,8 @@ def _read(path: str, size: int, dir_fd: int | None = None) -> bytes:
 
 
 def parse_bytes(data: bytes, path: Path, state: State, reason: str | None) -> Parsed:
+    from tether.board import frontmatter  # here: a load served from the cache never parses
+
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -116,6 +125,13 @@ class ParseCache:
 
     One load at a time per root: a server that reads the board from several
     threads (the dashboard) shares the cache safely.
+
+    A parse is reused while the file's ``stat`` is unchanged, except a parse of
+    a file that had changed just before it was read (``stored.settled``): an
+    edit in the same timestamp tick could keep its ``stat``, so such a file is
+    read again, unless a folder watch running since that read saw nothing.
+    The watch starts at a process's second load (most processes read the board
+    once; the first walk reads every file anyway).
     """
 
     def __init__(self) -> None:
@@ -124,9 +140,21 @@ class ParseCache:
         self.watch_failed = False
         self.watch_trusted = False  # the walk in progress ran under a complete watch
         self.trusted_view: BoardView | None = None  # a view that watch events keep current
-        self.entries: dict[str, tuple[int, int, int, Parsed]] = {}
+        self.watched_since = False  # a complete watch has run since the last walk
+        self.exact = False  # ... and it saw every change: unsettled parses may be reused
+        self.walked = False
+        self.entries: dict[str, Entry] = {}
         self.view: BoardView | None = None
         self.extra: list[tuple[Path, str]] = []
+        self.store: Path | None = None  # the cache file between processes (None: none)
+        self.stored: dict[str, stored.Record] | None = None  # what that file holds
+        self.store_stale = False  # it is missing, torn or not ours: write it at the next walk
+
+    def keep_in(self, path: Path | None) -> None:
+        """Keep the parsed files also in ``path`` (``tether.board.stored``) between processes."""
+        if path != self.store:
+            self.store = path
+            self.stored = None
 
     def load(
         self,
@@ -138,7 +166,15 @@ class ParseCache:
             quick = self._unchanged(root, folders, refused)
             if quick is not None:
                 return quick
-            return self._walk(root, folders, refused)
+            # A walk makes thousands of objects that all live on: a collection in the
+            # middle of it would look at them all and free nothing.
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                return self._walk(root, folders, refused)
+            finally:
+                if collecting:
+                    gc.enable()
 
     def _walk(
         self,
@@ -147,7 +183,7 @@ class ParseCache:
         refused: Sequence[tuple[Path, str]],
     ) -> BoardView:
         entries = self.entries
-        seen: dict[str, tuple[int, int, int, Parsed]] = {}
+        seen: dict[str, Entry] = {}
         tickets: list[Ticket] = []
         informal: list[Path] = []
         malformed: list[tuple[Path, str]] = []
@@ -155,7 +191,9 @@ class ParseCache:
         extra: list[tuple[Path, str]] = list(refused)
         changed = False
         nested = False
+        exact = self.exact
         real_root = os.path.realpath(root)
+        disk = self._disk(real_root, len(str(root)) + 1)
         for (state, reason), folder_path in folders.items():
             folder = str(folder_path) + "/"
             try:
@@ -194,17 +232,26 @@ class ParseCache:
                         continue
                     hit = entries.get(path_text)
                     if (
-                        hit is not None
-                        and hit[0] == st.st_mtime_ns
-                        and hit[1] == st.st_size
-                        and hit[2] == st.st_ino
+                        hit is None
+                        or hit[0] != st.st_mtime_ns
+                        or hit[1] != st.st_ctime_ns
+                        or hit[2] != st.st_size
+                        or hit[3] != st.st_ino
+                        or not (hit[5] or exact)
                     ):
-                        parsed = hit[3]
-                        seen[path_text] = hit
+                        file = child(name)
+                        found = disk.find(path_text, st, file, state, reason)
+                        if found is None:
+                            parsed = parse_file(file, state, reason, st.st_size, name, dir_fd)
+                            found = stored.entry(st, parsed, disk.read_at)
+                            disk.parsed(path_text, st, found)
+                        if hit is None or found[4] != hit[4]:
+                            changed = True
+                        hit = found
                     else:
-                        parsed = parse_file(child(name), state, reason, st.st_size, name, dir_fd)
-                        seen[path_text] = (st.st_mtime_ns, st.st_size, st.st_ino, parsed)
-                        changed = True
+                        disk.kept(path_text, st, hit)
+                    seen[path_text] = hit
+                    parsed = hit[4]
                     if parsed.__class__ is Ticket:
                         tickets.append(parsed)
                     elif parsed is INFORMAL:
@@ -213,22 +260,41 @@ class ParseCache:
                         malformed.append((child(name), parsed))  # type: ignore[arg-type]
             os.close(dir_fd)
         _outside_folders(root, extra)
+        self._save(disk, real_root)
         # Folders with sub-folders in them are not watched: walk those boards every time.
         trusted = self.watch_trusted and not nested
-        if (
-            not changed
-            and len(seen) == len(entries)
-            and self.view is not None
-            and extra == self.extra
-        ):
-            self.trusted_view = self.view if trusted else None
-            return self.view
+        self.watched_since = trusted
+        self.walked = True
+        unchanged = not changed and len(seen) == len(entries) and self.view is not None
         self.entries = seen
+        if unchanged and extra == self.extra:
+            self.trusted_view = self.view if trusted else None
+            return self.view  # type: ignore[return-value]
         self.extra = extra
         view = _build(tickets, informal, malformed + extra)
         self.view = view
         self.trusted_view = view if trusted else None
         return view
+
+    def _disk(self, real_root: str, prefix: int) -> stored.Walk:
+        """The cache file's side of this walk (the file is read at the process's first walk)."""
+        if self.store is not None and self.stored is None:
+            found = stored.read(self.store, real_root, stored.stamp())
+            self.store_stale = found is None
+            self.stored = {} if found is None else found
+        old = self.stored if self.store is not None else None
+        return stored.Walk(old, prefix, time.time_ns(), INFORMAL)
+
+    def _save(self, disk: stored.Walk, real_root: str) -> None:
+        """Write the cache file when what it should hold differs from what it holds."""
+        if self.store is None or not (disk.differs() or (self.store_stale and disk.records)):
+            return
+        if stored.write(self.store, real_root, stored.stamp(), disk.records):
+            self.stored = disk.records
+            self.store_stale = False
+        else:  # a read-only home (the sandbox): stop trying in this process
+            self.store = None
+            self.stored = None
 
     def close(self) -> None:
         """Let go of the folder watch (the parsed files go with the object)."""
@@ -249,20 +315,26 @@ class ParseCache:
         walk is pending for the next load.
         """
         self.watch_trusted = False
-        if not USE_INOTIFY or self.watch_failed:
+        self.exact = False
+        if not USE_INOTIFY or self.watch_failed or not self.walked:
             return None
         watch = self.watch
+        since = self.watched_since
         if watch is None or not watch.usable:
             self.trusted_view = None  # a new watch knows nothing of earlier changes
+            since = False
+            from tether.fswatch import FolderWatch
+
             watch = self.watch = FolderWatch.start(str(root))
             if watch is None:
                 return None
-        changed, touched = watch.changed()
-        if changed:  # rebuild the view; files edited in place are read again whatever stat says
+        drained = watch.drain()
+        if drained.changed:  # rebuild the view; files named are read again whatever stat says
             self.view = None
-            for path in touched:
+            for path in drained.names:
                 self.entries.pop(path, None)
-        if not changed and self.trusted_view is not None and self.trusted_view is self.view:
+        self.exact = since and drained.exact
+        if not drained.changed and self.trusted_view is not None and self.trusted_view is self.view:
             extra = list(refused)
             _outside_folders(root, extra)
             if extra == self.extra:

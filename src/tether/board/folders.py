@@ -11,7 +11,6 @@ ignores.
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import threading
 from collections.abc import Iterator
@@ -93,6 +92,8 @@ def lock_path(root: Path) -> Path:
     if found is None:
         path = root / LOCK_NAME
     else:
+        import hashlib  # here: a board outside a git work tree never needs it
+
         digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:16]
         path = found / "tether" / f"board-{digest}.lock"
     _LOCK_PATHS[key] = path

@@ -171,7 +171,14 @@ def ticket_from(path: Path, state: State, reason: str | None, front: Any, body: 
         fields["marker"] = _marker(fields["marker"], bad)
     if state in _STATES_WITH_KEYS:
         _require_state_keys(state, reason, fields, bad)
-    # Built without the frozen dataclass's per-field __setattr__ (the cold-load hot path).
+    return build(fields)
+
+
+def build(fields: dict[str, Any]) -> Ticket:
+    """A ticket from its checked fields, every one given (``ticket_from``, the parse cache).
+
+    Built without the frozen dataclass's per-field ``__setattr__`` (the cold-load hot path).
+    """
     ticket = object.__new__(Ticket)
     ticket.__dict__.update(fields)
     return ticket

@@ -33,7 +33,7 @@ def project_board(path: Path | None = None) -> Board:
         loop = config.sections.get("loop")
         configured = getattr(loop, "board", None) if loop is not None else None
         path = config.project_root / (configured or "tickets")
-    board = Board(Path(path).absolute(), config.project_root)
+    board = Board(Path(path).absolute(), config.project_root, home=config.home)
     board.stamp = lambda: stamp(os.environ, "tether-board")
     return board
 
@@ -50,7 +50,7 @@ def board_of(config: Config, *, clock: Clock | None = None) -> Board:
     """The board the project's loop works on (see ``board_root``)."""
     from tether.board import Board
 
-    return Board(board_root(config), config.project_root, clock=clock)
+    return Board(board_root(config), config.project_root, clock=clock, home=config.home)
 
 
 def state_filter(text: str) -> tuple[State, str | None]:

@@ -122,11 +122,14 @@ def write(path: Path, root: str, expected: list[Any], files: Mapping[str, Record
 
     from tether.fs import atomic_write_bytes
 
+    folder = path.parent
     try:
+        if not folder.is_dir():
+            folder.mkdir(mode=0o700)
+        elif not os.access(folder, os.W_OK):  # a read-only mount: not even encoded
+            return False
         body = msgspec.msgpack.encode({"stamp": expected, "root": root, "files": files})
         data = MAGIC + zlib.crc32(body).to_bytes(4, "big") + body
-        if not path.parent.is_dir():
-            path.parent.mkdir(mode=0o700)
         atomic_write_bytes(path, data, durable=False)
     except (OSError, msgspec.EncodeError):
         return False

@@ -7,33 +7,74 @@ from pathlib import Path
 
 import pytest
 from tests import agent_clis  # noqa: F401  (reads $TETHER_AGENT_BIN_DIR before any test clears it)
-from tests.skip_guard import SkipGuard
+from tests.skip_guard import SkipGuard, in_ci
 
 TRANSCRIPTS = Path(__file__).parent / "transcripts"
+
+
+# The per-user folders a program finds through HOME unless these name others.
+XDG_DIRS = ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
+# Who commits in the tests' git repositories, whatever the machine's git configuration says.
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "tether tests",
+    "GIT_AUTHOR_EMAIL": "tests@example.invalid",
+    "GIT_COMMITTER_NAME": "tether tests",
+    "GIT_COMMITTER_EMAIL": "tests@example.invalid",
+}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--update-goldens",
         action="store_true",
-        help="rewrite the golden answers the tests compare with (never under CI=true)",
+        help="rewrite the golden files the tests compare with (refused under CI=true)",
     )
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # One way to rewrite goldens, and never in CI: there a golden that writes itself
+    # would make every comparison pass.
+    if config.getoption("--update-goldens") and in_ci():
+        raise pytest.UsageError("--update-goldens is refused under CI=true: update goldens locally")
     # Under CI=true a skip outside tests/skip_allowlist.py fails the session.
     config.pluginmanager.register(SkipGuard(), "tether-skip-guard")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # A test that drives a real agent CLI takes seconds at least: it is in the slow tier.
+    for item in items:
+        if item.get_closest_marker("real_harness") is not None:
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture
+def update_goldens(request: pytest.FixtureRequest) -> bool:
+    """True when the session runs with ``--update-goldens`` (never under CI=true)."""
+    return bool(request.config.getoption("--update-goldens"))
+
+
 @pytest.fixture(autouse=True)
 def tether_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """Every test gets its own TETHER_HOME and no user/project config leaks in."""
+    """Every test gets its own TETHER_HOME, its own HOME, and no user or project
+    configuration leaks in.
+
+    Its own HOME keeps what the agent CLIs and tools a test starts write there
+    (session files, caches, browser profiles) out of the developer's home, and
+    keeps tests that run at the same time (pytest-xdist) out of each other's.
+    """
     home = tmp_path / "tether-home"
     monkeypatch.setenv("TETHER_HOME", str(home))
     monkeypatch.setenv("TETHER_USER_CONFIG", str(tmp_path / "no-user-config.toml"))
     for name in list(os.environ):
         if name.startswith("TETHER_") and name not in {"TETHER_HOME", "TETHER_USER_CONFIG"}:
             monkeypatch.delenv(name, raising=False)
+    user_home = tmp_path / "user-home"
+    user_home.mkdir(exist_ok=True)
+    monkeypatch.setenv("HOME", str(user_home))
+    for name in XDG_DIRS:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in GIT_IDENTITY.items():
+        monkeypatch.setenv(name, value)
     yield home
 
 

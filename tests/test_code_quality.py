@@ -36,7 +36,7 @@ def test_no_module_over_the_split_threshold() -> None:
         for path in (ROOT / "src").rglob("*.py")
         if (n := len(path.read_text(encoding="utf-8").splitlines())) > 500
     }
-    assert not too_big, f"split these by job (see DESIGN): {too_big}"
+    assert not too_big, f"split these by job (ARCHITECTURE.md): {too_big}"
 
 
 def test_no_grab_bag_modules() -> None:

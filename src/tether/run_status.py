@@ -26,10 +26,6 @@ class RunStatus(StrEnum):
     ABANDONED = "abandoned"
 
     @property
-    def is_limit(self) -> bool:
-        return self in LIMITS
-
-    @property
     def exit_code(self) -> ExitCode:
         """The exit code of ``tether run`` for a run that ended this way."""
         return _EXIT[self]

@@ -6,6 +6,7 @@ import json
 import os
 import sqlite3
 import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,13 @@ from typing import Any
 from tests.outside_agents import without_agent_vars
 
 GOLDEN = Path(__file__).parent / "golden"
+HOLDING_GATE = Path(__file__).parent / "holding_gate.py"
+
+
+def holding_gate(marker: Path) -> list[str]:
+    """The argv before the gate's arguments of a gate whose counting call writes
+    ``marker`` and then holds its open transaction until killed (``holding_gate.py``)."""
+    return [sys.executable, str(HOLDING_GATE), str(marker)]
 
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:

@@ -1,8 +1,8 @@
 """A gate database held by another process: the calls it cannot count are refused.
 
 Holding the write lock must not buy an agent uncounted calls. While another
-process holds ``gate.db`` (``TETHER_GATE_FAULT=hold:FILE``: a counting call that
-waits inside its open transaction, or a connection in exclusive locking mode),
+process holds ``gate.db`` (``holding_gate.py``: a gate whose counting call waits
+inside its open transaction, or a connection in exclusive locking mode),
 a tool call is refused in the harness's deny contract and ``tick`` exits 30: a
 locked session with its usual refusal (WAL lets the gate read the lock state),
 any other with the message that the database is held. A broken database still
@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.gate.gate_support import load_payload, query, run_gate
+from tests.gate.gate_support import holding_gate, load_payload, query, run_gate
 
 from tether.gate import db
-from tether.gate.counter import FAULT_ENV, session_status, set_session_budget
+from tether.gate.counter import session_status, set_session_budget
 
 Env = Callable[..., dict[str, str]]
 SHORT = {db.BUSY_TIMEOUT_ENV: "150"}
@@ -65,8 +65,8 @@ def _reason(harness: str, stdout: bytes) -> str:
 def _held(gate_exe: str, env: dict[str, str], marker: Path) -> Iterator[None]:
     """Another gate process holds the write lock of gate.db inside the block."""
     holder = subprocess.Popen(
-        [gate_exe, "tick", "--session", "the-holder"],
-        env={**env, FAULT_ENV: f"hold:{marker}"},
+        [*holding_gate(marker), "tick", "--session", "the-holder"],
+        env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -21,9 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from tests.gate.gate_support import query, run_gate
+from tests.gate.gate_support import holding_gate, query, run_gate
 
-from tether.gate.counter import FAULT_ENV, session_status
+from tether.gate.counter import session_status
 
 WORKER = r"""
 import io, json, os, sys
@@ -118,8 +118,8 @@ def test_kill_9_inside_the_transaction_loses_only_that_call(
         assert run_gate(gate_exe, ["tick", "--session", "crash"], env).returncode == 0
     marker = tmp_path / "holding"
     victim = subprocess.Popen(
-        [gate_exe, "tick", "--session", "crash"],
-        env={**env, FAULT_ENV: f"hold:{marker}"},
+        [*holding_gate(marker), "tick", "--session", "crash"],
+        env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

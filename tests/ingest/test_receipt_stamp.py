@@ -1,5 +1,6 @@
-"""SPEC C9 in the ingest queue: the receipt of an ended entry and the hand-off of an entry
-that needs the user end with the session stamp.
+"""The session stamp in the ingest queue: the receipt of an ended entry and the hand-off
+of an entry that needs the user end with the session stamp
+(docs/explanation/the-session-stamp.md).
 
 The receipt is the manifest of the entry in ``incoming/.done/``: ``ended_at`` and, as its
 last field, ``session_line``. The session is the explicit ``TETHER_SESSION_ID``, else the

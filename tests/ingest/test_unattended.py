@@ -85,7 +85,7 @@ def test_three_entries_three_sequential_runs_one_hold_to_the_user(
     assert "key points to confirm" in tickets[0].body
     queue = Queue(Wiki.open(kb))
     assert [e.id for e in queue.waiting()] == ["needs-talk.md"]  # not run, still waiting
-    # SPEC C9: each receipt's last field and the hand-off's last line name the caller's session
+    # the stamp: each receipt's last field and the hand-off's last line name the caller's session
     stamp = f"session: {stamp_session(env) or 'unknown'} | tether-ingest@"
     assert [e.id for e in queue.finished()] == ["a.md", "b.md", "c.md"]
     for done_entry in queue.finished():

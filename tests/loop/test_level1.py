@@ -1,4 +1,7 @@
-"""SPEC C2: level 1 in order, and the intake gate that blocks every STOP while INBOX is open."""
+"""Level 1 in order, and the intake gate that blocks every STOP while INBOX is open.
+
+(docs/reference/loop.md)
+"""
 
 from __future__ import annotations
 

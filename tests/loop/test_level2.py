@@ -1,4 +1,7 @@
-"""SPEC C3–C6: the four sources, exhausted vs blind, the guard, the user-only bundle."""
+"""Level 2: the four sources, exhausted vs blind, the guard, the user-only bundle.
+
+(docs/reference/loop.md)
+"""
 
 from __future__ import annotations
 
@@ -295,7 +298,7 @@ def test_json_evidence_names_every_source(project: Project) -> None:
     assert data["signal"] == "blind" and data["exit_code"] == 11
 
 
-# --- the guard and the person's bundle (SPEC C5 + C6) ---------------------------
+# --- the guard and the person's bundle -----------------------------------------
 
 
 def _user_ticket(p: Project) -> str:
@@ -371,7 +374,7 @@ def test_the_guard_says_exhausted_unchanged_only_when_nothing_is_left_for_the_pe
     assert guarded.signal is Signal.GUARD_EXHAUSTED and guarded.bundle is None
 
 
-# --- decisions that name a ticket (SPEC C3, decisions.ledger) -------------------
+# --- decisions that name a ticket (decisions.ledger) ----------------------------
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The autonomy policy tether enforces (SPEC C7): at triage, before a run, and at the gate.
+"""The autonomy policy tether enforces: at triage, before a run, and at the gate.
 
 Real boards, real ``tether`` subprocesses, real runs of the scripted agent
 whose tool calls pass the real ``tether-gate`` hook, a real git repository
@@ -287,7 +287,7 @@ def test_a_todo_item_whose_run_the_gate_refused_waits_for_approval(
         "the gate refused `git push origin main`"
     )
     session = stamp_session(project.env()) or "tick-"  # else the tick that wrote it
-    assert stamp.startswith(f"  session: {session}"), stamp  # SPEC C9
+    assert stamp.startswith(f"  session: {session}"), stamp  # the session stamp
     assert " | tether-loop@" in stamp
     assert _git("branch", "--list", cwd=remote) == ""
     project.all_sources_ready()

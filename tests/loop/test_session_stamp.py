@@ -1,4 +1,4 @@
-"""SPEC C9: every note the loop writes ends with the session stamp, never a guessed value.
+"""The session stamp: every note the loop writes ends with the session stamp, never a guessed value.
 
 The session is the explicit ``TETHER_SESSION_ID``, else the harness's own
 variable (``CLAUDE_CODE_SESSION_ID``, ``CODEX_THREAD_ID``), else the loop's own

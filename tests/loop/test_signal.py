@@ -1,4 +1,5 @@
-"""The six signal lines, verbatim as SPEC C1 writes them, and their exit codes."""
+"""The six signal lines, verbatim as docs/reference/signal-lines.md lists them, and their
+exit codes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""SPEC C9 in the room: the conclusion ends with the session stamp of the room's opener.
+"""The session stamp in the room: the conclusion ends with the stamp of the room's opener.
+
+(docs/explanation/the-session-stamp.md)
 
 The room is a subagent of the session that opened it, so inside the room (whose
 own run has its own ``TETHER_SESSION_ID``) the stamp still names the opener's

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tether.clock import FakeClock, from_iso, to_iso
+from tether.clock import FakeClock, to_iso
 from tether.errors import RunNotFoundError, StoreError, UsageError
 from tether.store.runs import (
     COLUMNS,
@@ -15,7 +15,6 @@ from tether.store.runs import (
     get_run,
     insert_run,
     list_runs,
-    mark_abandoned,
     running_runs,
     update_run,
 )
@@ -142,24 +141,6 @@ def test_list_runs_newest_first_with_filters(conn: sqlite3.Connection) -> None:
         "r-0",
     ]
     assert [r.id for r in running_runs(conn)] == ["r-4", "r-2", "r-0"]
-
-
-def test_mark_abandoned(conn: sqlite3.Connection) -> None:
-    clock = FakeClock(datetime(2025, 3, 1, 12, tzinfo=UTC))
-    insert_run(conn, _row("r-1"))
-    insert_run(conn, _row("r-2", status="completed", ended_at="2025-01-01T00:00:09.000000Z"))
-    assert mark_abandoned(conn, "r-1", "supervisor died (pid 4242 gone)", clock=clock)
-    got = get_run(conn, "r-1")
-    assert got.status == "abandoned"
-    assert got.stop_reason == "supervisor died (pid 4242 gone)"
-    assert got.ended_at == "2025-03-01T12:00:00.000000Z"
-    assert from_iso(got.ended_at) == clock.now()
-    assert not mark_abandoned(conn, "r-1", "again", clock=clock)
-    assert not mark_abandoned(conn, "r-2", "finished already")
-    assert get_run(conn, "r-2").status == "completed"
-    assert running_runs(conn) == []
-    with pytest.raises(RunNotFoundError):
-        mark_abandoned(conn, "nope", "x")
 
 
 def test_insert_duplicate_id_fails_and_keeps_the_first(conn: sqlite3.Connection) -> None:

@@ -1,4 +1,5 @@
-"""The ticket board: Markdown tickets with YAML front matter in state folders (SPEC C8).
+"""The ticket board: Markdown tickets with YAML front matter in state folders
+(docs/reference/board.md).
 
     from tether.board import Board, State
     board = Board(project_root / "tickets")

@@ -66,7 +66,8 @@ class Board:
             self._cache.keep_in(store_path(Path(home).absolute(), real))
         self._folder_map: dict[tuple[State, str | None], Path] | None = None
         self._escapes: list[tuple[Path, str]] = []
-        # the session stamp (SPEC C9) that ends every note written through this board
+        # the session stamp that ends every note written through this board
+        # (docs/explanation/the-session-stamp.md)
         self.stamp: Callable[[], str] | None = None
 
     # ------------------------------------------------------------ reading

@@ -42,8 +42,6 @@ def _dumper() -> Any:
     return dumper
 
 
-FENCE = "---"
-
 
 class FrontMatterError(ValueError):
     """The front matter block is not valid YAML (or not closed)."""

@@ -1,4 +1,4 @@
-"""The state folders of the board and the reasons below four of them (SPEC C8)."""
+"""The state folders of the board and the reasons below four of them (docs/reference/board.md)."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ def config() -> None:
 def show(as_json: bool) -> None:
     """Print every effective setting and where its value came from.
 
-    Sources: flag, env:TETHER_X, project:<file>, user:<file>, default.
+    Sources: flag, env:TETHER_<NAME>, project:<file>, user:<file>, default.
     """
     effective = load_config()
     data = effective.as_dict()

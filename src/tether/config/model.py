@@ -77,7 +77,7 @@ class Config:
     """Effective settings, each with the layer it came from in ``sources``.
 
     ``sources`` maps a key (``iteration_limit``, ``profiles.cheap``, ...) to
-    ``flag``, ``env:TETHER_X``, ``project:<path>``, ``user:<path>`` or ``default``.
+    ``flag``, ``env:TETHER_<NAME>``, ``project:<path>``, ``user:<path>`` or ``default``.
     """
 
     project_root: Path

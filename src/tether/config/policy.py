@@ -1,4 +1,5 @@
-"""The ``[policy]`` table: what counts as autonomous (SPEC C7), as explicit rules.
+"""The ``[policy]`` table: what counts as autonomous, as explicit rules
+(docs/reference/loop.md#the-autonomy-policy).
 
 Three tables of named regular expressions (case-insensitive) and one list:
 

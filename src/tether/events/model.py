@@ -176,15 +176,3 @@ def malformed(raw: bytes | str, error: str = "not JSON") -> MalformedLine:
 
 def unknown(raw: bytes | str, type_: str | None) -> UnknownLine:
     return UnknownLine(raw=clip(raw), type=type_)
-
-
-_encoder = msgspec.json.Encoder()
-_decoder: msgspec.json.Decoder[AnyEvent] = msgspec.json.Decoder(AnyEvent)
-
-
-def encode_event(event: Event) -> bytes:
-    return _encoder.encode(event)
-
-
-def decode_event(data: bytes | str) -> AnyEvent:
-    return _decoder.decode(data)

@@ -32,10 +32,6 @@ if TYPE_CHECKING:
 # message, tool_input, cwd, transcript_path (see contracts.HookCall.detail).
 NO_DETAIL: tuple[str | None, ...] = (None, None, None, None, None)
 
-# Fault injection for the crash tests: "hold:<file>" makes a counting call write
-# <file> and block inside its open transaction until it is killed.
-FAULT_ENV = "TETHER_GATE_FAULT"
-
 
 class CallOutcome:
     __slots__ = ("allowed", "call_budget", "calls_used", "duplicate", "session_id")
@@ -60,14 +56,6 @@ class BatchOutcome:
         self.session_id = session_id
         self.batches = batches
         self.iteration_budget = iteration_budget
-
-
-def _fault_hold(conn: sqlite3.Connection) -> None:
-    spec = os.environ.get(FAULT_ENV, "")
-    if spec.startswith("hold:"):
-        with open(spec[5:], "w") as marker:
-            marker.write(str(os.getpid()))
-        time.sleep(3600)
 
 
 def _session_for(conn: sqlite3.Connection, context_key: str) -> str:
@@ -201,8 +189,6 @@ def count_call(conn: sqlite3.Connection, seen: Seen) -> CallOutcome:
             (used, 1 if used >= budget else 0, now, session_id),
         )
         _insert_event(conn, now, session_id, seen, "allow" if allowed else "deny", used)
-        if FAULT_ENV in os.environ:
-            _fault_hold(conn)
         return CallOutcome(allowed, session_id, used, budget, False)
 
     return _counted(conn, seen, step)

@@ -1,4 +1,4 @@
-"""New session ids, only at legitimate boundaries (SPEC B6).
+"""New session ids, only at legitimate boundaries (docs/reference/session.md).
 
 A new id re-points a context (what the gate observes: the harness's session
 id, the variable, or the agent process) at a fresh session with a fresh

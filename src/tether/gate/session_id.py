@@ -151,12 +151,6 @@ def walk(start_pid: int | None = None) -> Walk | None:
     return Walk(chain[index], why, above, inside=inside)
 
 
-def fallback_process(start_pid: int | None = None) -> tuple[proc.ProcInfo | None, str]:
-    """The process the walk chose and why (before the gate's memory is asked)."""
-    found = walk(start_pid)
-    return (None, "none") if found is None else (found.pick, found.why)
-
-
 def process_key(info: proc.ProcInfo) -> str:
     from tether.gate import proc
 

@@ -1,4 +1,6 @@
-"""The session stamp (SPEC C9): the last line of every report, note, hand-off and receipt.
+"""The session stamp: the last line of every report, note, hand-off and receipt.
+
+Why it exists and where it is written: docs/explanation/the-session-stamp.md.
 
 ``session: <session-id> | <agent>@<host> | YYYY-MM-DD``. The session is the
 explicit value, then ``TETHER_SESSION_ID``, then the harness's own session

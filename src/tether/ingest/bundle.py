@@ -210,8 +210,3 @@ def bundle_digest(root: Path) -> tuple[str, int]:
         assert item.target is not None
         digest.update(b"\0link\0" + item.rel.encode() + b"\0" + item.target.encode() + b"\0")
     return digest.hexdigest(), size
-
-
-def skipped_in(root: Path) -> list[Skipped]:
-    """What ``copy_bundle`` would leave out of ``root``."""
-    return [item.skipped for item in _survey(Path(root).resolve()) if item.skipped is not None]

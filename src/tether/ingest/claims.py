@@ -199,7 +199,7 @@ class Claims(QueueFolders):
         entry claimed by another session is refused.
 
         The receipt in its manifest is ``ended_at`` and, as the last field,
-        ``session_line``: the session stamp of ``env`` (SPEC C9)."""
+        ``session_line``: the session stamp of ``env``."""
         if given is not None:
             folder = self.child(self.claimed, given)
             if not (folder / MANIFEST).is_file():

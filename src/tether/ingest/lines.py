@@ -1,4 +1,4 @@
-"""The fixed end lines of an ingest run (SPEC B1).
+"""The fixed end lines of an ingest run (docs/reference/wiki.md#the-end-lines).
 
 When a run ends and more units wait, it ends with the fixed line for what
 waits and starts nothing itself: the entries line when sources wait, the

@@ -90,7 +90,7 @@ def ticket_for(
 ) -> str:
     """File a USER/decision ticket for an entry that needs the user; its id.
 
-    The hand-off ends with the session stamp of ``env`` (SPEC C9)."""
+    The hand-off ends with the session stamp of ``env``."""
     from tether.board import Board, State
     from tether.gate.stamp import stamp
 

@@ -1,4 +1,6 @@
-"""The evidence-based loop (SPEC C): keep working as far as possible, stop only with evidence.
+"""The evidence-based loop: keep working as far as possible, stop only with evidence.
+
+What a tick does, level by level: docs/reference/loop.md.
 
     from tether.loop import open_loop, tick, run_loop
     loop = open_loop(project_dir)

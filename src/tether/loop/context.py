@@ -74,7 +74,7 @@ class Loop:
     guard_interval: float = field(init=False)
     check_timeout: float = field(init=False)
     check_interval: float = field(init=False)
-    policy: Policy = field(init=False)  # SPEC C7: what counts as autonomous
+    policy: Policy = field(init=False)  # what counts as autonomous
     # the tick under way (``tick-YYYYMMDDTHHMMSS-xxxxxx``): the session a note names when
     # the loop runs in no agent session of its own
     tick_id: str | None = None
@@ -89,7 +89,7 @@ class Loop:
         self.board.stamp = self.session_line  # every note the loop writes ends with it
 
     def session_line(self) -> str:
-        """The closing line of notes the loop writes (SPEC C9): never a guessed value.
+        """The closing line of notes the loop writes (the session stamp): never guessed.
 
         The session is the one of the environment (an agent's, ``TETHER_SESSION_ID``)
         when there is one, else the loop's own tick: the tick is the session that

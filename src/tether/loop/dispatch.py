@@ -93,7 +93,7 @@ def _triage(loop: Loop, work: Work, view: BoardView, dry_run: bool) -> Dispatche
         state, reason = triage_target(ticket.front if ticket else None)
         front: dict[str, Any] = {}
         verdict = loop.policy.assess(_entry_text(path, ticket)) if state is not State.USER else None
-        if verdict is not None:  # SPEC C7: never ACTIONABLE, whatever the keys say
+        if verdict is not None:  # policy: never ACTIONABLE, whatever the keys say
             state, reason = State.USER, verdict.reason
             front = {"needs": verdict.needs()}
         where = f"{state.value}/{reason}" if reason else state.value

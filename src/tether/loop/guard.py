@@ -1,4 +1,5 @@
-"""The guard against re-running the level-2 chain when nothing changed (SPEC C5).
+"""The guard against re-running the level-2 chain when nothing changed
+(docs/explanation/exhausted-vs-blind.md#the-guard).
 
 The last chain result (``exhausted``, ``blind`` or ``found``), its time and a
 fingerprint are kept in the store. The fingerprint has two parts: the

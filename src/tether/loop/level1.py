@@ -1,4 +1,6 @@
-"""Level 1 of a tick (SPEC C2): look for autonomous work, in a fixed order, and stop at the first.
+"""Level 1 of a tick: look for autonomous work, in a fixed order, and stop at the first.
+
+(docs/reference/loop.md)
 
 1. the intake gate: anything untriaged in INBOX (informal notes included) — then
    triage is the work, and nothing after it is even looked at;

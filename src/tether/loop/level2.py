@@ -1,4 +1,6 @@
-"""Level 2 (SPEC C3–C5): only when level 1 found nothing — ask the four sources, with a guard.
+"""Level 2: only when level 1 found nothing — ask the four sources, with a guard.
+
+(docs/reference/loop.md#level-2-the-four-sources)
 
 First every source is *located* (cheap: a folder exists, an executable is on
 PATH, a fingerprint command lists working memory); that gives the fingerprint.

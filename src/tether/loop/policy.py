@@ -1,4 +1,6 @@
-"""The autonomy policy tether enforces (SPEC C7): explicit rules, not a model's judgment.
+"""The autonomy policy tether enforces: explicit rules, not a model's judgment.
+
+(docs/reference/loop.md#the-autonomy-policy)
 
 For speed, a policy remembers each text's verdict by the text's content
 (``Policy.assess``): ``bench/tick.py`` shows the warm tick otherwise spends

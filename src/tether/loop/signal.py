@@ -1,4 +1,4 @@
-"""The six signal lines a tick ends with, and their exit codes (SPEC C1).
+"""The six signal lines a tick ends with, and their exit codes (docs/reference/signal-lines.md).
 
 ``CONTINUE`` is the only signal on which an outer loop starts another tick.
 ``exhausted`` and ``blind`` never share a line or an exit code.
@@ -51,7 +51,7 @@ def since_text(moment: datetime) -> str:
 def render(
     signal: Signal, *, unavailable: Sequence[str] = (), since: datetime | None = None
 ) -> str:
-    """The signal line, verbatim as SPEC C1 writes it."""
+    """The signal line, verbatim as docs/reference/signal-lines.md lists it."""
     if signal is Signal.CONTINUE:
         return f"{PREFIX} CONTINUE — level 1 did work, the loop goes on."
     if signal is Signal.EXHAUSTED:

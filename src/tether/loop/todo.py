@@ -111,7 +111,7 @@ def open_items(
 
 
 def mark_done(root: Path, item: TodoItem, note: str, stamp: str) -> bool:
-    """Tick the item's box (``- [x] text — note``) and put the session ``stamp`` (SPEC C9)
+    """Tick the item's box (``- [x] text — note``) and put the session ``stamp``
     on the line under it, inside the item; False if the item is no longer there."""
     return _rewrite(root, item, note, stamp, tick=True)
 

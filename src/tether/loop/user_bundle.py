@@ -1,4 +1,4 @@
-"""The person's bundle (SPEC C6): every USER/* ticket and every open question, in one block.
+"""The person's bundle: every USER/* ticket and every open question, in one block.
 
 Presented once, before the STOP line, instead of one ping per item: USER
 tickets with what each needs, undecided decisions from the ledger, user-model

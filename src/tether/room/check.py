@@ -2,7 +2,7 @@
 
 Rules (each broken rule is one violation with its line):
 
-- at most 500 words (the session stamp, SPEC C9, is no claim and not counted);
+- at most 500 words (the session stamp is no claim and not counted);
 - every claim (a paragraph or a list item) cites a page as ``[[page]]``; a
   ``[[…]]`` inside inline code or a fenced code block shows syntax and is no
   citation;

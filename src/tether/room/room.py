@@ -238,7 +238,7 @@ def new_room_id() -> str:
 def room_data(
     room_id: str, wiki: Wiki, brief: Brief, env: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
-    """What ``room.json`` records, with the opener's session (SPEC C9) from ``env``."""
+    """What ``room.json`` records, with the opener's session (the stamp's) from ``env``."""
     return {
         "id": room_id,
         SESSION_KEY: stamp_session(os.environ if env is None else env),

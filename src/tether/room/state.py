@@ -136,7 +136,8 @@ class Room:
         return str(self.data["id"])
 
     def stamp_line(self, env: Mapping[str, str] | None = None) -> str:
-        """The stamp that ends the conclusion (SPEC C9): the session that opened the room.
+        """The stamp that ends the conclusion (docs/explanation/the-session-stamp.md):
+        the session that opened the room.
 
         The room is a subagent of its opener, so inside it the opener's session
         (recorded in ``room.json``, ``unknown`` when it had none) is the one named,

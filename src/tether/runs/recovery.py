@@ -26,7 +26,6 @@ from tether.events.model import AnyEvent
 from tether.harnesses import get_harness
 from tether.harnesses.base import Harness, RunSpec, bind
 from tether.runs.liveness import supervisor_alive
-from tether.runs.process import wait_until
 from tether.runs.record import RunPaths
 from tether.store import db
 from tether.store.runs import RunRow, get_run, running_runs, update_run
@@ -165,15 +164,3 @@ def _collect_proposals(conn: sqlite3.Connection, row: RunRow) -> None:
     facts = RunFacts(row.id, row.unit, Path(row.cwd), str(paths.report_md), None)
     collect(conn, config, paths.outbox, facts)
 
-
-def wait_group_gone(pgid: int, timeout: float) -> bool:
-    def gone() -> bool:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:
-            return False
-        return False
-
-    return wait_until(gone, timeout)

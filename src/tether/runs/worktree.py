@@ -86,10 +86,6 @@ def _hash(path: Path) -> str:
         return "missing"
 
 
-def is_git_repo(cwd: Path) -> bool:
-    return _git_root(cwd) is not None
-
-
 def _git_root(cwd: Path) -> Path | None:
     top = (_git(cwd, "rev-parse", "--show-toplevel") or "").strip()
     return Path(top) if top else None

@@ -8,7 +8,6 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Final
 
-from tether.clock import Clock, SystemClock, to_iso
 from tether.errors import RunNotFoundError, StoreError, UsageError
 from tether.run_status import RunStatus
 from tether.store.db import transaction
@@ -222,21 +221,3 @@ def follow_ups_of(conn: sqlite3.Connection, run_id: str) -> list[str]:
 def running_runs(conn: sqlite3.Connection) -> list[RunRow]:
     """Every run still marked ``running`` (live, or abandoned and not yet noticed)."""
     return list_runs(conn, limit=None, status="running")
-
-
-def mark_abandoned(
-    conn: sqlite3.Connection, run_id: str, reason: str, clock: Clock | None = None
-) -> bool:
-    """Mark a ``running`` run as ``abandoned``; False if it had already ended."""
-    ended_at = to_iso((clock or SystemClock()).now())
-    with transaction(conn):
-        cursor = conn.execute(
-            "UPDATE runs SET status = 'abandoned', stop_reason = ?, "
-            "ended_at = COALESCE(ended_at, ?) WHERE id = ? AND status = 'running'",
-            (reason, ended_at, run_id),
-        )
-        if cursor.rowcount:
-            return True
-        if conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
-            raise RunNotFoundError(run_id)
-        return False

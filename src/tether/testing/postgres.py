@@ -31,10 +31,6 @@ class Postgres:
     folder: Path
     port: int
 
-    @property
-    def socket_dir(self) -> Path:
-        return self.folder
-
     def url(self, database: str = "tether_fleet") -> str:
         return f"postgresql://postgres@/{database}?host={self.folder}&port={self.port}"
 

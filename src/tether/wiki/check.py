@@ -38,7 +38,6 @@ KINDS = (
     "unsafe-id",
     "stale-unknown",
 )
-WARNING_KINDS = ("missing-heading",)
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,9 @@ def update_goldens(request: pytest.FixtureRequest) -> bool:
 
 
 @pytest.fixture(autouse=True)
-def tether_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def tether_home(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
     """Every test gets its own TETHER_HOME, its own HOME, and no user or project
     configuration leaks in.
 
@@ -68,9 +70,8 @@ def tether_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
     for name in list(os.environ):
         if name.startswith("TETHER_") and name not in {"TETHER_HOME", "TETHER_USER_CONFIG"}:
             monkeypatch.delenv(name, raising=False)
-    user_home = tmp_path / "user-home"
-    user_home.mkdir(exist_ok=True)
-    monkeypatch.setenv("HOME", str(user_home))
+    # beside tmp_path, not in it: a test may own everything in its tmp_path
+    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("user-home")))
     for name in XDG_DIRS:
         monkeypatch.delenv(name, raising=False)
     for name, value in GIT_IDENTITY.items():

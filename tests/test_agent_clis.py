@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 CASE = """\
@@ -35,6 +37,7 @@ def _pytest(folder: Path, bin_dir: Path, ci: bool) -> subprocess.CompletedProces
     )
 
 
+@pytest.mark.slow
 def test_a_missing_cli_skips_on_a_laptop_and_fails_under_ci(tmp_path: Path) -> None:
     (tmp_path / "test_case.py").write_text(CASE)
     empty = tmp_path / "no-clis"

@@ -87,6 +87,7 @@ def folder(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_an_allow_listed_skip_passes_under_ci(folder: Path) -> None:
     done = _pytest(folder, True, "test_cases.py")
     assert done.returncode == 0, done.stdout
@@ -94,8 +95,12 @@ def test_an_allow_listed_skip_passes_under_ci(folder: Path) -> None:
     assert "skips outside" not in done.stdout
 
 
-def test_any_other_skip_fails_under_ci_with_each_reason(folder: Path) -> None:
-    done = _pytest(folder, True)
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_any_other_skip_fails_under_ci_with_each_reason(folder: Path, workers: list[str]) -> None:
+    """Also when pytest-xdist runs the tests (the README's command): the workers'
+    skips reach the guard in the controlling process."""
+    done = _pytest(folder, True, *workers)
     assert done.returncode == 1, done.stdout
     section = done.stdout[done.stdout.index("skips outside tests/skip_allowlist.py (CI=true)") :]
     assert "SKIPPED test_unexpected.py::test_skips: the widget is missing" in section
@@ -105,6 +110,7 @@ def test_any_other_skip_fails_under_ci_with_each_reason(folder: Path) -> None:
     assert "3 skipped test(s) not on the allow-list" in section
 
 
+@pytest.mark.slow
 def test_outside_ci_a_skip_is_only_reported(folder: Path) -> None:
     done = _pytest(folder, False)
     assert done.returncode == 0, done.stdout
@@ -112,6 +118,7 @@ def test_outside_ci_a_skip_is_only_reported(folder: Path) -> None:
     assert "the widget is missing" in done.stdout  # pytest's own -rs summary
 
 
+@pytest.mark.slow
 def test_an_empty_run_does_not_pass_under_ci(folder: Path) -> None:
     done = _pytest(folder, True, "-k", "no_such_test")
     assert done.returncode == pytest.ExitCode.NO_TESTS_COLLECTED, done.stdout

@@ -12,6 +12,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from tests.board.conftest import tether
 
 from tether.board import Board, State
@@ -52,6 +53,7 @@ def _wait_for_lines(process: subprocess.Popen[str], count: int, deadline: float)
         assert time.monotonic() < deadline, "the mover is too slow"
 
 
+@pytest.mark.slow
 def test_kill_9_in_the_middle_of_many_moves_leaves_every_ticket_exactly_once(
     tmp_path: Path,
 ) -> None:

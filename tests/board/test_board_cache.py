@@ -154,6 +154,7 @@ def test_local_filesystems_are_watched(tmp_path: Path) -> None:
     assert fswatch._is_remote(str(tmp_path)) is False
 
 
+@pytest.mark.slow
 def test_many_boards_in_one_process_do_not_leak_folder_watches(tmp_path: Path) -> None:
     if not WATCH_WORKS:
         pytest.skip("inotify is Linux only")

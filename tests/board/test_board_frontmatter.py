@@ -166,6 +166,7 @@ def _normal(value: Any) -> Any:
     return value
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(fronts)
 def test_every_written_block_reads_back_the_same_by_both_readers(front: dict[str, Any]) -> None:
@@ -191,6 +192,7 @@ def _flow(value: Any) -> str:
     return text.removesuffix("\n").removesuffix("...").strip()
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.from_regex(r"[a-z]{1,6}", fullmatch=True), scalars), max_size=6))
 def test_fast_reader_agrees_on_lines_built_from_yaml_pieces(pairs: list[tuple[str, Any]]) -> None:

@@ -46,6 +46,7 @@ def _recorded() -> list[tuple[str, str]]:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("harness", "scenario"), _recorded())
 def test_recorded_transcript_counts_equal_expected(harness: str, scenario: str) -> None:
     folder = TRANSCRIPTS / harness
@@ -299,6 +300,7 @@ def _write_repeated(path: Path, block: bytes, size: int) -> int:
     return times
 
 
+@pytest.mark.slow
 def test_peak_rss_stays_flat_on_a_large_file(tmp_path: Path) -> None:
     block = (CLAUDE / "forever.jsonl").read_bytes()
     small_path, large_path = tmp_path / "small.jsonl", tmp_path / "large.jsonl"

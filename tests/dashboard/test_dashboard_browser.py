@@ -182,6 +182,7 @@ def bar_value(browser: Any, run_id: str, kind: str) -> float | None:
     return None if value is None else float(value)
 
 
+@pytest.mark.slow
 def test_a_live_run_its_limit_stop_and_every_page(
     world: World, dashboard: Dashboard, browser: Any, tmp_path: Path
 ) -> None:

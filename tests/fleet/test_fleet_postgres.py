@@ -42,6 +42,7 @@ def _check_project(store: FleetStore, project: FleetProject, scratch: Path) -> l
     return runs
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_three_workers_six_projects_each_unit_once_in_order(
     tmp_path: Path, postgres: Postgres
@@ -78,6 +79,7 @@ def test_three_workers_six_projects_each_unit_once_in_order(
         fleet.stop_all()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_a_worker_killed_mid_run_on_another_machine_is_followed_up_there(
     tmp_path: Path, postgres: Postgres
@@ -129,6 +131,7 @@ def test_a_worker_killed_mid_run_on_another_machine_is_followed_up_there(
         machine_b.stop_all()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_a_worker_waits_for_an_unreachable_database_and_loses_nothing(tmp_path: Path) -> None:
     import random

@@ -11,6 +11,7 @@ from tether.board import State
 from tether.testing.fleet import board_of, make_project
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_two_workers_on_the_embedded_sqlite_default(tmp_path: Path) -> None:
     projects = [make_project(tmp_path / "repos", name, units=2) for name in ("left", "right")]
@@ -31,6 +32,7 @@ def test_two_workers_on_the_embedded_sqlite_default(tmp_path: Path) -> None:
         fleet.stop_all()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_pause_and_resume(tmp_path: Path) -> None:
     project = make_project(tmp_path / "repos", "paused", units=2)
@@ -49,6 +51,7 @@ def test_pause_and_resume(tmp_path: Path) -> None:
         fleet.stop_all()
 
 
+@pytest.mark.slow
 def test_bad_input_is_one_line_and_a_documented_exit_code(tmp_path: Path) -> None:
     fleet = Fleet(tmp_path / "machine", database=None)
     project = make_project(tmp_path / "repos", "twice", units=1)

@@ -64,6 +64,7 @@ def _run_workers(env: dict[str, str], session: str, workers: int, calls: int) ->
     return totals
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("workers", "calls", "budget"),
     [(16, 200, 1000), (16, 50, 60)],
@@ -88,6 +89,7 @@ def test_concurrent_ticks_are_counted_exactly(
     assert query(tether_home, "SELECT COUNT(*) FROM events WHERE decision = 'allow'") == [(budget,)]
 
 
+@pytest.mark.slow
 def test_concurrent_console_script_calls_are_exact(
     tether_home: Path, env_for: object, gate_exe: str
 ) -> None:
@@ -137,6 +139,7 @@ def test_kill_9_inside_the_transaction_loses_only_that_call(
     assert query(tether_home, "PRAGMA integrity_check") == [("ok",)]
 
 
+@pytest.mark.slow
 def test_kill_9_at_random_moments_under_load_keeps_counter_and_log_equal(
     tether_home: Path, env_for: object, gate_exe: str
 ) -> None:

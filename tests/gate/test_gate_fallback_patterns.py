@@ -178,6 +178,7 @@ def _agent_key(pid: int) -> str:
     return f"proc:{proc.boot_id()}:{pid}:"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("leader", [False, True], ids=["in-parent-group", "group-leader"])
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_an_unnamed_agent_keeps_one_session_across_ten_calls(
@@ -203,6 +204,7 @@ def test_an_unnamed_agent_keeps_one_session_across_ten_calls(
     assert all(key.startswith(_agent_key(int(result["pid"]))) for key in keys[1:]), keys
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_a_named_agent_counts_under_itself(
     tether_home: Path, env_for: Any, gate_exe: str, tmp_path: Path, pattern: str
@@ -219,6 +221,7 @@ def test_a_named_agent_counts_under_itself(
     assert sources == [("process:agent",)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pattern", ["setsid", "new-group"])
 def test_first_calls_made_side_by_side_count_in_one_session(
     tether_home: Path, env_for: Any, gate_exe: str, tmp_path: Path, pattern: str
@@ -232,6 +235,7 @@ def test_first_calls_made_side_by_side_count_in_one_session(
     assert len(sessions) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pattern", ["setsid", "job-control"])
 def test_agents_one_after_the_other_each_get_their_own_session(
     tether_home: Path, env_for: Any, gate_exe: str, tmp_path: Path, pattern: str

@@ -313,6 +313,7 @@ def _write_not_a_list(harness: str, project: Path, value: object) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("harness", ["claude-code", "codex", "copilot"])
 @pytest.mark.parametrize(("value", "kind"), NOT_A_LIST)
 def test_an_event_entry_that_is_not_a_list_is_refused_and_left_untouched(

@@ -63,6 +63,7 @@ COMBINATIONS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("files", COMBINATIONS, ids=lambda c: "+".join(c))
 def test_each_call_counts_once_whichever_hook_files_deliver_it(
     files: tuple[str, ...], tether_home: Path, env_for: Callable[..., Any], gate_exe: str

@@ -77,6 +77,7 @@ def _run(root: Path, *args: str) -> tuple[int, dict[str, Any]]:
     return done.returncode, json.loads(done.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["codex", "copilot", "pi"])
 def test_the_run_tool_call_budget_is_the_gate_budget(
     tmp_path: Path, tether_home: Path, gate_exe: str, fmt: str

@@ -66,6 +66,7 @@ def agent_script(tmp_path: Path) -> Path:
     return script
 
 
+@pytest.mark.slow
 def test_fresh_child_per_call_shares_one_id_and_locks_at_call_61(
     tether_home: Path, env_for: object, gate_exe: str, agent_script: Path
 ) -> None:

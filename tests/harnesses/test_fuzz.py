@@ -98,6 +98,7 @@ def test_arbitrary_text(name: str, text: str) -> None:
     _check(get_harness(name), text.encode("utf-8", "surrogatepass"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 @FUZZ
 @given(value=json_values)
@@ -108,6 +109,7 @@ def test_arbitrary_json(name: str, value: Any) -> None:
         assert any(isinstance(e, MalformedLine | UnknownLine) for e in events)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 @FUZZ
 @given(data=st.data())
@@ -116,6 +118,7 @@ def test_real_lines_with_one_value_replaced(name: str, data: st.DataObject) -> N
     _check(get_harness(name), json.dumps(_mutate(obj, data)).encode())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 @FUZZ
 @given(data=st.data())

@@ -55,6 +55,7 @@ def _line(template: str, n: int) -> str:
     return template.replace("{n}", str(n))
 
 
+@pytest.mark.slow
 def test_end_names_what_waits_of_every_kind(kb: Path, tmp_path: Path) -> None:
     _sources_and_a_bundle(kb, tmp_path)
     outputs = []
@@ -86,6 +87,7 @@ def test_a_bundle_run_names_the_sources_that_wait(kb: Path, tmp_path: Path) -> N
     assert end.stdout == f"{_line(ENTRIES_LINE, 2)}\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("toml", "key"),
     [

@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from tests.ingest.test_queue import _waiting, kb, tether
 
 __all__ = ["kb"]
 
 
+@pytest.mark.slow
 def test_same_session_next_end_next_is_refused_a_new_session_claims(
     kb: Path, tmp_path: Path
 ) -> None:

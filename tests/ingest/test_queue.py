@@ -66,6 +66,7 @@ def _waiting(kb: Path, n: int, tmp_path: Path) -> list[str]:
     return ids
 
 
+@pytest.mark.slow
 def test_five_waiting_next_claims_one_end_prints_the_golden_line(kb: Path, tmp_path: Path) -> None:
     ids = _waiting(kb, 5, tmp_path)
     claimed = tether(kb, "next", "--json", TETHER_SESSION_ID="s-1")
@@ -90,6 +91,7 @@ def test_five_waiting_next_claims_one_end_prints_the_golden_line(kb: Path, tmp_p
     assert tether(kb, "next", TETHER_SESSION_ID="s-x").stdout == "nothing waits in incoming/\n"
 
 
+@pytest.mark.slow
 def test_two_concurrent_next_never_claim_the_same_entry(kb: Path, tmp_path: Path) -> None:
     queue = Queue(Wiki.open(kb))
     for path in _sources(tmp_path, 6):
@@ -211,6 +213,7 @@ def test_collisions_stop_for_the_human_and_overwrite_nothing(kb: Path, tmp_path:
         queue.release(["source-0.md"])
 
 
+@pytest.mark.slow
 def test_entry_names_cannot_escape(kb: Path, tmp_path: Path) -> None:
     queue = Queue(Wiki.open(kb))
     queue.collect(_sources(tmp_path, 1)[0])

@@ -54,6 +54,7 @@ def _collect(kb: Path, tmp_path: Path, name: str, capture: dict[str, str] | None
     queue.release([name])
 
 
+@pytest.mark.slow
 def test_three_entries_three_sequential_runs_one_hold_to_the_user(
     kb: Path, tmp_path: Path, tether_home: Path
 ) -> None:

@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from tests.loop.conftest import Project
 
 from tether.board import Board, State
@@ -18,6 +19,7 @@ from tether.store.runs import list_runs
 TETHER = str(Path(sys.executable).parent / "tether")
 
 
+@pytest.mark.slow
 def test_tick_ends_with_the_signal_line_and_its_exit_code(project: Project) -> None:
     project.note("idea.txt", "Write the release notes\n")
     first = project.tether("loop", "tick")
@@ -205,6 +207,7 @@ def test_an_unconfigured_project_exits_3_with_one_line_and_records_nothing(
     assert not (project.home / "runs").exists() or not any((project.home / "runs").iterdir())
 
 
+@pytest.mark.slow
 def test_loop_run_prints_each_ticks_signal_line_after_its_progress_line(
     project: Project,
 ) -> None:

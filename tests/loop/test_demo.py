@@ -14,6 +14,7 @@ from tether.board import Board, State
 TETHER = str(Path(sys.executable).parent / "tether")
 
 
+@pytest.mark.slow
 def test_demo_shows_the_loop_from_triage_to_exhausted(tmp_path: Path, tether_home: Path) -> None:
     folder = tmp_path / "demo"
     # a fresh machine: no agent CLI, no usmc or gardener, no network needed

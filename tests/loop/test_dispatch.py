@@ -227,6 +227,7 @@ def _unit(project: Project, kind: str) -> Callable[[], bool]:
     return lambda: todo.read_text().startswith("- [x] write the docs")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["ticket", "todo"])
 @pytest.mark.parametrize("choice", list(CHOICES))
 def test_the_builtin_scripted_agent_only_demonstrates_unless_chosen(

@@ -44,6 +44,7 @@ def _runs(log: Path) -> int:
     return len(log.read_text().splitlines()) if log.exists() else 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("output", "exit_code", "sleep", "why"),
     [

@@ -68,6 +68,7 @@ def _files(p: Project) -> dict[str, bytes]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("first", SOURCES)
 def test_each_level1_source_is_found_in_order(project: Project, first: str) -> None:
     """With work present for this source and every later one, this source's work is chosen."""

@@ -10,12 +10,15 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tether.board import Board, State
 from tether.testing.fleet import make_project
 
 TETHER = str(Path(sys.executable).parent / "tether")
 
 
+@pytest.mark.slow
 def test_tick_after_a_killed_loop_follows_the_abandoned_run_up(tmp_path: Path) -> None:
     make_project(tmp_path, "crash", units=1, steps=8, step_delay=0.5)
     root = tmp_path / "crash-src"

@@ -162,6 +162,7 @@ def _push_project(project: Project, tmp_path: Path) -> Path:
     return remote
 
 
+@pytest.mark.slow
 def test_the_gate_refuses_git_push_to_main_until_a_person_approves(
     project: Project, tmp_path: Path
 ) -> None:
@@ -297,6 +298,7 @@ def test_a_todo_item_whose_run_the_gate_refused_waits_for_approval(
     assert project.run_count() == 1
 
 
+@pytest.mark.slow
 def test_the_loop_follow_up_of_a_hand_started_run_is_under_the_policy(
     project: Project, tmp_path: Path
 ) -> None:

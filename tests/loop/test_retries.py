@@ -69,6 +69,7 @@ def _iteration_limit(project: Project, run_id: str) -> int:
     return int(row[0])
 
 
+@pytest.mark.slow
 def test_changing_the_text_of_an_actionable_ticket_starts_the_count_again(
     project: Project,
 ) -> None:
@@ -163,6 +164,7 @@ def _decision(result: TickResult) -> tuple[Any, ...]:
     )
 
 
+@pytest.mark.slow
 @settings(
     max_examples=12,
     deadline=None,

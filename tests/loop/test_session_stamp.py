@@ -40,6 +40,7 @@ def _stamp(session: str) -> str:
     return f"session: {session} | tether-loop@{socket.gethostname()} | "
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("env", "session"),
     [
@@ -112,6 +113,7 @@ def test_a_subagent_stamps_with_its_parents_session(project: Project) -> None:
     assert last.strip().startswith(_stamp("parent-7"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("env", "session"),
     [

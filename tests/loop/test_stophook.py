@@ -31,6 +31,7 @@ def _payload(project: Project, active: bool, session: str = "sess-1") -> dict[st
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("harness", ["claude-code", "codex"])
 def test_blocks_while_level1_has_work_and_lets_go_after_the_cap(
     project: Project, harness: str

@@ -7,6 +7,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 from tether.cli.mcp_server.reference import render
 from tether.testing.mcp_client import StdioClient
 
@@ -21,6 +23,7 @@ def test_the_page_is_generated_from_the_tools() -> None:
     )
 
 
+@pytest.mark.slow
 def test_every_schema_on_the_page_is_the_one_the_live_server_lists(tmp_path: Path) -> None:
     text = PAGE.read_text(encoding="utf-8")
     names = re.findall(r"^## `(\w+)`$", text, re.M)

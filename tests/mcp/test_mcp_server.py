@@ -78,6 +78,7 @@ def _text(result: dict[str, Any]) -> str:
     return "".join(c["text"] for c in result["content"] if c["type"] == "text")
 
 
+@pytest.mark.slow
 def test_the_tools_and_their_schemas_are_the_table(server: StdioClient) -> None:
     assert server.server_info["serverInfo"]["name"] == "tether"
     listed = {t["name"]: t for t in server.list_tools()}
@@ -105,6 +106,7 @@ def test_the_tools_and_their_schemas_are_the_table(server: StdioClient) -> None:
     }
 
 
+@pytest.mark.slow
 def test_board_tools_write_and_read_the_same_board_as_the_cli(
     server: StdioClient, project: Path
 ) -> None:
@@ -120,6 +122,7 @@ def test_board_tools_write_and_read_the_same_board_as_the_cli(
     assert _text(shown) == Path(ticket["path"]).read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_loop_tick_returns_the_signal_line_and_its_exit_meaning(
     server: StdioClient, project: Path
 ) -> None:
@@ -139,6 +142,7 @@ def test_loop_tick_returns_the_signal_line_and_its_exit_meaning(
     assert dry["level1"]["work"] == json.loads(done.stdout)["level1"]["work"]
 
 
+@pytest.mark.slow
 def test_an_error_is_a_tool_error_with_the_clis_line_and_exit_code(
     server: StdioClient, project: Path
 ) -> None:
@@ -154,6 +158,7 @@ def test_an_error_is_a_tool_error_with_the_clis_line_and_exit_code(
     assert missing["structuredContent"]["exit_code"] == done.returncode
 
 
+@pytest.mark.slow
 def test_arguments_outside_the_schema_are_refused_like_a_usage_error(
     server: StdioClient,
 ) -> None:
@@ -173,6 +178,7 @@ def test_arguments_outside_the_schema_are_refused_like_a_usage_error(
         assert result["structuredContent"]["exit_meaning"] == "usage"
 
 
+@pytest.mark.slow
 def test_a_run_and_its_report_through_the_tools(server: StdioClient, project: Path) -> None:
     done = cli(project, "run", "--unit", "u-1", "--prompt", "go", "--iterations", "1", "--json")
     assert done.returncode == 20, done.stderr  # the iteration limit: a report is written
@@ -193,6 +199,7 @@ def test_a_run_and_its_report_through_the_tools(server: StdioClient, project: Pa
     session(project, _env(project), body)
 
 
+@pytest.mark.slow
 def test_subagents_wait_returns_on_a_change_not_at_its_timeout(
     server: StdioClient, project: Path
 ) -> None:
@@ -251,6 +258,7 @@ def _orchestrators(project: Path) -> list[dict[str, Any]]:
     return found
 
 
+@pytest.mark.slow
 def test_subagents_wait_counts_for_the_orchestrator_whose_tree_the_server_runs_in(
     project: Path,
 ) -> None:

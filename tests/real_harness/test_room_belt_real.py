@@ -20,6 +20,8 @@ import pytest
 from tether.room.room import room_allowance
 from tether.testing.model_server.scenario import Action, FinalText, NamedCall, Scenario, ShellCalls
 
+# Vibe alone starts in 20-65 s on a loaded machine
+pytestmark = [pytest.mark.real_harness, pytest.mark.timeout(300)]
 RunAgent = Callable[..., Any]
 
 SECRET = "secret-alpha-7731"  # only in Alpha.md: never to reach the agent
@@ -73,6 +75,7 @@ def _offered(run: Any) -> set[str]:
     return {name for r in run.requests if r.kind == "agent" for name in r.tool_names}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("harness", ["claude-code", "copilot", "vibe"])
 def test_a_cat_of_a_page_is_not_executed_and_the_room_s_read_works(
     harness: str, tmp_path: Path, run_agent: RunAgent

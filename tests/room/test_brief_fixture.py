@@ -28,6 +28,7 @@ def _question(gen: GenWiki, page_id: str) -> str:
     return f"What is {gen.word_of(page_id)} and what does it depend on?"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "page_id", ["concept-00004", "concept-00100", "episode-00019", "concept-00250", "concept-00033"]
 )

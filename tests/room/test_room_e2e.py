@@ -62,6 +62,7 @@ def _events_text(home: Path, run_id: str) -> str:
     return (home / "runs" / run_id / "events.jsonl").read_text()
 
 
+@pytest.mark.slow
 def test_fourteen_reads_with_b12_refuse_13_and_14_and_the_budget_line_passes(
     gen: GenWiki, project: Path, tether_home: Path, tmp_path: Path
 ) -> None:
@@ -98,6 +99,7 @@ def test_fourteen_reads_with_b12_refuse_13_and_14_and_the_budget_line_passes(
     assert result["run"]["stop"] == "completed"
 
 
+@pytest.mark.slow
 def test_a_room_that_tries_to_open_a_room_is_refused(
     gen: GenWiki, project: Path, tether_home: Path, tmp_path: Path
 ) -> None:
@@ -171,6 +173,7 @@ def _open_room(home: Path, lock: Path) -> str | None:
     return room_id if (home / "rooms" / room_id / "room.json").exists() else None
 
 
+@pytest.mark.slow
 def test_one_room_per_wiki_and_never_two_for_one_session(
     gen: GenWiki, project: Path, tether_home: Path, tmp_path: Path
 ) -> None:
@@ -214,6 +217,7 @@ def test_one_room_per_wiki_and_never_two_for_one_session(
     assert len([p for p in (tether_home / "rooms").iterdir() if p.is_dir()]) == 2
 
 
+@pytest.mark.slow
 def test_room_open_text_names_the_pages_and_the_cut_list(
     gen: GenWiki, project: Path, tether_home: Path, tmp_path: Path
 ) -> None:

@@ -19,6 +19,7 @@ def gen(tmp_path: Path) -> GenWiki:
     return generate(tmp_path / "kb", pages=300)
 
 
+@pytest.mark.slow
 def test_a_room_agent_that_cats_a_page_is_refused_and_the_refusal_is_logged(
     gen: GenWiki, tmp_path: Path, tether_home: Path
 ) -> None:

@@ -59,6 +59,7 @@ def _events(home: Path) -> dict[str, str]:
     return {p.name: (p / "events.jsonl").read_text() for p in (home / "runs").iterdir()}
 
 
+@pytest.mark.slow
 def test_a_session_started_by_tether_run_opens_a_room(
     gen: GenWiki, tmp_path: Path, tether_home: Path
 ) -> None:
@@ -88,6 +89,7 @@ def test_a_session_started_by_tether_run_opens_a_room(
     assert '\\"status\\": \\"ok\\"' in outer
 
 
+@pytest.mark.slow
 def test_a_nested_room_open_with_its_variables_removed_is_refused_by_the_gate(
     gen: GenWiki, tmp_path: Path, tether_home: Path
 ) -> None:
@@ -132,6 +134,7 @@ def test_only_a_room_is_refused_by_its_environment() -> None:
         refuse_nesting({"TETHER_ROOM_DIR": "/rooms/x"})
 
 
+@pytest.mark.slow
 def test_reads_with_the_room_variables_removed_are_refused_by_the_gate(
     gen: GenWiki, tmp_path: Path, tether_home: Path
 ) -> None:

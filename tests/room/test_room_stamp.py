@@ -121,6 +121,7 @@ def test_a_conclusion_without_conclude_is_stamped_once_when_the_room_finishes(
     assert sum(line.startswith("session: ") for line in lines) == 1
 
 
+@pytest.mark.slow
 def test_a_real_room_ends_its_conclusion_with_the_harness_session_of_its_opener(
     gen: GenWiki, tether_home: Path, tmp_path: Path
 ) -> None:

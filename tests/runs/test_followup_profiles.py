@@ -7,6 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from tests.runs.conftest import TETHER, Project
 
 
@@ -100,6 +101,7 @@ def test_stronger_profile_needs_a_justification(project: Project) -> None:
     assert record["justification"] == "needs deeper reasoning"
 
 
+@pytest.mark.slow
 def test_runs_list_show_and_report(project: Project) -> None:
     project.write_config(["--steps", "50"])
     _code, record = project.run_json("--prompt", "go", "--iterations", "2")

@@ -16,6 +16,7 @@ import pytest
 from tests.runs.conftest import Project
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["claude-code", "codex", "copilot", "pi"])
 def test_a_refused_call_ends_the_run_with_the_tool_call_limit(project: Project, fmt: str) -> None:
     project.write_config(["--steps", "30", "--step-delay", "0.02"], extra="")

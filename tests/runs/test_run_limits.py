@@ -6,6 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
 from tests.runs.conftest import Project
 
 
@@ -19,6 +20,7 @@ def _head(root: Path) -> str:
     ).stdout.strip()
 
 
+@pytest.mark.slow
 def test_iteration_limit_stops_exactly_and_reports(project: Project) -> None:
     project.write_config(["--steps", "50"])
     head = _head(project.root)
@@ -166,6 +168,7 @@ def test_sigterm_ignoring_agent_at_the_iteration_limit_is_killed(project: Projec
     assert _steps(project.executed()) == [1, 2]
 
 
+@pytest.mark.slow
 def test_sigterm_ignoring_agent_with_hooks_still_runs_exactly_the_budget(
     project: Project,
 ) -> None:

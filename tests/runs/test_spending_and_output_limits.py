@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from tests.runs.conftest import Project
 
 
@@ -48,6 +49,7 @@ def test_a_cost_limit_where_the_harness_reports_no_cost_is_a_config_error(
     assert len(done.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_events_jsonl_never_grows_past_its_cap(project: Project) -> None:
     project.write_config(["--steps", "200"])
     toml = (project.root / "tether.toml").read_text()

@@ -343,6 +343,7 @@ def test_every_skill_has_front_matter_a_harness_accepts() -> None:
         assert len(text.splitlines()) <= 120  # short
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ORDER)
 def test_the_command_prints_what_the_skill_says(
     command: str, project: Project, subagent: subprocess.Popen[str]

@@ -54,6 +54,7 @@ def test_each_harness_gets_every_skill_in_its_project_folder(
     assert list(home.iterdir()) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("harness", "folder"),
     [

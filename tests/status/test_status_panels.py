@@ -41,6 +41,7 @@ def _check(name: str, text: str, update: bool) -> None:
     assert text == path.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("panel", PANELS)
 def test_each_panel_matches_its_golden(world: World, panel: str, update_goldens: bool) -> None:
     status = _status(world)
@@ -53,6 +54,7 @@ def test_each_panel_matches_its_golden(world: World, panel: str, update_goldens:
     _check(f"{panel}.txt", normalize(text, world), update_goldens)
 
 
+@pytest.mark.slow
 def test_the_command_prints_the_same_object_and_every_panel(world: World) -> None:
     env = {**os.environ, "TETHER_HOME": str(world.home), "COLUMNS": "160"}
     out = subprocess.run(

@@ -61,6 +61,7 @@ def pane(tmp_path: Path) -> Iterator[Pane]:
         subprocess.run(["tmux", "-S", str(made.socket), "kill-server"], capture_output=True)
 
 
+@pytest.mark.slow
 def test_watch_draws_every_panel_refreshes_in_place_and_stops_on_ctrl_c(
     world: World, pane: Pane
 ) -> None:

@@ -36,6 +36,7 @@ def _running_subagent(lab: TmuxLab, subagents: Path) -> str:
     return pane
 
 
+@pytest.mark.slow
 def test_an_orchestrator_that_never_resumes_is_woken_at_most_once_per_min_interval(
     lab: TmuxLab, subagents_dir: Path, tether_home: Path, conn: sqlite3.Connection
 ) -> None:

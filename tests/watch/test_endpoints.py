@@ -226,6 +226,7 @@ console.log(process.pid);
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("toml", "baked", "expected"),
     [

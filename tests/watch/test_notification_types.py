@@ -358,6 +358,7 @@ def test_copilot_and_codex_permission_requests_are_confirmation_waits(
         assert wait.call_id == call_id
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("harness", ["copilot", "codex"])
 def test_a_subagent_in_a_pane_waiting_on_its_permission_request_is_named_in_the_wake(
     lab: TmuxLab,

@@ -38,6 +38,7 @@ def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
+@pytest.mark.slow
 def test_a_detached_daemon_reaches_the_person_without_any_log_being_read(
     lab: TmuxLab, subagents_dir: Path, tmp_path: Path, tether_home: Path
 ) -> None:

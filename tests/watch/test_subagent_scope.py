@@ -12,6 +12,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.watch.watch_support import TETHER, TmuxLab, agent_argv, wait_until, write_project
 
 from tether.watch.transcript import TranscriptReader
@@ -64,6 +65,7 @@ def _hanging(log: Path, step: str) -> bool:
     return call is not None and step in call.input and time.time() - call.since > 1.0
 
 
+@pytest.mark.slow
 def test_a_subagent_in_another_window_of_the_session_wakes_the_orchestrator_once(
     lab: TmuxLab, tmp_path: Path
 ) -> None:
@@ -98,6 +100,7 @@ def test_a_subagent_in_another_window_of_the_session_wakes_the_orchestrator_once
     assert wake["channels"][0] == {"channel": "tmux", "ok": True, "detail": f"send-keys {pane}"}
 
 
+@pytest.mark.slow
 def test_an_agent_outside_the_scope_is_named_with_its_reason_until_it_is_added(
     lab: TmuxLab, tmp_path: Path
 ) -> None:

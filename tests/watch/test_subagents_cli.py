@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+import pytest
 from tests.watch.watch_support import TETHER, TmuxLab, wait_until, write_project
 
 from tether.config.schema import WatchSettings
@@ -95,6 +96,7 @@ def test_subagents_wait_times_out_with_every_state(
     assert [(s["key"], s["state"]) for s in result["subagents"]] == [("pane:%0", "working")]
 
 
+@pytest.mark.slow
 def test_a_run_started_by_tether_run_is_a_subagent_and_its_hang_is_seen(
     lab: TmuxLab, subagents_dir: Path, tmp_path: Path
 ) -> None:
@@ -144,6 +146,7 @@ def test_a_run_started_by_tether_run_is_a_subagent_and_its_hang_is_seen(
     assert [s for s in final if s["kind"] == "run"] == []  # no longer running
 
 
+@pytest.mark.slow
 def test_an_orchestrator_blocked_in_subagents_wait_is_never_taken_for_idle(
     lab: TmuxLab, subagents_dir: Path, tmp_path: Path, tether_home: Path, conn: sqlite3.Connection
 ) -> None:

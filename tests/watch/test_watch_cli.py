@@ -21,6 +21,7 @@ def _tether(project: Path, *args: str, code: int = 0) -> subprocess.CompletedPro
     return done
 
 
+@pytest.mark.slow
 def test_register_look_once_log_and_remove(
     lab: TmuxLab, subagents_dir: Path, tmp_path: Path
 ) -> None:

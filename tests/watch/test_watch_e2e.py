@@ -99,6 +99,7 @@ def test_an_idle_orchestrator_is_woken_within_interval_plus_one_second(
     assert wake["channels"][0] == {"channel": "tmux", "ok": True, "detail": f"send-keys {pane}"}
 
 
+@pytest.mark.slow
 def test_an_orchestrator_with_hook_events_every_little_while_is_never_woken(
     lab: TmuxLab, subagents_dir: Path, tmp_path: Path
 ) -> None:

@@ -89,6 +89,7 @@ def test_provenance_violations_are_reported_with_file_and_line(
     ]
 
 
+@pytest.mark.slow
 def test_path_safety_of_page_reads(gen: GenWiki, tmp_path: Path) -> None:
     outside = tmp_path / "secret.md"
     outside.write_text("# Secret\n")

@@ -78,6 +78,7 @@ def test_a_page_over_the_cap_is_not_indexed_and_is_named(kb: Path) -> None:
     assert "broken-link" not in checked.stdout
 
 
+@pytest.mark.slow
 def test_the_cap_follows_the_setting_and_the_page(kb: Path) -> None:
     assert tether(kb, "wiki", "index").returncode == 0
     raised = json.loads(tether(kb, "wiki", "index", "--json", cap=None).stdout)

@@ -119,6 +119,7 @@ QUESTIONS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("question", sorted(QUESTIONS))
 def test_brief_puts_the_answering_page_within_b(index: Index, question: str) -> None:
     brief = make_brief(index, question, 12)

@@ -61,6 +61,7 @@ def test_check_reports_path_like_ids_with_file_and_line(kb: Path) -> None:
     assert skipped.returncode == 0, skipped.stdout
 
 
+@pytest.mark.slow
 def test_path_like_ids_are_not_addressable(kb: Path) -> None:
     for name in ("../../etc/passwd", "/etc/shadow", "/etc/passwd", "etc/passwd"):
         done = tether(kb, "wiki", "read", name)

@@ -68,6 +68,7 @@ FORMS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", FORMS)
 def test_a_stale_entry_names_the_same_page_in_brief_stale_and_check(kb: Path, form: str) -> None:
     (kb / "wiki" / "stale.json").write_text(json.dumps([{"page": form, "reason": "changed"}]))
@@ -83,6 +84,7 @@ def test_a_stale_entry_names_the_same_page_in_brief_stale_and_check(kb: Path, fo
     assert checked.returncode == 0, checked.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "form", ["wiki/concepts/nope.md", "../kb/wiki/concepts/zeta-topic.md", "/etc/passwd"]
 )

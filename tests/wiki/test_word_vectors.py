@@ -41,6 +41,7 @@ def _wordllama_vectors(texts: list[str]) -> np.ndarray:
     return unit
 
 
+@pytest.mark.slow
 def test_the_vectors_equal_wordllamas_own_bit_for_bit() -> None:
     theirs = _wordllama_vectors(TEXTS)
     # a few texts convert only their own token rows; many convert the whole table once

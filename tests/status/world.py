@@ -27,7 +27,7 @@ from tether.room.room import wiki_lock_path
 from tether.runs.record import RunPaths
 from tether.store import connect
 from tether.store.runs import RunRow, insert_run
-from tether.watch.registry import WakeRecord, add_orchestrator, record_wake
+from tether.watch.registry import Registration, WakeRecord, add_orchestrator, record_wake
 from tether.wiki.layout import Wiki
 
 NOW = datetime(2026, 3, 2, 9, 30, tzinfo=UTC).timestamp()
@@ -293,7 +293,7 @@ def _loop_and_watch(home: Path, board: str) -> None:
         )
         clock = FakeClock(datetime.fromtimestamp(NOW - 3600, UTC))
         orch = add_orchestrator(
-            conn, name="lead", pid=2**22 + 17, harness="claude-code", clock=clock
+            conn, Registration(name="lead", pid=2**22 + 17, harness="claude-code"), clock=clock
         )
         record_wake(
             conn,

@@ -22,7 +22,7 @@ from tether.clock import FakeClock, SystemClock
 from tether.config.schema import WatchSettings
 from tether.store import connect
 from tether.watch.daemon import Watchdog
-from tether.watch.registry import add_orchestrator, list_wakes
+from tether.watch.registry import Registration, add_orchestrator, list_wakes
 
 
 def _settings(lab: TmuxLab, subagents: Path, **values: object) -> WatchSettings:
@@ -44,7 +44,7 @@ def test_an_orchestrator_that_never_resumes_is_woken_at_most_once_per_min_interv
     pane, recording = lab.orchestrator()
     _running_subagent(lab, subagents_dir)
     clock = FakeClock(start=datetime.now(UTC))
-    add_orchestrator(conn, tmux_pane=pane, tmux_socket=lab.socket, clock=clock)
+    add_orchestrator(conn, Registration(tmux_pane=pane, tmux_socket=lab.socket), clock=clock)
     settings = _settings(lab, subagents_dir)
     assert (settings.idle_threshold, settings.wake_min_interval) == (45.0, 60.0)
     dog = Watchdog(settings, tether_home, conn, clock=clock)
@@ -79,7 +79,9 @@ def test_busy_and_own_permission_veto_typing_but_not_the_human(
     wait_until(lambda: dog.surveyor.look(conn, time.time()).running, what="the subagent to run")
 
     # a turn the gate saw start and not stop: busy, no wake however long the quiet lasts
-    orch = add_orchestrator(conn, tmux_pane=pane, tmux_socket=lab.socket, sessions=("orch-1",))
+    orch = add_orchestrator(
+        conn, Registration(tmux_pane=pane, tmux_socket=lab.socket, sessions=("orch-1",))
+    )
     gate_event("orch-1", "UserPromptSubmit", tmp_path, prompt="start the subagents")
     busy = wait_until(
         lambda: (d := dog.check().decisions[0]).idle_seconds >= 0.2 and d,  # type: ignore[operator]
@@ -120,7 +122,9 @@ def test_wake_command_runs_with_the_wake_filled_in(
         f"open({str(out)!r}, 'w'))"
     )
     clock = FakeClock(start=datetime.now(UTC))
-    add_orchestrator(conn, tmux_pane=pane, tmux_socket=lab.socket, name="boss", clock=clock)
+    add_orchestrator(
+        conn, Registration(tmux_pane=pane, tmux_socket=lab.socket, name="boss"), clock=clock
+    )
     settings = _settings(
         lab,
         subagents_dir,
@@ -168,7 +172,7 @@ def test_a_growing_log_is_activity_and_a_still_one_is_not(
     settings = _settings(lab, subagents_dir, idle_threshold=0.5, wake_min_interval=0)
     dog = Watchdog(settings, tether_home, conn)
     wait_until(lambda: dog.surveyor.look(conn, time.time()).running, what="the subagent to run")
-    add_orchestrator(conn, tmux_pane=pane, tmux_socket=lab.socket, log_path=str(log))
+    add_orchestrator(conn, Registration(tmux_pane=pane, tmux_socket=lab.socket, log_path=str(log)))
     actions = set()
     deadline = time.monotonic() + 2.0  # four idle thresholds
     while time.monotonic() < deadline:
@@ -194,7 +198,7 @@ def test_the_rate_limit_holds_across_daemons(
     pane, recording = lab.orchestrator()
     _running_subagent(lab, subagents_dir)
     clock = FakeClock(start=datetime.now(UTC))
-    add_orchestrator(conn, tmux_pane=pane, tmux_socket=lab.socket, clock=clock)
+    add_orchestrator(conn, Registration(tmux_pane=pane, tmux_socket=lab.socket), clock=clock)
     other = connect(tether_home)
     first = Watchdog(_settings(lab, subagents_dir), tether_home, conn, clock=clock)
     second = Watchdog(_settings(lab, subagents_dir), tether_home, other, clock=clock)
@@ -220,13 +224,17 @@ def test_a_gone_orchestrator_is_reported_to_the_human_at_the_wake_rate(
     _running_subagent(lab, subagents_dir)  # first: killing a server's only pane ends the server
     if how == "pane":
         pane, _ = lab.orchestrator()
-        orch = add_orchestrator(conn, tmux_pane=pane, tmux_socket=lab.socket, clock=clock)
+        orch = add_orchestrator(
+            conn, Registration(tmux_pane=pane, tmux_socket=lab.socket), clock=clock
+        )
         lab.run("kill-pane", "-t", pane)
         why = f"pane {pane} is gone"
     else:
         proc = subprocess.Popen(["sleep", "600"])
         started = psutil.Process(proc.pid).create_time()
-        orch = add_orchestrator(conn, pid=proc.pid, pid_start_time=started, clock=clock)
+        orch = add_orchestrator(
+            conn, Registration(pid=proc.pid, pid_start_time=started), clock=clock
+        )
         proc.kill()
         proc.wait()
         why = f"process {proc.pid} has ended"

@@ -20,7 +20,7 @@ from tether.config.schema import WatchSettings
 from tether.watch.daemon import Watchdog
 from tether.watch.endpoints import live_endpoints, read_ack, write_endpoint, write_request
 from tether.watch.pi_wake_extension import MARKER, render
-from tether.watch.registry import add_orchestrator, list_orchestrators, list_wakes
+from tether.watch.registry import Registration, add_orchestrator, list_orchestrators, list_wakes
 from tether.watch.rewake import merge_settings
 
 STOP = {"hook_event_name": "Stop", "session_id": "claude-1", "stop_hook_active": False}
@@ -78,7 +78,7 @@ def test_the_daemon_wakes_through_the_rewake_hook_before_tmux(
     wait_until(lambda: live_endpoints(tether_home), what="the hook")
     clock = FakeClock(start=datetime.now(UTC))
     # the orchestrator is the process the hook runs under (the shell standing in for claude)
-    orch = add_orchestrator(conn, pid=hook.pid, clock=clock)
+    orch = add_orchestrator(conn, Registration(pid=hook.pid), clock=clock)
     settings = WatchSettings(subagents_folders=[str(subagents_dir)], tmux_socket=lab.socket)
     dog = Watchdog(settings, tether_home, conn, clock=clock)
     wait_until(lambda: dog.check().running == 1, what="the subagent")
@@ -304,7 +304,9 @@ def test_a_wake_request_nobody_takes_falls_back_to_the_pane(
     try:
         clock = FakeClock(start=datetime.now(UTC))
         add_orchestrator(
-            conn, tmux_pane=pane, tmux_socket=lab.socket, sessions=("pi-session",), clock=clock
+            conn,
+            Registration(tmux_pane=pane, tmux_socket=lab.socket, sessions=("pi-session",)),
+            clock=clock,
         )
         settings = WatchSettings(subagents_folders=[str(subagents_dir)], tmux_socket=lab.socket)
         assert (settings.ack_timeout, settings.wake_min_interval) == (10.0, 60.0)
@@ -360,7 +362,9 @@ def test_without_a_pane_an_untaken_request_tells_the_human_and_says_so(
     orchestrator = subprocess.Popen(["sleep", "600"])  # a process with no pane
     try:
         clock = FakeClock(start=datetime.now(UTC))
-        add_orchestrator(conn, pid=orchestrator.pid, sessions=("pi-session",), clock=clock)
+        add_orchestrator(
+            conn, Registration(pid=orchestrator.pid, sessions=("pi-session",)), clock=clock
+        )
         settings = WatchSettings(subagents_folders=[str(subagents_dir)], tmux_socket=lab.socket)
         lines: list[str] = []
         dog = Watchdog(settings, tether_home, conn, clock=clock, log=lines.append)

@@ -28,7 +28,7 @@ from tether.gate import db
 from tether.gate.eventlog import GateReader
 from tether.watch.confirm import Wait, from_gate
 from tether.watch.daemon import Watchdog
-from tether.watch.registry import WakeRecord, add_orchestrator, list_wakes
+from tether.watch.registry import Registration, WakeRecord, add_orchestrator, list_wakes
 from tether.watch.report import Decision
 
 SEQUENCE = (
@@ -221,7 +221,7 @@ def test_a_permission_prompt_wakes_with_the_tool_and_its_input_and_an_idle_promp
     _subagent(lab, subagents_dir, "mailer", "sub-mailer")
     dog = _watchdog(lab, subagents_dir, tether_home, conn)
     wait_until(lambda: dog.surveyor.look(conn, time.time()).running, what="the subagent to run")
-    add_orchestrator(conn, tmux_pane=pane, tmux_socket=lab.socket)
+    add_orchestrator(conn, Registration(tmux_pane=pane, tmux_socket=lab.socket))
 
     # the subagent's harness says it waits at a permission dialog: the wake
     # names the tool and the input the gate recorded (its log shows no call)
@@ -256,7 +256,7 @@ def test_the_orchestrator_s_own_notifications_steer_the_wake(
     _subagent(lab, subagents_dir, "worker", "sub-worker")
     dog = _watchdog(lab, subagents_dir, tether_home, conn)
     wait_until(lambda: dog.surveyor.look(conn, time.time()).running, what="the subagent to run")
-    add_orchestrator(conn, tmux_pane=pane, tmux_socket=lab.socket, sessions=("orch",))
+    add_orchestrator(conn, Registration(tmux_pane=pane, tmux_socket=lab.socket, sessions=("orch",)))
 
     # a tool call started and no stop came: the turn counts as open (busy) ...
     (pre, asked, idle) = _recorded(
@@ -377,7 +377,7 @@ def test_a_subagent_in_a_pane_waiting_on_its_permission_request_is_named_in_the_
     lab.subagent(folder, ["--format", harness, *named, "--steps", "2", "--step-delay", "600"])
     dog = _watchdog(lab, subagents_dir, tether_home, conn)
     wait_until(lambda: dog.surveyor.look(conn, time.time()).running, what="the subagent to run")
-    add_orchestrator(conn, tmux_pane=pane, tmux_socket=lab.socket)
+    add_orchestrator(conn, Registration(tmux_pane=pane, tmux_socket=lab.socket))
     _hooks(harness, calls, folder)
     wake = _next_wake(dog, "the wake")
     dog.close()

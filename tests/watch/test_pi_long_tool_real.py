@@ -25,7 +25,7 @@ from tether.config.schema import WatchSettings
 from tether.testing.model_server import ModelServer, client_setup
 from tether.testing.model_server.scenario import Action, FinalText, Scenario, ShellCalls
 from tether.watch.daemon import Watchdog
-from tether.watch.registry import add_orchestrator, list_wakes
+from tether.watch.registry import Registration, add_orchestrator, list_wakes
 
 pytestmark = pytest.mark.real_harness
 
@@ -66,7 +66,7 @@ def test_a_real_pi_running_sleep_100_is_a_long_tool_and_wakes_the_orchestrator_o
     )
     dog = Watchdog(settings, tether_home, conn, clock=SystemClock())
     # registered first (its session is what makes Pi's window a subagent), checked later
-    add_orchestrator(conn, tmux_pane=pane, tmux_socket=lab.socket)
+    add_orchestrator(conn, Registration(tmux_pane=pane, tmux_socket=lab.socket))
     try:
 
         def long_tool() -> str | None:

@@ -17,6 +17,7 @@ from tether.errors import UsageError
 from tether.gate.agents import match_agent
 from tether.watch.proctree import ProcessInspector
 from tether.watch.registry import (
+    Registration,
     WakeRecord,
     add_orchestrator,
     bind_session,
@@ -92,11 +93,15 @@ def test_an_agent_below_a_shell_is_found_and_gone_when_it_ends(tmp_path: Path) -
 
 def test_orchestrators_are_registered_replaced_and_removed(conn: sqlite3.Connection) -> None:
     clock = FakeClock(start=FakeClock().now())
-    first = add_orchestrator(conn, tmux_pane="%3", tmux_socket="s", sessions=("abc",), clock=clock)
+    first = add_orchestrator(
+        conn, Registration(tmux_pane="%3", tmux_socket="s", sessions=("abc",)), clock=clock
+    )
     assert first.name == "pane %3" and first.sessions == ("abc",)
-    again = add_orchestrator(conn, tmux_pane="%3", tmux_socket="s", clock=clock)
+    again = add_orchestrator(conn, Registration(tmux_pane="%3", tmux_socket="s"), clock=clock)
     assert [o.id for o in list_orchestrators(conn)] == [again.id]  # same pane: replaced
-    by_pid = add_orchestrator(conn, pid=4242, log_path="/tmp/o.log", name="main", clock=clock)
+    by_pid = add_orchestrator(
+        conn, Registration(pid=4242, log_path="/tmp/o.log", name="main"), clock=clock
+    )
     assert {o.name for o in list_orchestrators(conn)} == {"pane %3", "main"}
     assert bind_session(conn, "sess-1", by_pid.id, harness="pi", source="env:PI_SESSION_ID")
     assert not bind_session(conn, "sess-1", by_pid.id, source="again")
@@ -108,11 +113,11 @@ def test_orchestrators_are_registered_replaced_and_removed(conn: sqlite3.Connect
     assert remove_orchestrator(conn, by_pid.id, clock=clock)
     assert not remove_orchestrator(conn, by_pid.id, clock=clock)
     with pytest.raises(UsageError):
-        add_orchestrator(conn)
+        add_orchestrator(conn, Registration())
 
 
 def test_wakes_are_logged_in_order(conn: sqlite3.Connection) -> None:
-    orch = add_orchestrator(conn, tmux_pane="%1")
+    orch = add_orchestrator(conn, Registration(tmux_pane="%1"))
     assert last_wake_at(conn, orch.id) is None
     start = datetime.now(UTC)
     for n in range(3):

@@ -18,7 +18,7 @@ from tests.watch.watch_support import TmuxLab, gate_event, wait_until
 from tether.clock import SystemClock
 from tether.config.schema import WatchSettings
 from tether.watch.daemon import Watchdog
-from tether.watch.registry import add_orchestrator
+from tether.watch.registry import Registration, add_orchestrator
 
 HEAD = b"[tether watch] You have been idle"
 
@@ -76,7 +76,9 @@ def test_the_status_message_stays_until_the_orchestrator_is_active_again(
         )
         dog = Watchdog(settings, tether_home, conn, clock=SystemClock())
         wait_until(lambda: dog.surveyor.look(conn, time.time()).running, what="the subagent")
-        add_orchestrator(conn, tmux_pane=pane, tmux_socket=lab.socket, sessions=("orch-1",))
+        add_orchestrator(
+            conn, Registration(tmux_pane=pane, tmux_socket=lab.socket, sessions=("orch-1",))
+        )
         gate_event("orch-1", "Stop", tmp_path)  # its turn ended: idle from here
         wait_until(lambda: dog.check().decisions[0].action == "woken", what="the wake")
         assert wait_until(recording.lines)[0]["line"].startswith("[tether watch]")

@@ -19,9 +19,14 @@ from tether.watch.daemon import Watchdog
 from tether.watch.registry import list_orchestrators
 
 
-def _project(tmp_path: Path, lab: TmuxLab, subagents: Path) -> Path:
+def _project(tmp_path: Path, lab: TmuxLab, subagents: Path, idle_threshold: float = 0.75) -> Path:
     return write_project(
-        tmp_path / "project", lab, subagents, interval=0.5, idle_threshold=0.75, confirm_after=1.0
+        tmp_path / "project",
+        lab,
+        subagents,
+        interval=0.5,
+        idle_threshold=idle_threshold,
+        confirm_after=1.0,
     )
 
 
@@ -153,11 +158,14 @@ def test_an_orchestrator_blocked_in_subagents_wait_is_never_taken_for_idle(
     """A --timeout of several idle thresholds: the call counts as activity all along."""
     pane, recording = lab.orchestrator()
     lab.subagent(subagents_dir / "a", ["--format", "claude-code", "--silent"])
-    project = _project(tmp_path, lab, subagents_dir)  # idle threshold 0.75 s
+    # A threshold of 3 s against touches every 1 s: a false "idle" needs a touch to come
+    # 2 s late, which a loaded machine does not make of a process's sleep.
+    threshold = 3.0
+    project = _project(tmp_path, lab, subagents_dir, idle_threshold=threshold)
     _json(project, "watch", "add-orchestrator", "--tmux-pane", pane, "--json")
     wait_until(lambda: _agent_in(subagents_dir / "a"), what="the subagent")
     waiter = subprocess.Popen(
-        [TETHER, "subagents", "wait", "--timeout", "4", "--json"],
+        [TETHER, "subagents", "wait", "--timeout", str(4 * threshold), "--json"],
         cwd=project,
         env={**os.environ, "TMUX_PANE": pane},
         stdout=subprocess.PIPE,
@@ -170,7 +178,7 @@ def test_an_orchestrator_blocked_in_subagents_wait_is_never_taken_for_idle(
     settings = WatchSettings(
         subagents_folders=[str(subagents_dir)],
         tmux_socket=lab.socket,
-        idle_threshold=0.75,
+        idle_threshold=threshold,
         wake_min_interval=0,
         notify=False,
     )

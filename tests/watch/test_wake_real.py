@@ -27,7 +27,7 @@ from tether.testing.model_server import ModelServer, client_setup
 from tether.watch.daemon import Watchdog
 from tether.watch.endpoints import live_endpoints, read_ack
 from tether.watch.pi_wake_extension import render
-from tether.watch.registry import add_orchestrator
+from tether.watch.registry import Registration, add_orchestrator
 from tether.watch.rewake import merge_settings
 from tether.watch.transcript import TranscriptReader
 
@@ -170,7 +170,7 @@ def test_pi_is_woken(
     orch = _start(lab, _cli(pi), "pi", server, tmp_path, tether_home)
     wait_until(lambda: live_endpoints(tether_home), timeout=60, what="the Pi extension")
     _hanging_subagent(lab, subagents_dir)
-    add_orchestrator(conn, tmux_pane=orch.pane, tmux_socket=lab.socket, harness="pi")
+    add_orchestrator(conn, Registration(tmux_pane=orch.pane, tmux_socket=lab.socket, harness="pi"))
     dog = _watchdog(lab, subagents_dir, tether_home, conn, prefer)
     _wake(dog)
     dog.close()
@@ -206,7 +206,9 @@ def test_claude_code_is_woken_by_the_rewake_hook(
     assert endpoint.kind == "claude-code"
     calls = server.model_calls
     _hanging_subagent(lab, subagents_dir)
-    add_orchestrator(conn, tmux_pane=orch.pane, tmux_socket=lab.socket, harness="claude-code")
+    add_orchestrator(
+        conn, Registration(tmux_pane=orch.pane, tmux_socket=lab.socket, harness="claude-code")
+    )
     dog = _watchdog(lab, subagents_dir, tether_home, conn, "harness")
     _wake(dog)
     dog.close()
@@ -239,7 +241,9 @@ def test_claude_code_is_woken_by_typing_into_its_pane(
         what="Claude Code's prompt",
     )
     _hanging_subagent(lab, subagents_dir)
-    add_orchestrator(conn, tmux_pane=orch.pane, tmux_socket=lab.socket, harness="claude-code")
+    add_orchestrator(
+        conn, Registration(tmux_pane=orch.pane, tmux_socket=lab.socket, harness="claude-code")
+    )
     dog = _watchdog(lab, subagents_dir, tether_home, conn, "tmux")
     _wake(dog)
     dog.close()

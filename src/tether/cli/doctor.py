@@ -53,7 +53,7 @@ def doctor(
     Exit codes: 0 every installed CLI is enforced, 40 one is not enforced,
     2 an unknown --harness.
     """
-    from tether.doctor.checks import HARNESSES, run_doctor
+    from tether.doctor.checks import HARNESSES, Progress, run_doctor
     from tether.gate.home import project_root
 
     if harness is not None and harness not in HARNESSES:
@@ -66,8 +66,7 @@ def doctor(
         chosen,
         timeout=timeout,
         keep=keep,
-        on_start=_say_start,
-        on_done=_say_done,
+        progress=Progress(started=_say_start, done=_say_done),
     )
     if as_json:
         from tether.cli.render import print_json

@@ -216,7 +216,7 @@ def run_cmd(
     as_json: bool,
 ) -> None:
     """Unattended: one fresh run per entry, one after another; holds go to the board."""
-    from tether.ingest.unattended import run_unattended
+    from tether.ingest.unattended import Unattended, run_unattended
 
     ctx, _ = _queue(root)
     board_root = board_dir or ctx.config.project_root / "tickets"
@@ -235,15 +235,8 @@ def run_cmd(
                 f"{result.run.session_id})"
             )
 
-    results = run_unattended(
-        ctx.wiki,
-        board_root=board_root,
-        profile=profile or ctx.settings.ingest_profile,
-        env=os.environ,
-        timeout=timeout,
-        limit=limit,
-        report=report,
-    )
+    plan = Unattended(board_root, profile or ctx.settings.ingest_profile, timeout, limit)
+    results = run_unattended(ctx.wiki, plan, env=os.environ, report=report)
     if as_json:
         _print([r.as_dict() for r in results])
     elif not results:

@@ -273,6 +273,7 @@ def add_orchestrator(
     """Register the orchestrator to keep awake: --tmux-pane %3 | --pid N [--log FILE] | --run ID."""
     import psutil
 
+    from tether.watch.registry import Registration
     from tether.watch.registry import add_orchestrator as add
     from tether.watch.tmux import Tmux
 
@@ -313,15 +314,17 @@ def add_orchestrator(
             raise UsageError(f"no process {pid}.") from None
     orch = add(
         conn,
-        name=name,
-        tmux_pane=tmux_pane,
-        tmux_socket=socket if tmux_pane else None,
-        pid=pid,
-        pid_start_time=start_time,
-        log_path=log_path,
-        run_id=run_id,
-        harness=harness,
-        sessions=sessions,
+        Registration(
+            name=name,
+            tmux_pane=tmux_pane,
+            tmux_socket=socket if tmux_pane else None,
+            pid=pid,
+            pid_start_time=start_time,
+            log_path=log_path,
+            run_id=run_id,
+            harness=harness,
+            sessions=sessions,
+        ),
     )
     if as_json:
         print_json(orch.as_dict())

@@ -407,6 +407,19 @@ def check(
     )
 
 
+def _ignore(_: object) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Who hears how far a doctor run is: the probes take seconds each, and a person
+    waiting is told what will be checked and each check as it ends."""
+
+    started: Callable[[list[Target]], None] = _ignore
+    done: Callable[[HarnessCheck], None] = _ignore  # in the order the checks end
+
+
 def run_doctor(
     project: str,
     environ: Mapping[str, str],
@@ -414,26 +427,18 @@ def run_doctor(
     *,
     timeout: float | None = None,
     keep: bool = False,
-    on_start: Callable[[list[Target]], None] | None = None,
-    on_done: Callable[[HarnessCheck], None] | None = None,
+    progress: Progress = Progress(),
 ) -> DoctorReport:
-    """Every CLI found, checked side by side (each probe in its own folders).
-
-    ``on_start`` hears what will be checked, ``on_done`` each check as it ends
-    (in the order they end): the probes take seconds each, and a person waiting
-    is told how far they are.
-    """
+    """Every CLI found, checked side by side (each probe in its own folders)."""
     found, notes = targets(harnesses, environ, project)
-    if on_start is not None:
-        on_start(found)
+    progress.started(found)
     with ThreadPoolExecutor(max_workers=max(1, len(found))) as pool:
         try:
             futures = [
                 pool.submit(check, target, project, timeout=timeout, keep=keep) for target in found
             ]
             for done in as_completed(futures):
-                if on_done is not None:
-                    on_done(done.result())
+                progress.done(done.result())
             checks = [future.result() for future in futures]
         except BaseException:
             stop_all()  # Ctrl-C: no probe's CLI is left running until its timeout

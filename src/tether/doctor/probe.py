@@ -21,6 +21,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from tether.doctor.mirror import mirror
@@ -104,6 +105,15 @@ def _argv(harness: str, executable: str, project: str, extra: tuple[str, ...]) -
     return argv
 
 
+@dataclass(frozen=True)
+class _Ran:
+    """How the CLI's process ended (or why it never started)."""
+
+    exit_code: int | None = None
+    timed_out: bool = False
+    error: str | None = None
+
+
 def run_probe(
     harness: str,
     executable: str,
@@ -121,52 +131,13 @@ def run_probe(
     files = [effects / "call-1", effects / "call-2"]
     gate_home = root / "tether-home"
     started = time.monotonic()
-    exit_code: int | None = None
-    timed_out = False
-    error: str | None = None
-    model_calls = 0
     try:
         with ModelServer(touch_files([str(f) for f in files], "doctor-probe")) as server:
             setup = client_setup(harness, root / "home", server.port)
             mirror(environ, setup.env, project)
-            env = {k: environ[k] for k in _PASSED_ON if k in environ}
-            env.update(
-                {
-                    "PATH": environ.get("PATH", os.defpath),
-                    **setup.env,
-                    "TETHER_HOME": str(gate_home),
-                    "TETHER_GATE_BUDGET": "1",
-                }
-            )
+            env = _probe_env(environ, setup.env, gate_home)
             argv = _argv(harness, executable, project, setup.extra_args)
-            stderr_path = root / "stderr.log"
-            with (
-                (root / "stdout.log").open("wb") as out,
-                stderr_path.open("wb") as err,
-            ):
-                try:
-                    proc = subprocess.Popen(
-                        argv,
-                        cwd=project,
-                        env=env,
-                        stdin=subprocess.DEVNULL,
-                        stdout=out,
-                        stderr=err,
-                        start_new_session=True,
-                    )
-                except OSError as exc:
-                    error = f"cannot start {executable}: {exc.strerror or exc}"
-                else:
-                    with _running_lock:
-                        _running.add(proc)
-                    try:
-                        exit_code = proc.wait(timeout=limit)
-                    except subprocess.TimeoutExpired:
-                        timed_out = True
-                    finally:
-                        _stop_group(proc)
-                        with _running_lock:
-                            _running.discard(proc)
+            ran = _run_cli(argv, project, env, root, limit)
             model_calls = server.model_calls
         allowed, refused = _gate_decisions(gate_home)
         return Probe(
@@ -175,13 +146,59 @@ def run_probe(
             gate_allowed=allowed,
             gate_refused=refused,
             model_calls=model_calls,
-            exit_code=exit_code,
-            timed_out=timed_out,
+            exit_code=ran.exit_code,
+            timed_out=ran.timed_out,
             seconds=round(time.monotonic() - started, 1),
-            error=error,
+            error=ran.error,
             stderr_tail=_tail(root / "stderr.log"),
             kept=str(root) if keep else None,
         )
     finally:
         if not keep:
             shutil.rmtree(root, ignore_errors=True)
+
+
+def _probe_env(
+    environ: Mapping[str, str], client_env: Mapping[str, str], gate_home: Path
+) -> dict[str, str]:
+    """The CLI's environment: a few of the user's variables, the offline client's, and
+    the probe's own gate (its home, a budget of 1)."""
+    env = {k: environ[k] for k in _PASSED_ON if k in environ}
+    env.update(
+        {
+            "PATH": environ.get("PATH", os.defpath),
+            **client_env,
+            "TETHER_HOME": str(gate_home),
+            "TETHER_GATE_BUDGET": "1",
+        }
+    )
+    return env
+
+
+def _run_cli(
+    argv: list[str], project: str, env: Mapping[str, str], root: Path, limit: float
+) -> _Ran:
+    """The CLI in its own process group, its output into ``root``, stopped at ``limit``."""
+    with (root / "stdout.log").open("wb") as out, (root / "stderr.log").open("wb") as err:
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=project,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return _Ran(error=f"cannot start {argv[0]}: {exc.strerror or exc}")
+        with _running_lock:
+            _running.add(proc)
+        try:
+            return _Ran(exit_code=proc.wait(timeout=limit))
+        except subprocess.TimeoutExpired:
+            return _Ran(timed_out=True)
+        finally:
+            _stop_group(proc)
+            with _running_lock:
+                _running.discard(proc)

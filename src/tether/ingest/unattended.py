@@ -119,25 +119,27 @@ def ticket_for(
     return ticket.id
 
 
-def run_unattended(
-    wiki: Wiki,
-    *,
-    board_root: Path,
-    profile: str | None,
-    env: Mapping[str, str],
-    timeout: float | None = None,
-    limit: int | None = None,
-    report: Report | None = None,
-) -> list[EntryResult]:
-    from tether.run_status import RunStatus
-    from tether.runs.supervisor import RunRequest, supervise
+@dataclass(frozen=True)
+class Unattended:
+    """How ``ingest run`` works through the queue."""
 
+    board_root: Path  # where an entry held for the user gets its ticket
+    profile: str | None  # the profile every run uses
+    timeout: float | None = None  # each run's timeout
+    limit: int | None = None  # at most this many runs
+
+
+def run_unattended(
+    wiki: Wiki, plan: Unattended, *, env: Mapping[str, str], report: Report | None = None
+) -> list[EntryResult]:
+    """Every entry waiting in ``incoming/``, one run each, one after the other; an entry
+    that needs a person is held for them (a ticket) and never run."""
     queue = Queue(wiki)
     results: list[EntryResult] = []
     done_runs = 0
     seen: set[str] = set()
     with run_lock(queue):
-        while limit is None or done_runs < limit:
+        while plan.limit is None or done_runs < plan.limit:
             pending = [e for e in queue.waiting() if e.id not in seen]
             if not pending:
                 break
@@ -145,58 +147,68 @@ def run_unattended(
             seen.add(entry.id)
             reasons = dialog_reasons(entry.manifest, queue.raw)
             if reasons:
-                result = _hold(queue, board_root, entry, reasons, env)
+                result = _hold(queue, plan.board_root, entry, reasons, env)
             else:
-                owner = f"ingest-run:{os.getpid()}:{entry.id}"
-                claimed = queue.claim(entry, owner)
-                if claimed is None:
+                ran = _run_entry(queue, entry, plan, env)
+                if ran is None:
                     continue
-                outcome = supervise(
-                    RunRequest(
-                        prompt=ingest_instructions(claimed, wiki, unattended=True),
-                        profile=profile,
-                        unit=f"ingest:{entry.id}",
-                        timeout=timeout,
-                        cwd=wiki.root,
-                    ),
-                    env=env,
-                )
                 done_runs += 1
-                row = outcome.row
-                ran = RunOf(
-                    run_id=outcome.run_id,
-                    session_id=row.session_id,
-                    started_at=row.started_at,
-                    ended_at=row.ended_at,
-                    exit_code=int(outcome.exit_code),
-                )
-                failed = outcome.failed_stage  # a publish/sync that failed, if any
-                stage_exit = failed.exit_code if failed is not None else None
-                if outcome.stop is RunStatus.COMPLETED and stage_exit == NEEDS_HUMAN_EXIT:
-                    back = queue.requeue(claimed.id)
-                    back = queue.update_manifest(back, sync_exit=NEEDS_HUMAN_EXIT)
-                    reasons = dialog_reasons(back.manifest, queue.raw)
-                    hold = _hold(queue, board_root, back, reasons, env)
-                    result = EntryResult(
-                        entry.id, "user", ran, reasons=hold.reasons, ticket=hold.ticket
-                    )
-                elif outcome.stop is RunStatus.COMPLETED:
-                    queue.end(owner, claimed.id, env=env)
-                    result = EntryResult(entry.id, "done", ran)
-                else:
-                    result = EntryResult(
-                        entry.id,
-                        outcome.stop.value,
-                        ran,
-                        note=(
-                            f"left claimed; see `tether report {outcome.run_id}`, then "
-                            f"`tether ingest requeue {entry.id}`"
-                        ),
-                    )
+                result = ran
             results.append(result)
             if report is not None:
                 report(result)
     return results
+
+
+def _run_entry(
+    queue: Queue, entry: Entry, plan: Unattended, env: Mapping[str, str]
+) -> EntryResult | None:
+    """Claim the entry and run it; None when another process claimed it first."""
+    from tether.run_status import RunStatus
+    from tether.runs.supervisor import RunRequest, supervise
+
+    owner = f"ingest-run:{os.getpid()}:{entry.id}"
+    claimed = queue.claim(entry, owner)
+    if claimed is None:
+        return None
+    outcome = supervise(
+        RunRequest(
+            prompt=ingest_instructions(claimed, queue.wiki, unattended=True),
+            profile=plan.profile,
+            unit=f"ingest:{entry.id}",
+            timeout=plan.timeout,
+            cwd=queue.wiki.root,
+        ),
+        env=env,
+    )
+    row = outcome.row
+    ran = RunOf(
+        run_id=outcome.run_id,
+        session_id=row.session_id,
+        started_at=row.started_at,
+        ended_at=row.ended_at,
+        exit_code=int(outcome.exit_code),
+    )
+    failed = outcome.failed_stage  # a publish/sync that failed, if any
+    stage_exit = failed.exit_code if failed is not None else None
+    if outcome.stop is RunStatus.COMPLETED and stage_exit == NEEDS_HUMAN_EXIT:
+        back = queue.requeue(claimed.id)
+        back = queue.update_manifest(back, sync_exit=NEEDS_HUMAN_EXIT)
+        reasons = dialog_reasons(back.manifest, queue.raw)
+        hold = _hold(queue, plan.board_root, back, reasons, env)
+        return EntryResult(entry.id, "user", ran, reasons=hold.reasons, ticket=hold.ticket)
+    if outcome.stop is RunStatus.COMPLETED:
+        queue.end(owner, claimed.id, env=env)
+        return EntryResult(entry.id, "done", ran)
+    return EntryResult(
+        entry.id,
+        outcome.stop.value,
+        ran,
+        note=(
+            f"left claimed; see `tether report {outcome.run_id}`, then "
+            f"`tether ingest requeue {entry.id}`"
+        ),
+    )
 
 
 def _hold(

@@ -126,16 +126,35 @@ def check_conclusion(text: str, room: Room) -> ConclusionCheck:
             )
         )
     summary = room.summary()
-    read = {pid.lower() for pid in summary["read"]}
-    stale = {p["id"].lower() for p in room.pages + room.cut if p.get("stale")}
-    stale_flagged: set[str] = set()
+    cited = _citation_rules(lines, summary, room, out)
+    out.extend(_budget_rules(lines, summary, room))
+    has_missing = _missing_rules(lines, summary, out)
+    out.sort(key=lambda v: v.line)
+    return ConclusionCheck(
+        out, words, list(dict.fromkeys(cited)), summary["budget_hit"], has_missing
+    )
+
+
+def _stale_flagged(lines: list[str], room: Room) -> set[str]:
+    """The pages a ``stale:`` line names (lower-case ids)."""
+    flagged: set[str] = set()
     for line in lines:
         match = STALE_LINE.match(line)
         if match:
             for inner in citations(line) or match["list"].split(","):
                 entry = room.identify(split_link(inner)[0] or inner)
                 if entry is not None:
-                    stale_flagged.add(entry["id"].lower())
+                    flagged.add(entry["id"].lower())
+    return flagged
+
+
+def _citation_rules(
+    lines: list[str], summary: dict[str, Any], room: Room, out: list[Violation]
+) -> list[str]:
+    """Every claim cites a page the room read, a stale one flagged; the pages cited."""
+    read = {pid.lower() for pid in summary["read"]}
+    stale = {p["id"].lower() for p in room.pages + room.cut if p.get("stale")}
+    stale_flagged = _stale_flagged(lines, room)
     cited: list[str] = []
     for number, claim in _claims(lines):
         links = citations(claim)
@@ -172,7 +191,11 @@ def check_conclusion(text: str, room: Room) -> ConclusionCheck:
                         f"line",
                     )
                 )
-    out.extend(_budget_rules(lines, summary, room))
+    return cited
+
+
+def _missing_rules(lines: list[str], summary: dict[str, Any], out: list[Violation]) -> bool:
+    """Pages that could not be read are named on a ``missing:`` line; whether one is there."""
     has_missing = False
     for number, line in enumerate(lines, 1):
         match = MISSING_LINE.match(line)
@@ -194,10 +217,7 @@ def check_conclusion(text: str, room: Room) -> ConclusionCheck:
                 f"has no `missing: <what>` line",
             )
         )
-    out.sort(key=lambda v: v.line)
-    return ConclusionCheck(
-        out, words, list(dict.fromkeys(cited)), summary["budget_hit"], has_missing
-    )
+    return has_missing
 
 
 def _budget_rules(lines: list[str], summary: dict[str, Any], room: Room) -> list[Violation]:

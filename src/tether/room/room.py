@@ -328,10 +328,10 @@ def open_room(
     *,
     profile: str | None,
     env: Mapping[str, str],
-    cwd: Path | None = None,
     timeout: float | None = None,
 ) -> RoomResult:
-    """Run one room for ``brief``; refuses nesting and a second room."""
+    """Run one room for ``brief`` (its run in the caller's working folder); refuses
+    nesting and a second room."""
     refuse_nesting(env)
     if brief.read_directly:
         return RoomResult(STATUS_READ_DIRECTLY, brief)
@@ -353,7 +353,6 @@ def open_room(
                 profile=profile,
                 unit=f"room:{room_id}",
                 timeout=timeout,
-                cwd=cwd,
                 allow=room_allowance(room.folder, run_env),
             ),
             env=run_env,

@@ -312,7 +312,6 @@ def _may_find_subagents(config: Config, conn: sqlite3.Connection) -> bool:
 
 
 def _survey(config: Config, conn: sqlite3.Connection, moment: float) -> dict[str, Any]:
-    from tether.clock import from_iso
     from tether.config.schema import WatchSettings
     from tether.watch.activity import orchestrator_activity
     from tether.watch.report import subagent_dict
@@ -335,14 +334,7 @@ def _survey(config: Config, conn: sqlite3.Connection, moment: float) -> dict[str
                 entry.update(state="gone", why=view.gone, idle_seconds=None)
             else:
                 activity = orchestrator_activity(
-                    orch,
-                    gate=surveyor.gate,
-                    sessions=view.sessions,
-                    endpoints=view.endpoints,
-                    logs=(view.log,),
-                    added_at=from_iso(orch.added_at).timestamp(),
-                    now=moment,
-                    busy_veto_max=settings.busy_veto_max,
+                    view, gate=surveyor.gate, now=moment, busy_veto_max=settings.busy_veto_max
                 )
                 idle = round(max(0.0, moment - activity.last), 1)
                 state = "idle" if idle >= settings.idle_threshold else "active"

@@ -26,10 +26,12 @@ whose stop the gate never saw.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
+from tether.clock import from_iso
 from tether.gate import proc as gate_proc
 from tether.gate.eventlog import GateEvent, GateReader
 from tether.gate.session_id import process_key
@@ -88,29 +90,37 @@ def _gate_view(
     return latest.at, latest.event, busy, own_permission
 
 
+class Watched(Protocol):
+    """Where an orchestrator's activity shows (``survey.OrchestratorView`` is one)."""
+
+    @property
+    def orchestrator(self) -> Orchestrator: ...
+    @property
+    def sessions(self) -> Sequence[str]: ...  # its gate sessions
+    @property
+    def endpoints(self) -> Sequence[Endpoint]: ...  # its harness endpoints
+    @property
+    def log(self) -> Path | None: ...  # its transcript, found beside the registered log
+
+
 def orchestrator_activity(
-    orch: Orchestrator,
-    *,
-    gate: GateReader,
-    sessions: Iterable[str],
-    endpoints: Iterable[Endpoint],
-    logs: Iterable[Path | None] = (),
-    added_at: float,
-    now: float,
-    busy_veto_max: float,
+    view: Watched, *, gate: GateReader, now: float, busy_veto_max: float
 ) -> Activity:
+    """When the orchestrator last did something, by what, and whether it is busy now."""
+    orch = view.orchestrator
+    added_at = from_iso(orch.added_at).timestamp()
     candidates: list[tuple[float, str]] = [(added_at, "registered")]
     if orch.last_activity is not None:
         candidates.append((orch.last_activity, orch.last_activity_source or "touch"))
-    events = gate.recent(list(sessions), limit=20)
+    events = gate.recent(list(view.sessions), limit=20)
     at, event, busy, own_permission = _gate_view(events, now, busy_veto_max)
     if at is not None:
         candidates.append((at, f"hook {event}"))
-    for path in (orch.log_path, *logs):
+    for path in (orch.log_path, view.log):
         grown = _mtime(path)
         if grown is not None:
             candidates.append((grown, "log"))
-    for endpoint in endpoints:
+    for endpoint in view.endpoints:
         if endpoint.last_activity is not None:
             candidates.append((endpoint.last_activity, f"{endpoint.kind} endpoint"))
         if (

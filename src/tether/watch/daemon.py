@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from tether.clock import Clock, SystemClock, from_iso, to_iso
+from tether.clock import Clock, SystemClock, to_iso
 from tether.config.schema import WatchSettings
 from tether.watch.acks import settle
 from tether.watch.activity import orchestrator_activity
@@ -94,14 +94,7 @@ class Watchdog:
                     clock=self.clock,
                 )
         activity = orchestrator_activity(
-            orch,
-            gate=self.surveyor.gate,
-            sessions=view.sessions,
-            endpoints=view.endpoints,
-            logs=(view.log,),
-            added_at=from_iso(orch.added_at).timestamp(),
-            now=now,
-            busy_veto_max=self.settings.busy_veto_max,
+            view, gate=self.surveyor.gate, now=now, busy_veto_max=self.settings.busy_veto_max
         )
         decision.idle_seconds = max(0.0, now - activity.last)
         decision.activity_source = activity.source

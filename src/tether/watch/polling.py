@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,11 +116,11 @@ def wait_for_change(
     timeout: float,
     poll: float = 0.5,
     clock: Clock | None = None,
-    env: Mapping[str, str] | None = None,
-    sleep: Callable[[float], None] = time.sleep,
 ) -> WaitOutcome:
+    """Until a subagent's state changes, or ``timeout``; the caller (an orchestrator,
+    found by its environment and process tree) counts as active while it waits."""
     clock = clock or SystemClock()
-    env = os.environ if env is None else env
+    env = os.environ
     every = touch_every(surveyor.settings.idle_threshold)
     start = clock.monotonic()
     survey = surveyor.look(conn, clock.now().timestamp())
@@ -137,7 +137,7 @@ def wait_for_change(
         pause = min(poll, remaining)
         if caller is not None:
             pause = min(pause, max(every - (clock.monotonic() - touched), 0.0))
-        sleep(pause)
+        time.sleep(pause)
         if caller is not None and clock.monotonic() - touched >= every:
             touch(conn, caller.id, clock.now().timestamp(), SOURCE)
             touched = clock.monotonic()

@@ -106,35 +106,49 @@ def _channels_json(channels: tuple[dict[str, Any], ...]) -> str:
     return json.dumps(list(channels), ensure_ascii=False)
 
 
+@dataclass(frozen=True)
+class Registration:
+    """An orchestrator to register: its tmux pane or its process id, and what else is known."""
+
+    name: str | None = None
+    tmux_pane: str | None = None
+    tmux_socket: str | None = None
+    pid: int | None = None
+    pid_start_time: float | None = None
+    log_path: str | None = None
+    run_id: str | None = None
+    harness: str | None = None
+    sessions: tuple[str, ...] = ()
+
+
 def add_orchestrator(
-    conn: sqlite3.Connection,
-    *,
-    name: str | None = None,
-    tmux_pane: str | None = None,
-    tmux_socket: str | None = None,
-    pid: int | None = None,
-    pid_start_time: float | None = None,
-    log_path: str | None = None,
-    run_id: str | None = None,
-    harness: str | None = None,
-    sessions: tuple[str, ...] = (),
-    clock: Clock | None = None,
+    conn: sqlite3.Connection, new: Registration, clock: Clock | None = None
 ) -> Orchestrator:
     """Register an orchestrator (an active one with the same pane or pid is replaced)."""
-    if tmux_pane is None and pid is None:
+    if new.tmux_pane is None and new.pid is None:
         raise UsageError("an orchestrator needs a tmux pane or a process id.")
     now = to_iso((clock or SystemClock()).now())
-    label = name or (tmux_pane and f"pane {tmux_pane}") or f"pid {pid}"
+    label = new.name or (new.tmux_pane and f"pane {new.tmux_pane}") or f"pid {new.pid}"
     with transaction(conn):
-        _retire_same(conn, "watch_orchestrators", now, tmux_pane, tmux_socket, pid)
+        _retire_same(conn, "watch_orchestrators", now, new.tmux_pane, new.tmux_socket, new.pid)
         cursor = conn.execute(
             "INSERT INTO watch_orchestrators (name, tmux_pane, tmux_socket, pid, pid_start_time, "
             "log_path, run_id, harness, added_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (label, tmux_pane, tmux_socket, pid, pid_start_time, log_path, run_id, harness, now),
+            (
+                label,
+                new.tmux_pane,
+                new.tmux_socket,
+                new.pid,
+                new.pid_start_time,
+                new.log_path,
+                new.run_id,
+                new.harness,
+                now,
+            ),
         )
         new_id = int(cursor.lastrowid or 0)
-        for session in sessions:
-            bind_session(conn, session, new_id, harness=harness, source="flag", clock=clock)
+        for session in new.sessions:
+            bind_session(conn, session, new_id, harness=new.harness, source="flag", clock=clock)
     return get_orchestrator(conn, new_id)
 
 

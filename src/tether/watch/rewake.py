@@ -24,7 +24,6 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,11 +77,10 @@ def wait_for_wake(
     *,
     max_wait: float = DEFAULT_MAX_WAIT,
     poll: float = POLL_S,
-    now: Callable[[], float] = time.time,
-    sleep: Callable[[float], None] = time.sleep,
-    write: Callable[[str], None] | None = None,
 ) -> int:
-    """The hook's body; returns its exit status (2 = wake the model)."""
+    """The hook's body; returns its exit status (2 = wake the model, whose text it
+    writes to stderr)."""
+    now = time.time
     pid = os.getpid()
     agent = _agent_pid(os.getppid())
     session = payload.session_id
@@ -109,13 +107,13 @@ def wait_for_wake(
         while now() < deadline:
             request = take_request(home, key)
             if request is not None:
-                (write or sys.stderr.write)(request.text + "\n")
+                sys.stderr.write(request.text + "\n")
                 if request.id is not None:
                     write_ack(home, request.id, "asyncRewake exit 2", now())
                 return EXIT_WAKE
             if not _alive(agent) or _superseded(home, pid, agent, session, registered):
                 return 0
-            sleep(poll)
+            time.sleep(poll)
         return 0
     finally:
         with contextlib.suppress(OSError):

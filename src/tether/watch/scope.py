@@ -49,11 +49,19 @@ def by_scope(scope: str, sessions: Collection[str]) -> Callable[[Pane], bool]:
     return lambda pane: False
 
 
-def _pane_reason(
-    pane: Pane, scope: str, sessions: Collection[str], folders: Sequence[str], pid: int
-) -> str:
+@dataclass(frozen=True)
+class Scope:
+    """Which panes hold subagents: ``subagents_scope`` and what it is measured against."""
+
+    name: str  # one of SCOPES
+    sessions: Collection[str]  # the orchestrators' tmux sessions
+    folders: Sequence[str]  # subagents_folders
+
+
+def _pane_reason(pane: Pane, scope: Scope) -> str:
+    sessions, folders = scope.sessions, scope.folders
     hint = f"`tether watch add-subagent --tmux-pane {pane.pane_id}` counts it"
-    if scope == "session":
+    if scope.name == "session":
         if not sessions:
             return (
                 f"tmux session {pane.session!r}, and no registered orchestrator has a pane on "
@@ -64,7 +72,7 @@ def _pane_reason(
             f"tmux session {pane.session!r} is not the orchestrator's ({watched}; "
             f"subagents_scope = session); {hint}"
         )
-    if scope == "folders":
+    if scope.name == "folders":
         if not folders:
             return f"subagents_scope = folders and no subagents_folders are set; {hint}"
         return (
@@ -80,17 +88,14 @@ def not_counted(
     subagents: Iterable[Subagent],
     orchestrators: Iterable[tuple[str, Collection[int]]],
     run_groups: Collection[int],
-    *,
-    scope: str,
-    sessions: Collection[str],
-    folders: Sequence[str],
-    own_pid: int | None = None,
+    scope: Scope,
 ) -> list[NotCounted]:
     """The agent processes seen and not counted, each with its reason.
 
     ``orchestrators``: (name, the pids at the root of its tree). An agent below
     another agent process (its child or a helper) is part of that one and not
-    named; nor are the processes of ``tether run`` runs (``run_groups``).
+    named; nor are the processes of ``tether run`` runs (``run_groups``), nor this
+    process.
     """
     counted: set[int] = set()
     for sub in subagents:
@@ -100,7 +105,7 @@ def not_counted(
             counted.add(sub.pane.pane_pid)
     orch_roots = {pid: name for name, pids in orchestrators for pid in pids}
     pane_by_pid = {p.pane_pid: p for p in panes if not p.dead}
-    skip = {own_pid or os.getpid()}
+    skip = {os.getpid()}
     out: list[NotCounted] = []
     for pid in sorted(table.parents):
         if pid in skip:
@@ -132,8 +137,8 @@ def not_counted(
                 f"`tether watch add-subagent --pid {pid}` counts it"
             )
         else:
-            reason = _pane_reason(pane, scope, sessions, folders, pid)
-            if folders and under(pane.current_path, folders) is not None:
+            reason = _pane_reason(pane, scope)
+            if scope.folders and under(pane.current_path, scope.folders) is not None:
                 continue  # listed as a folder pane already
         out.append(NotCounted(pid, agent.name, pane_id, reason))
     return out

@@ -20,7 +20,15 @@ from tether.watch.acks import deaf_endpoints
 from tether.watch.registry import WakeRecord, last_wake_at, record_wake, swap_channels, update_wake
 from tether.watch.survey import OrchestratorView
 from tether.watch.tmux import Tmux
-from tether.watch.wake import HUMAN_TAIL, Delivery, SubagentView, Waker, compose, status_text
+from tether.watch.wake import (
+    HUMAN_TAIL,
+    Delivery,
+    Reach,
+    SubagentView,
+    Waker,
+    compose,
+    status_text,
+)
 
 
 @dataclass(frozen=True)
@@ -85,9 +93,7 @@ class WakeSender:
         values = _values(wake.reason, first, wake.pending_tool, view.orchestrator.name)
         delivery = self.waker.deliver(
             wake.message,
-            tmux=view.tmux,
-            pane=view.pane,
-            endpoints=(),
+            Reach(view.tmux, view.pane),
             values=values,
             at=now,
             starts_turn=not own_permission,
@@ -124,15 +130,13 @@ class WakeSender:
         values = _values(
             reason, first.subagent.label, wait.tool if wait else None, view.orchestrator.name
         )
+        deaf = deaf_endpoints(self.conn, view.orchestrator.id) if view.endpoints else ()
         delivery = self.waker.deliver(
             message,
-            tmux=view.tmux,
-            pane=view.pane,
-            endpoints=view.endpoints,
+            Reach(view.tmux, view.pane, view.endpoints, deaf),
             values=values,
             at=now,
             starts_turn=not own_permission,
-            deaf=deaf_endpoints(self.conn, view.orchestrator.id) if view.endpoints else (),
         )
         self._hold_status(view, message, delivery, now)
         return self._finish(claimed, delivery)
@@ -158,9 +162,7 @@ class WakeSender:
         values = _values(
             reason, first.subagent.label, wait.tool if wait else None, orchestrator_name
         )
-        delivery = self.waker.deliver(
-            message, tmux=None, pane=None, endpoints=(), values=values, at=now, starts_turn=False
-        )
+        delivery = self.waker.deliver(message, Reach(), values=values, at=now, starts_turn=False)
         return self._finish(claimed, delivery)
 
     def _claim(

@@ -26,7 +26,7 @@ import json
 import re
 import sqlite3
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -230,24 +230,32 @@ def _pane_label(where: str | None, cwd: str | None, pane: Pane) -> str:
     return f"{name or cwd or pane.label} (pane {pane.pane_id})"
 
 
+def _no_pane(pane: Pane) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class PaneChoice:
+    """Which tmux panes are subagents."""
+
+    folders: Sequence[str] = ()  # a pane under one is listed, its agent running or not
+    added: frozenset[str] = frozenset()  # panes added by hand: listed too
+    by_agent: Callable[[Pane], bool] = _no_pane  # the scope: listed while an agent runs there
+    skip_panes: frozenset[str] = frozenset()  # the orchestrators' own panes
+    skip_pids: frozenset[int] = frozenset()  # the orchestrators' own processes
+
+
 def pane_subagents(
-    panes: Iterable[Pane],
-    table: ProcessTable,
-    folders: Iterable[str],
-    finder: LogFinder,
-    skip_panes: frozenset[str] = frozenset(),
-    skip_pids: frozenset[int] = frozenset(),
-    *,
-    by_agent: Callable[[Pane], bool] = lambda pane: False,
-    added: frozenset[str] = frozenset(),
+    panes: Iterable[Pane], table: ProcessTable, finder: LogFinder, choice: PaneChoice
 ) -> list[Subagent]:
     """The panes that are subagents.
 
-    A pane under ``folders`` or in ``added`` is listed whether or not its agent
-    runs yet; a pane for which ``by_agent`` says yes (the scope) only while a
-    live agent process is in its tree.
+    A pane under ``choice.folders`` or in ``choice.added`` is listed whether or not
+    its agent runs yet; a pane for which ``choice.by_agent`` says yes (the scope)
+    only while a live agent process is in its tree.
     """
-    folders = list(folders)
+    folders, added, by_agent = choice.folders, choice.added, choice.by_agent
+    skip_panes, skip_pids = choice.skip_panes, choice.skip_pids
     found: list[Subagent] = []
     for pane in panes:
         if pane.pane_id in skip_panes:

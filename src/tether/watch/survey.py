@@ -23,9 +23,10 @@ from tether.watch.endpoints import Endpoint, live_endpoints
 from tether.watch.permissions import asks_permission
 from tether.watch.proctree import AgentProcess, ProcessInspector, ProcessTable
 from tether.watch.registry import Orchestrator, list_extra_subagents, list_orchestrators
-from tether.watch.scope import NotCounted, by_scope, not_counted
+from tether.watch.scope import NotCounted, Scope, by_scope, not_counted
 from tether.watch.subagents import (
     LogFinder,
+    PaneChoice,
     Subagent,
     pane_subagents,
     process_subagents,
@@ -125,16 +126,14 @@ class Surveyor:
             for e in extras
             if e.tmux_pane is not None and (e.tmux_socket or None) == self.tmux.socket
         )
-        found = pane_subagents(
-            panes,
-            table,
-            self.settings.subagents_folders,
-            self.finder,
-            skip_panes,
-            skip_pids,
-            by_agent=by_scope(scope, sessions),
+        choice = PaneChoice(
+            folders=list(self.settings.subagents_folders),
             added=added,
+            by_agent=by_scope(scope, sessions),
+            skip_panes=skip_panes,
+            skip_pids=skip_pids,
         )
+        found = pane_subagents(panes, table, self.finder, choice)
         found += process_subagents(
             ((e.pid, e.pid_start_time) for e in extras if e.pid is not None),
             table,
@@ -163,9 +162,7 @@ class Surveyor:
                 ),
                 frozenset(r.agent.pid for r in runs if r.agent is not None)
                 | _run_groups(conn, skip_runs),
-                scope=scope,
-                sessions=sessions,
-                folders=self.settings.subagents_folders,
+                Scope(scope, sessions, self.settings.subagents_folders),
             )
         taken = frozenset(session for v in orchestrators for session in v.sessions)
         by_cwd = self._sessions_by_cwd(found, taken)

@@ -170,6 +170,18 @@ def _fill(argv: Sequence[str], values: dict[str, str]) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class Reach:
+    """Where a wake can reach an orchestrator."""
+
+    tmux: Tmux | None = None
+    pane: str | None = None  # the pane to type into
+    endpoints: Sequence[Endpoint] = ()  # its harness's wake endpoints
+    # keys of endpoints that did not take their last request: passed over (and said
+    # so) in favour of the pane
+    deaf: Collection[str] = ()
+
+
 class Waker:
     """Delivers one wake through the channels an orchestrator has."""
 
@@ -193,20 +205,14 @@ class Waker:
     def deliver(
         self,
         message: str,
+        reach: Reach,
         *,
-        tmux: Tmux | None,
-        pane: str | None,
-        endpoints: Sequence[Endpoint],
         values: dict[str, str],
         at: float,
         starts_turn: bool = True,
-        deaf: Collection[str] = (),
     ) -> Delivery:
-        """Deliver through the first channel that applies, then the command and the human.
-
-        ``deaf``: keys of endpoints that did not take their last request; they
-        are passed over (and said so) in favour of the pane.
-        """
+        """Deliver through the first channel that applies, then the command and the human."""
+        tmux, pane, endpoints, deaf = reach.tmux, reach.pane, reach.endpoints, reach.deaf
         delivery = Delivery()
         if starts_turn:
             order = ["harness", "tmux"] if self.prefer == "harness" else ["tmux", "harness"]

@@ -26,6 +26,7 @@ import sqlite3
 import threading
 import time
 from contextlib import nullcontext
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tether.wiki import store
@@ -109,37 +110,34 @@ def tracker_for(index_path: str, pages_dir: str) -> Tracker:
         return tracker
 
 
+@dataclass(frozen=True)
+class Asked:
+    """What an update of the index is asked for."""
+
+    progress: store.ProgressFn | None = None  # told (done, of) while pages are read
+    escaped: list[str] | None = None  # symlinks that leave the page folder go here (a walk)
+    watch: bool = True  # keep a folder watch in this process for the next update
+    max_bytes: int = MAX_PAGE_BYTES  # pages over it are not read (tether.wiki.store)
+
+
 def refresh(
-    conn: sqlite3.Connection,
-    wiki: Wiki,
-    index_path: str,
-    progress: store.ProgressFn | None = None,
-    escaped: list[str] | None = None,
-    watch: bool = True,
-    max_bytes: int = MAX_PAGE_BYTES,
+    conn: sqlite3.Connection, wiki: Wiki, index_path: str, asked: Asked = Asked()
 ) -> UpdateStats:
-    """Bring the index up to date with the files (see the module's doc); pages over
-    ``max_bytes`` are not read (``tether.wiki.store``)."""
+    """Bring the index up to date with the files (see the module's doc)."""
     t0 = time.perf_counter()
     tracker = None
-    if watch and USE_INOTIFY and escaped is None:
+    if asked.watch and USE_INOTIFY and asked.escaped is None:
         tracker = tracker_for(index_path, str(wiki.pages_dir))
     with tracker.lock if tracker is not None else nullcontext():
         if tracker is not None:
-            quick = _by_events(conn, wiki, tracker, progress, t0, max_bytes)
+            quick = _by_events(conn, wiki, tracker, asked, t0)
             if quick is not None:
                 return quick
-        return _by_walk(conn, wiki, tracker, progress, escaped, t0, max_bytes)
+        return _by_walk(conn, wiki, tracker, asked, t0)
 
 
 def _by_walk(
-    conn: sqlite3.Connection,
-    wiki: Wiki,
-    tracker: Tracker | None,
-    progress: store.ProgressFn | None,
-    escaped: list[str] | None,
-    t0: float,
-    max_bytes: int,
+    conn: sqlite3.Connection, wiki: Wiki, tracker: Tracker | None, asked: Asked, t0: float
 ) -> UpdateStats:
     watch = tracker.restart() if tracker is not None else None
     listing = Listing()
@@ -147,23 +145,18 @@ def _by_walk(
     while True:  # again only when another process wrote between the snapshot and the write
         gen, stored = store.snapshot(conn)
         todo = store.plan(listing.files, stored.keys() - listing.files.keys(), stored)
-        done = store.apply(conn, wiki, todo, gen, progress, max_bytes)
+        done = store.apply(conn, wiki, todo, gen, asked.progress, asked.max_bytes)
         if done is not None:
             break
     if tracker is not None:
         tracker.settle(done.generation, listing)
-    if escaped is not None:
-        escaped.extend(listing.escaped)
+    if asked.escaped is not None:
+        asked.escaped.extend(listing.escaped)
     return _stats(conn, done, True, t0, len(listing.files))
 
 
 def _by_events(
-    conn: sqlite3.Connection,
-    wiki: Wiki,
-    tracker: Tracker,
-    progress: store.ProgressFn | None,
-    t0: float,
-    max_bytes: int,
+    conn: sqlite3.Connection, wiki: Wiki, tracker: Tracker, asked: Asked, t0: float
 ) -> UpdateStats | None:
     """An update from the watch's events; ``None`` when a walk is needed instead."""
     gen = store.generation(conn)
@@ -193,7 +186,7 @@ def _by_events(
         return None
     stored = store.stored_some(conn, [*listing.files, *gone])
     todo = store.plan(listing.files, gone, stored, touched=touched)
-    done = store.apply(conn, wiki, todo, gen, progress, max_bytes)
+    done = store.apply(conn, wiki, todo, gen, asked.progress, asked.max_bytes)
     if done is None:
         return None
     tracker.generation = done.generation

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tether.errors import UsageError
-from tether.wiki.freshness import refresh
+from tether.wiki.freshness import Asked, refresh
 from tether.wiki.layout import Wiki, clean_page_name, page_path_forms
 from tether.wiki.links import Resolver
 from tether.wiki.records import (
@@ -161,9 +161,8 @@ class Index:
         (``skipped`` lists them).
         """
         self._settle_cap()
-        return refresh(
-            self.conn, self.wiki, str(self.path), progress, escaped, watch, self.max_page_bytes
-        )
+        asked = Asked(progress, escaped, watch, self.max_page_bytes)
+        return refresh(self.conn, self.wiki, str(self.path), asked)
 
     def _settle_cap(self) -> None:
         """When the size cap differs from the one the index was built with, every page

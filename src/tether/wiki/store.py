@@ -154,20 +154,50 @@ def apply(
     """
     if not todo:
         return Applied(0, 0, expected)
-    old = _before(conn, [path for path, _ in todo.read])
+    work = _sort(conn, wiki, todo, max_bytes)
+    if not (work.parse or work.rekey or work.large or todo.added or todo.removed):
+        return Applied(0, 0, expected)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if generation(conn) != expected:
+            conn.execute("ROLLBACK")
+            return None
+        conn.executemany("UPDATE files SET key = ? WHERE path = ?", work.rekey)
+        parsed = _write(conn, wiki, todo, work, progress)
+        new = int.from_bytes(os.urandom(7), "big") + 1
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (str(new),))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    changed = bool(work.parse or work.large or todo.added or todo.removed)
+    return Applied(parsed, len(todo.removed), new, changed)
+
+
+@dataclass
+class _Work:
+    """The pages of a plan, sorted by what their update needs."""
+
+    old: dict[str, _Old]  # what the index holds of each
+    rekey: list[tuple[StatKey | None, str]] = field(default_factory=list)  # same bytes
+    parse: list[tuple[str, StatKey | None]] = field(default_factory=list)  # read and store
+    large: list[tuple[str, StatKey | None, int]] = field(default_factory=list)  # over the cap
+
+
+def _sort(conn: sqlite3.Connection, wiki: Wiki, todo: Plan, max_bytes: int) -> _Work:
+    """Which pages to read again, which only get a new key, which are too large;
+    pages with stored bytes are hashed here, without a lock."""
+    work = _Work(_before(conn, [path for path, _ in todo.read]))
     # Taken before any file is read: "changed less than RACY_NS before its read" errs on racy.
     now = time.time_ns()
-    rekey: list[tuple[StatKey | None, str]] = []
-    parse: list[tuple[str, StatKey | None]] = []
-    large: list[tuple[str, StatKey | None, int]] = []
     for path, key in todo.read:
         # a racy key is stored as NULL: it equals no key, so the page is read next time
         keep = None if ctime_of(key) >= now - RACY_NS else key
-        stored = old.get(path)
+        stored = work.old.get(path)
         size = size_of(key)
         if size > max_bytes:
             if stored is None or not stored.skipped or stored.key != keep:
-                large.append((path, keep, size))
+                work.large.append((path, keep, size))
             continue
         if stored is not None and stored.is_page and stored.hash is not None:
             try:
@@ -176,26 +206,10 @@ def apply(
                 same = False
             if same:
                 if keep != stored.key:
-                    rekey.append((keep, path))
+                    work.rekey.append((keep, path))
                 continue
-        parse.append((path, keep))
-    if not (parse or rekey or large or todo.added or todo.removed):
-        return Applied(0, 0, expected)
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        if generation(conn) != expected:
-            conn.execute("ROLLBACK")
-            return None
-        conn.executemany("UPDATE files SET key = ? WHERE path = ?", rekey)
-        parsed = _write(conn, wiki, todo, parse, old, progress, large)
-        new = int.from_bytes(os.urandom(7), "big") + 1
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (str(new),))
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    changed = bool(parse or large or todo.added or todo.removed)
-    return Applied(parsed, len(todo.removed), new, changed)
+        work.parse.append((path, keep))
+    return work
 
 
 def _digest(data: bytes) -> bytes:
@@ -203,19 +217,14 @@ def _digest(data: bytes) -> bytes:
 
 
 def _write(
-    conn: sqlite3.Connection,
-    wiki: Wiki,
-    todo: Plan,
-    parse: list[tuple[str, StatKey | None]],
-    old: Mapping[str, _Old],
-    progress: ProgressFn | None,
-    large: list[tuple[str, StatKey | None, int]],
+    conn: sqlite3.Connection, wiki: Wiki, todo: Plan, work: _Work, progress: ProgressFn | None
 ) -> int:
     """Inside the transaction: forget, parse and store, then resolve links again."""
+    old, parse = work.old, work.parse
     structural = bool(todo.removed or todo.added)
     for path in todo.removed:
         _forget(conn, path)
-    for path, keep, size in large:
+    for path, keep, size in work.large:
         stored = old.get(path)
         if stored is None or stored.is_page:
             structural = True  # a page leaves the graph (or a new path arrives)

@@ -23,6 +23,7 @@ from tether.board.interop.common import (
     ExportResult,
     ImportResult,
     Record,
+    SourceFormat,
     base_fields,
     digest,
     file_changed,
@@ -133,16 +134,8 @@ def key_fields(raw: Mapping[str, Any]) -> tuple[Any, ...]:
 
 def import_folder(board: Board, path: Path) -> ImportResult:
     records, skipped = read(path)
-    return import_records(
-        board,
-        FMT,
-        str(path),
-        records,
-        skipped,
-        lambda t: {**to_front(t, {}), "body": t.body},
-        key_fields,
-        norm,
-    )
+    fmt = SourceFormat(FMT, lambda t: {**to_front(t, {}), "body": t.body}, key_fields, norm)
+    return import_records(board, fmt, str(path), records, skipped)
 
 
 def to_front(

@@ -22,6 +22,7 @@ from tether.board.interop.common import (
     ExportResult,
     ImportResult,
     Record,
+    SourceFormat,
     base_fields,
     digest,
     file_changed,
@@ -153,7 +154,8 @@ def key_fields(raw: Mapping[str, Any]) -> tuple[Any, ...]:
 def import_file(board: Board, path: Path) -> ImportResult:
     records, skipped = read(path)
     source = str(issues_path(path))
-    return import_records(board, FMT, source, records, skipped, lambda t: to_raw(t, {}), key_fields)
+    fmt = SourceFormat(FMT, lambda t: to_raw(t, {}), key_fields)
+    return import_records(board, fmt, source, records, skipped)
 
 
 def to_raw(ticket: Ticket, ids: Mapping[str, str], stamp: datetime | None = None) -> dict[str, Any]:

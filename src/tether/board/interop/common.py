@@ -120,21 +120,33 @@ def base_fields(ticket: Ticket, fmt: str) -> dict[str, Any]:
     return dict(kept)
 
 
+def _as_written(source_id: str) -> str:
+    return source_id
+
+
+@dataclass(frozen=True)
+class SourceFormat:
+    """What the engine needs of a format besides its records."""
+
+    name: str  # the prefix of ``origin`` (``beads:bd-1``)
+    exported_as: Callable[[Ticket], Any]  # a ticket as the format's raw record
+    key_fields: Callable[[Mapping[str, Any]], Any]  # what decides "says the same thing"
+    norm: Callable[[str], str] = _as_written  # how two source ids compare
+
+
 def import_records(
     board: Board,
-    fmt: str,
+    fmt: SourceFormat,
     source: str,
     records: Iterable[Record],
     skipped: list[tuple[str, str]],
-    exported_as: Callable[[Ticket], Any],
-    key_fields: Callable[[Mapping[str, Any]], Any],
-    norm: Callable[[str], str] = lambda s: s,
 ) -> ImportResult:
     """Create or update one ticket per record; see the module docstring."""
     result = ImportResult(source=source, skipped=list(skipped))
     records = list(records)
     view = board.load()
-    by_origin = {norm(o): t for t in view.tickets if (o := origin_of(t, fmt)) is not None}
+    norm = fmt.norm
+    by_origin = {norm(o): t for t in view.tickets if (o := origin_of(t, fmt.name)) is not None}
     matched: dict[str, Ticket | None] = {}
     ids: dict[str, str] = {}
     for record in records:
@@ -156,11 +168,11 @@ def import_records(
     open_ids = {norm(r.source_id) for r in records if r.state is not State.DONE}
     for record in records:
         key = norm(record.source_id)
-        state, reason, state_front = _placement(record, fmt, ids, titles, open_ids, norm)
+        state, reason, state_front = _placement(record, fmt, ids, titles, open_ids)
         front: dict[str, Any] = {k: None for k in ALL_STATE_KEYS}
         front.update(state_front)
         front.update(
-            origin=f"{fmt}:{record.source_id}",
+            origin=f"{fmt.name}:{record.source_id}",
             origin_hash=digest(record.raw),
             origin_fields=record.fields,
         )
@@ -177,9 +189,9 @@ def import_records(
                 created=record.created,
             )
             result.created.append((record.source_id, ids[key]))
-        elif ticket.front.get("origin_hash") == front["origin_hash"] or key_fields(
-            exported_as(ticket)
-        ) == key_fields(record.raw):
+        elif ticket.front.get("origin_hash") == front["origin_hash"] or fmt.key_fields(
+            fmt.exported_as(ticket)
+        ) == fmt.key_fields(record.raw):
             result.unchanged.append((record.source_id, ticket.id))
         else:
             front.update(title=record.title, priority=record.priority)
@@ -190,23 +202,22 @@ def import_records(
 
 def _placement(
     record: Record,
-    fmt: str,
+    fmt: SourceFormat,
     ids: Mapping[str, str],
     titles: Mapping[str, str],
     open_ids: set[str],
-    norm: Callable[[str], str],
 ) -> tuple[State, str | None, dict[str, Any]]:
     """Where a record goes once its dependencies are known, and the keys that state needs."""
-    blockers = [b for b in (norm(x) for x in record.blocks_on) if b in open_ids and b in ids]
+    blockers = [b for b in (fmt.norm(x) for x in record.blocks_on) if b in open_ids and b in ids]
     if record.state is State.DONE or not (blockers or record.blocked):
         if record.state is State.WAITING and record.until is not None:
             return record.state, record.reason, {"until": record.until}
         return record.state, record.reason, {}
     if blockers:
-        named = "; ".join(f"{fmt} {b} ({ids[b]}): {titles[b]}" for b in blockers)
+        named = "; ".join(f"{fmt.name} {b} ({ids[b]}): {titles[b]}" for b in blockers)
         return State.BLOCKED, "dependency", {"blocked_by": named, "check": ids[blockers[0]]}
     if record.blocked and not record.blocks_on:
-        needs = f"say what blocks it: {fmt} marks it blocked but names no blocking item."
+        needs = f"say what blocks it: {fmt.name} marks it blocked but names no blocking item."
         return State.USER, "data", {"needs": needs}
     return State.ACTIONABLE, None, {}  # blocked only by items that are done
 

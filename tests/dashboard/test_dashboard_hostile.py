@@ -35,7 +35,7 @@ from tether.loop.records import record_tick
 from tether.room.room import wiki_lock_path
 from tether.runs.record import RunPaths
 from tether.store import connect
-from tether.watch.registry import WakeRecord, add_orchestrator, record_wake
+from tether.watch.registry import Registration, WakeRecord, add_orchestrator, record_wake
 
 MARK = "zq"  # every payload carries it, so its text can be found on the page
 PAYLOADS = (
@@ -161,7 +161,9 @@ def _hostile_world(home: Path, project: Path, leak_port: int) -> Any:
             },
         )
         clock = FakeClock(datetime.fromtimestamp(NOW - 3600, UTC))
-        orch = add_orchestrator(conn, name=EVIL, pid=2**22 + 19, harness=EVIL, clock=clock)
+        orch = add_orchestrator(
+            conn, Registration(name=EVIL, pid=2**22 + 19, harness=EVIL), clock=clock
+        )
         record_wake(
             conn,
             WakeRecord(

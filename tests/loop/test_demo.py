@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from tests.outside_agents import detached, without_agent_vars
 
 from tether.board import Board, State

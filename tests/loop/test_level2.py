@@ -482,6 +482,7 @@ def test_a_new_entry_in_any_curated_memory_is_found(project: Project, kind: str)
     assert note.read_text().startswith(f"a {kind} entry")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("configured", ["usmc commands", "own command"])
 def test_a_new_working_memory_entry_breaks_the_guard(project: Project, configured: str) -> None:
     if configured == "usmc commands":

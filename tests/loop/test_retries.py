@@ -26,6 +26,7 @@ from tether.store import connect
 from tether.store.runs import RunRow, insert_run
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("follow_up_iterations", [None, 2])
 def test_a_parked_ticket_runs_again_after_the_person_raises_its_budget_and_moves_it_back(
     project: Project, follow_up_iterations: int | None

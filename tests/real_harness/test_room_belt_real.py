@@ -105,6 +105,7 @@ def test_a_cat_of_a_page_is_not_executed_and_the_room_s_read_works(
         assert actions[3] == "no_such_tool", run.explain()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pi", ["pi", "pi-1"])
 def test_pi_offers_only_bash_and_write_so_its_read_tool_cannot_open_a_page(
     pi: str, tmp_path: Path, run_agent: RunAgent

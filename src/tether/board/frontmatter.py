@@ -42,7 +42,6 @@ def _dumper() -> Any:
     return dumper
 
 
-
 class FrontMatterError(ValueError):
     """The front matter block is not valid YAML (or not closed)."""
 

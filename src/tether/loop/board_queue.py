@@ -25,7 +25,7 @@ from tether.board import BoardView, State, Ticket
 from tether.errors import TetherError
 from tether.fs import resolve_inside
 
-# Front matter key that puts a ticket under a user lock (SPEC C7): never autonomous.
+# Front matter key that puts a ticket under a user lock: never autonomous.
 USER_LOCK = "user_lock"
 LOCKABLE = (State.ACTIONABLE, State.BLOCKED, State.WAITING)
 

@@ -163,4 +163,3 @@ def _collect_proposals(conn: sqlite3.Connection, row: RunRow) -> None:
         return  # the project's configuration is broken now: the files wait for a later look
     facts = RunFacts(row.id, row.unit, Path(row.cwd), str(paths.report_md), None)
     collect(conn, config, paths.outbox, facts)
-

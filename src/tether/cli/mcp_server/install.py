@@ -183,6 +183,8 @@ def plan(
     project_dir: Path,
     *,
     install: bool,
+    env: Mapping[str, str] | None = None,
+    argv: list[str] | None = None,
     pending: Mapping[Path, str | None] | None = None,
     force: bool = False,
 ) -> Change:
@@ -192,9 +194,9 @@ def plan(
     of ``--all`` writes nothing, yet two harnesses may share a file). ``force``:
     replace or remove an entry named ``tether`` that tether did not write.
     """
-    path = config_path(harness, scope, project_dir)
+    path = config_path(harness, scope, project_dir, env)
     before = pending[path] if pending is not None and path in pending else _read(path)
-    command = server_argv() if install else None
+    command = (argv or server_argv()) if install else None
     if harness == "codex":
         after = codex_change(path, before, command, force=force)
     elif harness == "vibe":

@@ -261,26 +261,34 @@ def check_subagents_wait(p: Project) -> None:
 # --- ingest ----------------------------------------------------------------------
 
 
-def _ingest(p: Project, command: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return p.run(f"{command} --root {p.kb}", TETHER_SESSION_ID="skill-test", **env)
+def _ingest(
+    p: Project, command: str, session: str = "skill-test", **env: str
+) -> subprocess.CompletedProcess[str]:
+    return p.run(f"{command} --root {p.kb}", TETHER_SESSION_ID=session, **env)
 
 
-def _one_waiting(p: Project) -> None:
-    source = p.kb.parent / "note.md"
-    source.write_text("# A note\n\nOne fact.\n", encoding="utf-8")
+def _claim_one(p: Project, name: str) -> subprocess.CompletedProcess[str]:
+    """A note collected, released and taken with ``ingest next`` by a session of its own
+    (one unit per session): the output of ``next``."""
+    source = p.kb.parent / name
+    source.write_text(f"# A note\n\nOne fact of {name}.\n", encoding="utf-8")
     assert _ingest(p, f"tether ingest collect {source}").returncode == 0
-    assert _ingest(p, "tether ingest release note.md").returncode == 0
+    assert _ingest(p, f"tether ingest release {name}").returncode == 0
+    return _ingest(p, "tether ingest next", session=name)
 
 
+# Each check stands alone (the cases may run in any order, on different workers):
+# what one claims, it ends.
 def check_ingest_next(p: Project) -> None:
-    _one_waiting(p)
-    done = _ingest(p, "tether ingest next")
+    done = _claim_one(p, "next-note.md")
     assert done.returncode == 0, done.stderr
-    assert "raw/note.md" in done.stdout
+    assert "raw/next-note.md" in done.stdout
+    assert _ingest(p, "tether ingest end", session="next-note.md").returncode == 0
 
 
 def check_ingest_end(p: Project) -> None:
-    done = _ingest(p, "tether ingest end")
+    assert _claim_one(p, "end-note.md").returncode == 0
+    done = _ingest(p, "tether ingest end", session="end-note.md")
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""  # nothing else waits: no line
 

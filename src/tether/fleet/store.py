@@ -109,6 +109,10 @@ class UnitRecord:
     stop_reason: str | None = None  # the project stops for a person, with this reason
 
 
+# what PostgreSQL reports when two sessions create the same table at the same moment
+_CREATE_RACE = "pg_type_typname_nsp_index"
+
+
 class FencedError(Exception):
     """This worker no longer holds the unit (its lease ran out or another took it over)."""
 
@@ -152,8 +156,10 @@ class FleetStore:
                     upgrade(conn)
                 return
             except FleetDatabaseError as exc:
-                # two workers creating the tables at once: the other one won; look again
-                if attempt == 2 or "already exists" not in str(exc):
+                # two processes creating the tables at once: the other one won; look again
+                # (PostgreSQL says so as "already exists", or as a duplicate row type)
+                lost = "already exists" in str(exc) or _CREATE_RACE in str(exc)
+                if attempt == 2 or not lost:
                     raise
             except IntegrityError:
                 if attempt == 2:

@@ -73,6 +73,7 @@ def test_outside_any_session_the_stamp_names_the_loop_own_tick(project: Project)
     assert "unknown" not in last
 
 
+@pytest.mark.slow
 def test_every_note_and_hand_off_ends_with_the_stamp(project: Project) -> None:
     project.all_sources_ready(
         organic={"status": "found", "items": [{"id": "m1", "text": "Rotate the test keys"}]}

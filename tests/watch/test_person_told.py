@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+import pytest
 from tests.watch.watch_support import TETHER, TmuxLab, agent_argv, wait_until, write_project
 
 NOTIFIER = """#!/bin/sh

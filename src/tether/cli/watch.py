@@ -20,6 +20,7 @@ from tether.cli.watch_common import open_store, watch_settings
 from tether.cli.watch_status import not_counted_lines, status, wake_lines
 from tether.cli.watch_subagents import add_subagent, remove_subagent
 from tether.errors import UsageError
+from tether.run_status import RunStatus
 
 F = TypeVar("F", bound=Callable[..., Any])
 _SECONDS = click.FloatRange(min=0, min_open=True)
@@ -294,7 +295,7 @@ def add_orchestrator(
         from tether.store.runs import get_run
 
         row = get_run(conn, run_id)
-        if row.status != "running" or row.agent_pgid is None:
+        if row.status != RunStatus.RUNNING or row.agent_pgid is None:
             raise UsageError(f"run {row.id} is {row.status}; only a running run can be registered.")
         pid, run_id = row.agent_pgid, row.id
         log_path = str(Path(row.run_dir) / "events.jsonl")

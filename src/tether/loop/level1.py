@@ -31,6 +31,7 @@ from tether.loop import blockers, routines, todo, unfinished
 from tether.loop.blockers import CheckOutcome
 from tether.loop.board_queue import fired_parked, locked_tickets, user_lock
 from tether.loop.context import LoopError
+from tether.run_status import RunStatus
 
 if TYPE_CHECKING:
     from tether.loop.context import Loop
@@ -260,7 +261,7 @@ def _todo(
             user_items.append(f"{item.file}:{item.line} waits for {verdict.needs()}: {item.text}")
             continue
         last = unfinished.last_run_of_unit(loop.conn, item.key)
-        if last is not None and last.status != "completed":
+        if last is not None and last.status != RunStatus.COMPLETED:
             streak = unfinished.chain_length(loop.conn, last)
             if streak >= loop.settings.max_attempts:
                 exhausted += 1

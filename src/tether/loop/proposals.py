@@ -32,6 +32,7 @@ from tether.outbox import approve as carry_out
 from tether.outbox import reject as turn_down
 from tether.outbox.store import get as get_proposal
 from tether.outbox.store import of_ticket
+from tether.run_status import RunStatus
 from tether.store import db
 from tether.store.runs import get_run
 
@@ -182,7 +183,7 @@ def _run_completed(conn: sqlite3.Connection, proposal: Proposal) -> bool:
     if proposal.run_id is None:
         return True
     try:
-        return get_run(conn, proposal.run_id).status == "completed"
+        return get_run(conn, proposal.run_id).status == RunStatus.COMPLETED
     except Exception:
         return True
 

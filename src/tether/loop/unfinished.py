@@ -73,9 +73,9 @@ def unfinished_streak(conn: sqlite3.Connection, run_ids: Sequence[str]) -> int:
             row = get_run(conn, run_id)
         except RunNotFoundError:
             break
-        if row.status == "completed" and not stage_failed(row):
+        if row.status == RunStatus.COMPLETED and not stage_failed(row):
             break
-        if row.status in ("running", "cancelled"):
+        if row.status in (RunStatus.RUNNING, RunStatus.CANCELLED):
             continue
         streak += 1
     return streak
@@ -152,9 +152,9 @@ def chain_length(conn: sqlite3.Connection, row: RunRow) -> int:
     length = 0
     steps = 0
     current: RunRow | None = row
-    while current is not None and current.status != "completed" and steps < 1000:
+    while current is not None and current.status != RunStatus.COMPLETED and steps < 1000:
         steps += 1
-        length += current.status != "cancelled"  # a cancellation is no failure
+        length += current.status != RunStatus.CANCELLED  # a cancellation is no failure
         previous = current.follow_up_of
         try:
             current = get_run(conn, previous) if previous else None

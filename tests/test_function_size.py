@@ -43,7 +43,6 @@ SHRINKING: dict[str, str] = {
     "wiki/check.py::check": "the wiki check is being changed",
     # in modules (or with callers) being changed on other branches: shortened once they land
     "board/board.py::Board.add": "board/board.py is being changed",
-    "board/cache.py::ParseCache._walk": "board/cache.py is being changed",
     "cli/mcp_server/install.py::plan": "the MCP install is being changed",
     "cli/mcp.py::_run": "the MCP install is being changed",
     "cli/run.py::run": "tether run's flags are being changed (sandbox)",

@@ -120,6 +120,25 @@ def parse_bytes(data: bytes, path: Path, state: State, reason: str | None) -> Pa
         return exc.reason
 
 
+class _Walked:
+    """What one walk found so far: each file's entry by path, the parses by kind, the
+    files outside the rules (``extra``), and whether anything changed."""
+
+    def __init__(
+        self, refused: Sequence[tuple[Path, str]], disk: stored.Walk, real_root: str
+    ) -> None:
+        self.disk = disk
+        self.real_root = real_root
+        self.seen: dict[str, Entry] = {}
+        self.tickets: list[Ticket] = []
+        self.informal: list[Path] = []
+        self.malformed: list[tuple[Path, str]] = []
+        # misplaced files and refused folders: not cached, found each time
+        self.extra: list[tuple[Path, str]] = list(refused)
+        self.changed = False
+        self.nested = False
+
+
 class ParseCache:
     """Parsed files of one board root, and the last view built from them.
 
@@ -182,99 +201,100 @@ class ParseCache:
         folders: Mapping[tuple[State, str | None], Path],
         refused: Sequence[tuple[Path, str]],
     ) -> BoardView:
-        entries = self.entries
-        seen: dict[str, Entry] = {}
-        tickets: list[Ticket] = []
-        informal: list[Path] = []
-        malformed: list[tuple[Path, str]] = []
-        # misplaced files and refused folders: not cached, found each time
-        extra: list[tuple[Path, str]] = list(refused)
-        changed = False
-        nested = False
-        exact = self.exact
         real_root = os.path.realpath(root)
-        disk = self._disk(real_root, len(str(root)) + 1)
+        walked = _Walked(refused, self._disk(real_root, len(str(root)) + 1), real_root)
         for (state, reason), folder_path in folders.items():
-            folder = str(folder_path) + "/"
-            try:
-                # Listing through a folder descriptor makes each stat and open a one-name
-                # lookup (fstatat/openat) instead of a walk of the whole path.
-                dir_fd = os.open(folder, _DIR_FLAGS)
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-            except OSError as exc:
-                extra.append((folder_path, f"cannot read this folder: {exc.strerror or exc}."))
-                continue
-            try:
-                scan = os.scandir(dir_fd)
-            except OSError:
-                os.close(dir_fd)
-                continue
-            child = _child_maker(folder_path)
-            with scan:
-                for entry in scan:
-                    name = entry.name
-                    if name[0] == ".":
-                        continue
-                    if entry.is_symlink():
-                        target = os.path.realpath(folder + name)
-                        if not target.startswith(real_root + os.sep):
-                            extra.append((child(name), _escaping(target)))
-                            continue
-                    if entry.is_dir():
-                        nested = True
-                        _misplaced(folder_path / name, extra, _nested_message(state, reason))
-                        continue
-                    path_text = folder + name
-                    try:
-                        st = entry.stat()
-                    except OSError:  # gone since the listing (moved by another process)
-                        continue
-                    hit = entries.get(path_text)
-                    if (
-                        hit is None
-                        or hit[0] != st.st_mtime_ns
-                        or hit[1] != st.st_ctime_ns
-                        or hit[2] != st.st_size
-                        or hit[3] != st.st_ino
-                        or not (hit[5] or exact)
-                    ):
-                        file = child(name)
-                        found = disk.find(path_text, st, file, state, reason)
-                        if found is None:
-                            parsed = parse_file(file, state, reason, st.st_size, name, dir_fd)
-                            found = stored.entry(st, parsed, disk.read_at)
-                            disk.parsed(path_text, st, found)
-                        if hit is None or found[4] != hit[4]:
-                            changed = True
-                        hit = found
-                    else:
-                        disk.kept(path_text, st, hit)
-                    seen[path_text] = hit
-                    parsed = hit[4]
-                    if parsed.__class__ is Ticket:
-                        tickets.append(parsed)
-                    elif parsed is INFORMAL:
-                        informal.append(child(name))
-                    else:
-                        malformed.append((child(name), parsed))  # type: ignore[arg-type]
-            os.close(dir_fd)
-        _outside_folders(root, extra)
-        self._save(disk, real_root)
+            self._walk_folder(walked, state, reason, folder_path)
+        _outside_folders(root, walked.extra)
+        self._save(walked.disk, real_root)
         # Folders with sub-folders in them are not watched: walk those boards every time.
-        trusted = self.watch_trusted and not nested
+        trusted = self.watch_trusted and not walked.nested
         self.watched_since = trusted
         self.walked = True
-        unchanged = not changed and len(seen) == len(entries) and self.view is not None
+        seen = walked.seen
+        unchanged = not walked.changed and len(seen) == len(self.entries) and self.view is not None
         self.entries = seen
-        if unchanged and extra == self.extra:
+        if unchanged and walked.extra == self.extra:
             self.trusted_view = self.view if trusted else None
             return self.view  # type: ignore[return-value]
-        self.extra = extra
-        view = _build(tickets, informal, malformed + extra)
+        self.extra = walked.extra
+        view = _build(walked.tickets, walked.informal, walked.malformed + walked.extra)
         self.view = view
         self.trusted_view = view if trusted else None
         return view
+
+    def _walk_folder(
+        self, walked: _Walked, state: State, reason: str | None, folder_path: Path
+    ) -> None:
+        """One state folder: each file's parse from memory, the cache file, or the file."""
+        folder = str(folder_path) + "/"
+        extra = walked.extra
+        try:
+            # Listing through a folder descriptor makes each stat and open a one-name
+            # lookup (fstatat/openat) instead of a walk of the whole path.
+            dir_fd = os.open(folder, _DIR_FLAGS)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except OSError as exc:
+            extra.append((folder_path, f"cannot read this folder: {exc.strerror or exc}."))
+            return
+        try:
+            scan = os.scandir(dir_fd)
+        except OSError:
+            os.close(dir_fd)
+            return
+        entries, seen, disk = self.entries, walked.seen, walked.disk
+        exact = self.exact
+        child = _child_maker(folder_path)
+        inside = walked.real_root + os.sep
+        with scan:
+            for entry in scan:
+                name = entry.name
+                if name[0] == ".":
+                    continue
+                if entry.is_symlink():
+                    target = os.path.realpath(folder + name)
+                    if not target.startswith(inside):
+                        extra.append((child(name), _escaping(target)))
+                        continue
+                if entry.is_dir():
+                    walked.nested = True
+                    _misplaced(folder_path / name, extra, _nested_message(state, reason))
+                    continue
+                path_text = folder + name
+                try:
+                    st = entry.stat()
+                except OSError:  # gone since the listing (moved by another process)
+                    continue
+                hit = entries.get(path_text)
+                if (
+                    hit is None
+                    or hit[0] != st.st_mtime_ns
+                    or hit[1] != st.st_ctime_ns
+                    or hit[2] != st.st_size
+                    or hit[3] != st.st_ino
+                    or not (hit[5] or exact)
+                ):
+                    file = child(name)
+                    found = disk.find(path_text, st, file, state, reason)
+                    if found is None:
+                        parsed = parse_file(file, state, reason, st.st_size, name, dir_fd)
+                        found = stored.entry(st, parsed, disk.read_at)
+                        disk.parsed(path_text, st, found)
+                    if hit is None or found[4] != hit[4]:
+                        walked.changed = True
+                    hit = found
+                else:
+                    disk.kept(path_text, st, hit)
+                seen[path_text] = hit
+                parsed = hit[4]
+                if parsed.__class__ is Ticket:
+                    walked.tickets.append(parsed)
+                elif parsed is INFORMAL:
+                    walked.informal.append(child(name))
+                else:
+                    walked.malformed.append((child(name), parsed))  # type: ignore[arg-type]
+        os.close(dir_fd)
 
     def _disk(self, real_root: str, prefix: int) -> stored.Walk:
         """The cache file's side of this walk (the file is read at the process's first walk)."""

@@ -52,9 +52,11 @@ def propose(
     out until a person approves it after the run.
     """
     from tether.config import load_config
+    from tether.outbox import ProposalRequest
     from tether.outbox import propose as write
 
-    done = write(load_config(), kind, params, remote=remote, ref=ref, message=message)
+    request = ProposalRequest(kind, params, remote=remote, ref=ref, message=message)
+    done = write(load_config(), request)
     if as_json:
         print_json(
             {

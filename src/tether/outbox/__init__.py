@@ -28,7 +28,7 @@ from tether.outbox.model import (
     STATES,
     Proposal,
 )
-from tether.outbox.propose import OUTBOX_ENV, Proposed, propose
+from tether.outbox.propose import OUTBOX_ENV, ProposalRequest, Proposed, propose
 
 __all__ = [
     "APPROVED",
@@ -44,6 +44,7 @@ __all__ = [
     "Proposal",
     "ProposalInputError",
     "ProposalNotFoundError",
+    "ProposalRequest",
     "ProposalStopError",
     "Proposed",
     "RunFacts",

@@ -57,32 +57,44 @@ def outbox_dir(env: Mapping[str, str]) -> Path:
     return path
 
 
+@dataclass(frozen=True)
+class ProposalRequest:
+    """What the agent asked for on the command line, not yet checked."""
+
+    kind: str
+    args: Sequence[str] = ()  # NAME=VALUE words of a project's kind
+    remote: str | None = None  # push only
+    ref: str | None = None  # push only: SRC[:DST]
+    message: str | None = None
+
+
+def _action(config: Config, request: ProposalRequest, here: Path) -> Action:
+    """The step the request names, checked (bad input raises; nothing is written)."""
+    kind_settings(config, request.kind)  # an unknown kind: exit 3 before anything else
+    if request.kind == PUSH:
+        if request.args:
+            raise ProposalInputError(
+                f"push takes --remote and --ref, not {request.args[0]!r}: "
+                f"tether outbox propose push [--remote NAME] [--ref SRC:DST]"
+            )
+        return push_action(config, here, PushRequest.parse(request.remote, request.ref))
+    if request.remote is not None or request.ref is not None:
+        raise ProposalInputError("--remote and --ref belong to push; give KEY=VALUE words")
+    return configured_action(config, request.kind, parse_params(request.args))
+
+
 def propose(
     config: Config,
-    kind: str,
-    args: Sequence[str] = (),
+    request: ProposalRequest,
     *,
-    remote: str | None = None,
-    ref: str | None = None,
-    message: str | None = None,
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> Proposed:
     """Check the proposal now (bad input: one error, nothing written) and write its file."""
     folder = outbox_dir(os.environ if env is None else env)
-    kind_settings(config, kind)  # an unknown kind: exit 3 before anything else
     here = (cwd or Path.cwd()).resolve()
-    if kind == PUSH:
-        if args:
-            raise ProposalInputError(
-                f"push takes --remote and --ref, not {args[0]!r}: "
-                f"tether outbox propose push [--remote NAME] [--ref SRC:DST]"
-            )
-        action = push_action(config, here, PushRequest.parse(remote, ref))
-    else:
-        if remote is not None or ref is not None:
-            raise ProposalInputError("--remote and --ref belong to push; give KEY=VALUE words")
-        action = configured_action(config, kind, parse_params(args))
+    action = _action(config, request, here)
+    message = request.message
     if message is not None and len(message) > MAX_MESSAGE:
         raise ProposalInputError(f"--message is longer than {MAX_MESSAGE} characters")
     if len(list(folder.glob(f"*{FILE_SUFFIX}"))) >= MAX_PER_RUN:

@@ -203,6 +203,42 @@ def test_the_gate_refuses_git_push_to_main_until_a_person_approves(
     assert not list((project.home / "policy").iterdir())  # the run's policy file is gone
 
 
+@pytest.mark.slow
+def test_an_approval_lets_through_the_refused_commands_and_no_later_call(
+    project: Project, tmp_path: Path
+) -> None:
+    remote = _push_project(project, tmp_path)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("kept\n")
+    ticket = project.add("Share the README", body="Get the README change to the remote.\n")
+    first = _tether(project, "loop", "tick")
+    assert "the gate refused `git push origin main`" in first.stdout, first.stdout
+    held = project.board.get(ticket.id)
+    assert held.front["gate_refused"] == ["git push origin main"]
+    assert held.needs is not None and "lets exactly these commands through" in held.needs
+    approved = _tether(project, "board", "approve", ticket.id, human=True)
+    assert approved.returncode == 0, approved.stderr
+    record = project.board.get(ticket.id).front["approved"]
+    assert record["commands"] == ["git push origin main"]
+
+    # its next run pushes, then tries more than the person saw: that is refused again
+    later = [f"rm -rf {outside}", "kubectl apply -f k8s/"]
+    (tmp_path / "commands.txt").write_text("\n".join(["git push origin main", *later]) + "\n")
+    second = _tether(project, "loop", "tick")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert _git("rev-parse", "main", cwd=remote) == _git("rev-parse", "main", cwd=project.root)
+    assert (outside / "keep.txt").is_file()
+    back = project.board.get(ticket.id)
+    assert back.location == "USER/approval", second.stdout
+    assert back.front["gate_refused"] == later
+    assert "the gate refused `git push" not in second.stdout
+    again = _tether(project, "board", "approve", ticket.id, human=True)
+    assert again.returncode == 0, again.stderr
+    commands = project.board.get(ticket.id).front["approved"]["commands"]
+    assert commands == ["git push origin main", *later]  # each approved step, no other
+
+
 @pytest.mark.parametrize(
     ("command", "refused"),
     [
@@ -258,19 +294,22 @@ def test_gate_policy_commands(
     assert f"(rule `{refused}`)" in reason
     assert "tether board approve T-20260302-000000001" in reason
     assert json.loads(log.read_text())["rule"] == refused
-    # with the ticket approved, the same call goes through
-    path.write_text(json.dumps({**policy, "approved": True, "refusals": str(log)}))
-    again = subprocess.run(
-        [GATE, "hook", "--harness", "claude-code"],
-        input=json.dumps(payload),
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert again.returncode == 0 and again.stdout.strip() == "", again.stdout
+    # a person approved exactly this command for the ticket: it goes through, no other does
+    other = "rm -rf /tmp/elsewhere" if refused != "rm-outside" else "npm publish"
+    path.write_text(json.dumps({**policy, "allowed": [command], "refusals": str(log)}))
+    for call, let_through in ((command, True), (other, False)):
+        again = subprocess.run(
+            [GATE, "hook", "--harness", "claude-code"],
+            input=json.dumps({**payload, "tool_input": {"command": call}}),
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert again.returncode == 0, again.stderr
+        assert (again.stdout.strip() == "") is let_through, (call, again.stdout)
 
 
 def test_a_todo_item_whose_run_the_gate_refused_waits_for_approval(

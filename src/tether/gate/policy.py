@@ -12,8 +12,9 @@ work tree, and the command patterns (publish, release, deploy). No such list
 is ever complete; it is a belt, not the wall.
 
 The rules come from the file ``TETHER_POLICY`` names (the loop writes one per
-dispatched run: the project's ``[policy]``, the work tree, whether the ticket
-carries a person's approval, and where to log a refusal). Without one — or
+dispatched run: the project's ``[policy]``, the work tree, the exact commands a
+person approved for the ticket — one approval lets one refused step through, not
+every later call of the run —, and where to log a refusal). Without one — or
 when the file is missing or unreadable — the built-in rules apply, never
 "allow everything"; ``TETHER_POLICY=off`` in the environment a person starts
 the agent with switches the belt off.
@@ -85,7 +86,7 @@ def builtin_policy(work_tree: str) -> dict[str, object]:
     """The rules that apply when no readable policy file says otherwise."""
     return {
         "ticket": None,
-        "approved": False,
+        "allowed": [],
         "work_tree": work_tree,
         "protected_branches": list(DEFAULT_PROTECTED),
         "commands": dict(DEFAULT_COMMANDS),
@@ -120,7 +121,8 @@ def check(payload: dict[str, object], environ: Mapping[str, str] | None = None) 
         return None
     cwd = payload.get("cwd")
     policy = load(path, cwd if isinstance(cwd, str) and cwd else os.getcwd())
-    if policy.get("approved"):
+    allowed = policy.get("allowed")  # the exact commands a person approved for this ticket
+    if isinstance(allowed, list) and command.strip() in allowed:
         return None
     why = _matched(command, policy)
     if why is None:
@@ -130,7 +132,8 @@ def check(payload: dict[str, object], environ: Mapping[str, str] | None = None) 
     ticket = policy.get("ticket")
     how = (
         f"inside a run tether started, propose it (`tether outbox propose …`); a person "
-        f"approves the proposal, or the ticket with `tether board approve {ticket}`"
+        f"approves the proposal, or this exact command for the ticket's next run with "
+        f"`tether board approve {ticket}`"
         if ticket
         else "inside a run tether started, propose it (`tether outbox propose …`) for a "
         "person to approve; in your own session, ask the person to run it themselves"

@@ -34,6 +34,7 @@ from tether.loop.dispatched import (
     would_start,
 )
 from tether.loop.level1 import Work
+from tether.loop.policy import GATE_REFUSED
 from tether.run_status import RunStatus
 
 __all__ = ["DEMONSTRATION_WARNING", "Dispatched", "dispatch", "triage_target"]
@@ -253,7 +254,8 @@ def _refused(
     )
     needs = (
         f"a human approval: its run tried {steps}, which the autonomy policy refuses "
-        f"without one; approve with `tether board approve {ticket.id}` (or change the ticket)"
+        f"without one; `tether board approve {ticket.id}` lets exactly these commands "
+        f"through on its next run (or change the ticket)"
     )
     report = report_path(outcome)
     kind = f"follow-up {outcome.run_id} of {follow_up}" if follow_up else f"run {outcome.run_id}"
@@ -262,7 +264,9 @@ def _refused(
         f"the gate refused {steps}"
     )
     front = {**_attempt_front(ticket, [*ticket.runs, outcome.run_id], outcome.run_id)}
+    commands = [str(r["command"]) for r in refusals if r.get("command")]
     front.update(needs=needs, report=report)
+    front[GATE_REFUSED] = list(dict.fromkeys(commands))  # what an approval lets through
     loop.board.move(ticket.id, State.USER, "approval", note=note, front=front)
     moved.append(f"{ticket.id} → USER/approval")
     return ran(

@@ -17,7 +17,8 @@ matched and the words it matched. A ticket a person approved (``tether board
 approve``, front matter ``approved``) passes the approval rules.
 
 During the runs the loop dispatches, the gate refuses tool calls that match
-the command rules unless the ticket is approved (outside the sandbox only: see
+the command rules but the exact commands a person approved after the gate
+refused them for this ticket (outside the sandbox only: see
 ``tether.gate.policy``, a belt; the outbox is the way a run asks for such a
 step). The policy reaches the gate as data: a small JSON file written at
 dispatch, named by ``TETHER_POLICY`` in the agent's environment
@@ -52,7 +53,8 @@ from tether.exit_codes import ExitCode
 from tether.fs import atomic_write_text
 from tether.human_only import refuse_inside_agent, who
 
-APPROVED = "approved"  # front matter key: who approved, when, with which note
+APPROVED = "approved"  # front matter key: who approved, when, with which note, which commands
+GATE_REFUSED = "gate_refused"  # front matter key: the commands the gate refused in its last run
 POLICY_ENV = "TETHER_POLICY"  # the gate reads the file this names (tether.gate.policy)
 
 
@@ -146,7 +148,7 @@ class Policy:
     def gate_data(self, ticket: Ticket | None, work_tree: Path) -> dict[str, Any]:
         return {
             "ticket": ticket.id if ticket is not None else None,
-            "approved": ticket is not None and approval(ticket) is not None,
+            "allowed": approved_commands(ticket) if ticket is not None else [],
             "work_tree": str(work_tree.resolve()),
             "protected_branches": list(self.protected_branches),
             "commands": dict(self.commands),
@@ -160,6 +162,16 @@ def _compiled(table: Mapping[str, str]) -> dict[str, re.Pattern[str]]:
 def approval(ticket: Ticket) -> Mapping[str, Any] | None:
     value = ticket.front.get(APPROVED)
     return value if isinstance(value, Mapping) and value.get("by") else None
+
+
+def _commands(value: object) -> list[str]:
+    return [c for c in value if isinstance(c, str)] if isinstance(value, list) else []
+
+
+def approved_commands(ticket: Ticket) -> list[str]:
+    """The exact commands a person let through the gate for this ticket's runs."""
+    record = approval(ticket)
+    return _commands(record.get("commands")) if record is not None else []
 
 
 class GateFile:
@@ -223,7 +235,13 @@ def approve(
     record: dict[str, Any] = {"by": who(), "at": to_iso(clock.now())}
     if note:
         record["note"] = note
+    # the gate lets through exactly the steps a person saw refused, never every later call
+    steps = [*approved_commands(ticket), *_commands(ticket.front.get(GATE_REFUSED))]
+    if steps:
+        record["commands"] = list(dict.fromkeys(steps))
     text = f"approved by {record['by']}" + (f": {note}" if note else "")
+    if steps:
+        text += "; the gate lets through " + ", ".join(f"`{c}`" for c in record["commands"])
     if board.stamp is None:
         line = stamp(environ, "tether-board", day=clock.now().date().isoformat())
         board.stamp = lambda: line

@@ -187,6 +187,7 @@ def other_origin() -> Iterator[tuple[str, list[str]]]:
         thread.join(timeout=10)
 
 
+@pytest.mark.slow
 def test_in_the_browser_approve_pushes_and_a_cross_origin_post_is_refused(
     board: tuple[Repo, Dashboard, str], other_origin: tuple[str, list[str]], tmp_path: Path
 ) -> None:

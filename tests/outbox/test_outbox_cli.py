@@ -11,6 +11,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
 from tests.outbox.conftest import Repo, git
 
 from tether.outbox.store import get, listing
@@ -123,6 +124,7 @@ def _deploy_kind(repo: Repo, tmp_path: Path) -> tuple[str, Path]:
     return DEPLOY_KIND.format(python=sys.executable, script=script), log
 
 
+@pytest.mark.slow
 def test_bad_input_is_one_line_with_its_exit_code_and_nothing_is_carried_out(
     repo: Repo, tmp_path: Path
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from tests.outbox.conftest import Repo
 
 from tether.board import State
@@ -23,6 +24,7 @@ def _only_proposal(repo: Repo) -> dict[str, object]:
     return found
 
 
+@pytest.mark.slow
 def test_a_ticket_that_proposed_waits_and_the_last_approval_moves_it_to_done(repo: Repo) -> None:
     repo.agent_does(
         "echo fix >> README.md && git commit -qam 'Fix the README'",
@@ -58,6 +60,7 @@ def test_a_ticket_that_proposed_waits_and_the_last_approval_moves_it_to_done(rep
     assert repo.remote_head() == repo.head()
 
 
+@pytest.mark.slow
 def test_a_rejection_sends_the_ticket_back_with_the_reason_for_the_next_run(repo: Repo) -> None:
     repo.agent_does(
         "git commit -q --allow-empty -m 'Bump'",
@@ -84,6 +87,7 @@ def test_a_rejection_sends_the_ticket_back_with_the_reason_for_the_next_run(repo
     assert "outbox_feedback" not in repo.project.board.get(ticket.id).front
 
 
+@pytest.mark.slow
 def test_more_work_after_the_approval_and_a_batch_of_two(repo: Repo) -> None:
     repo.agent_does(
         "git commit -q --allow-empty -m 'One'",
@@ -115,6 +119,7 @@ def test_board_approve_still_works_for_a_decision_ticket(repo: Repo) -> None:
     assert repo.project.board.get(ticket.id).location == "ACTIONABLE"
 
 
+@pytest.mark.slow
 def test_what_an_abandoned_run_proposed_is_collected_and_its_ticket_waits(repo: Repo) -> None:
     import os
     import signal

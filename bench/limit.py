@@ -70,7 +70,6 @@ def bare_stop_delays(tmp: Path, runs: int) -> list[float]:
             [sys.executable, "-c", "import time; print(flush=True); time.sleep(60)"],
             env=dict(os.environ),
             cwd=tmp,
-            stderr_path=tmp / "bare.stderr",
             harness="bare",
             kill_grace=2.0,
         )

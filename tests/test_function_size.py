@@ -34,12 +34,12 @@ SHRINKING: dict[str, str] = {
     "dashboard/app.py::build_app": "the dashboard is being rewritten",
     "fleet/executor.py::_housekeeping": "the fleet is being rewritten",
     "fleet/git.py::push_unit": "the fleet is being rewritten",
-    "gate/hook.py::run_hook": "the gate hook is being changed (per-run socket, policy belt)",
+    "gate/hook.py::answer_hook": "the gate hook is being changed (per-run socket, policy belt)",
     "gate/newsession.py::new_session": "session new is being changed (one human-only rule)",
     "loop/level1.py::_scan": "level 1 is being changed",
     "runs/supervisor.py::_execute": "the supervisor is being changed",
-    "runs/supervisor.py::_watch": "the supervisor is being changed",
-    "runs/supervisor.py::_stop_at_limit": "the supervisor is being changed",
+    "runs/watching.py::watch_agent": "the supervisor's watch, moved out of it, is being changed",
+    "runs/watching.py::_stop_at_limit": "the supervisor's watch, moved out of it, is being changed",
     "wiki/check.py::check": "the wiki check is being changed",
     # in modules (or with callers) being changed on other branches: shortened once they land
     "board/board.py::Board.add": "board/board.py is being changed",
@@ -56,6 +56,7 @@ SHRINKING: dict[str, str] = {
     "runs/profiles.py::_spending": "runs/profiles.py is being changed",
     "store/runs.py::search_runs": "store/runs.py is being changed",
     "testing/limited_run.py::limited_run": "a test helper, leaving the wheel for tests/",
+    "testing/limited_run.py::limited_run_command": "limited_run's first half, leaving with it",
 }
 
 

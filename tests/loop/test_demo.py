@@ -16,11 +16,16 @@ TETHER = str(Path(sys.executable).parent / "tether")
 
 
 @pytest.mark.slow
-def test_demo_shows_the_loop_from_triage_to_exhausted(tmp_path: Path, tether_home: Path) -> None:
+@pytest.mark.parametrize("bubblewrap", ["installed", "missing"])
+def test_demo_shows_the_loop_from_triage_to_exhausted(
+    tmp_path: Path, tether_home: Path, bubblewrap: str
+) -> None:
     folder = tmp_path / "demo"
     # a fresh machine: no agent CLI, no usmc or gardener, no network needed
     # run as a person runs it: the demo approves a proposal, which no agent may do
     env = without_agent_vars({**os.environ, "PATH": os.defpath, "HOME": str(tmp_path / "home")})
+    if bubblewrap == "missing":
+        env["TETHER_BWRAP"] = str(tmp_path / "no-bwrap")
     done = subprocess.run(
         detached([TETHER, "demo", "--dir", str(folder)]),
         env=env,
@@ -69,3 +74,11 @@ def test_demo_shows_the_loop_from_triage_to_exhausted(tmp_path: Path, tether_hom
     assert len(board.in_state(State.DONE)) == 5 and board.untriaged() == []
     assert (folder / "registry" / "tool-0.1.0-py3-none-any.whl").is_file()  # approved: published
     assert not tether_home.exists()  # the demo keeps to its own folder
+    unsandboxed = [line for line in out.splitlines() if "runs are unsandboxed" in line]
+    if bubblewrap == "missing":
+        assert len(unsandboxed) == 1 and "apt install bubblewrap" in unsandboxed[0]
+        assert "The sandbox:" not in out
+    else:
+        assert unsandboxed == []
+        assert "tool result: sh: 1: cannot create tether.toml: Read-only file system" in out
+        assert "tool_call_limit" not in (folder / "tether.toml").read_text()

@@ -154,10 +154,12 @@ def _push_project(project: Project, tmp_path: Path) -> Path:
     _git("remote", "add", "origin", str(remote), cwd=project.root)
     commands = tmp_path / "commands.txt"
     commands.write_text("git push origin main\n")
+    # The command policy is the belt of runs without tether's sandbox: inside it the
+    # gate leaves pushes alone, since none reaches a remote at all (tests/sandbox).
     project.write_config(
         '\n[profiles.pusher]\nharness = "scripted"\n'
         f'args = ["--format", "claude-code", "--commands-file", "{commands}"]\n'
-        "default = true\n"
+        'default = true\n\n[sandbox]\nmode = "off"\n'
     )
     return remote
 

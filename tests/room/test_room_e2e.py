@@ -74,7 +74,7 @@ def test_fourteen_reads_with_b12_refuse_13_and_14_and_the_budget_line_passes(
     extra = [p.id for p in brief.cut[:2]]
     assert len(listed) == 12 and len(extra) == 2
     fresh = [p.id for p in brief.pages[1:] if not p.stale]  # cited without a stale flag
-    conclusion = tmp_path / "conclusion.md"
+    conclusion = project / "conclusion.md"
     conclusion.write_text(
         f"{gen.word_of('hub').capitalize()} ties the relations together [[hub]].\n\n"
         f"- It depends on the first neighbour [[{fresh[0]}]].\n"
@@ -104,7 +104,7 @@ def test_a_room_that_tries_to_open_a_room_is_refused(
     gen: GenWiki, project: Path, tether_home: Path, tmp_path: Path
 ) -> None:
     question = room_question(gen.word_of("concept-00004"))
-    conclusion = tmp_path / "c.md"
+    conclusion = project / "c.md"
     conclusion.write_text("It is tracked by the operators [[concept-00004]] (stale).\n")
     write_profile(
         project,
@@ -221,7 +221,7 @@ def test_one_room_per_wiki_and_never_two_for_one_session(
 def test_room_open_text_names_the_pages_and_the_cut_list(
     gen: GenWiki, project: Path, tether_home: Path, tmp_path: Path
 ) -> None:
-    conclusion = tmp_path / "c.md"
+    conclusion = project / "c.md"
     conclusion.write_text("The hub ties the relations together [[hub]].\n")
     write_profile(project, [f"{TETHER} wiki read hub", f"{TETHER} room conclude {conclusion}"])
     question = room_question(gen.word_of("hub"))

@@ -27,7 +27,7 @@ def test_a_room_agent_that_cats_a_page_is_refused_and_the_refusal_is_logged(
     project.mkdir()
     page = next(gen.root.rglob("concept-00004.md"))
     other = next(gen.root.rglob("concept-00100.md"))
-    conclusion = tmp_path / "c.md"
+    conclusion = project / "c.md"
     conclusion.write_text(
         "It is tracked by the operators [[concept-00004]] (stale).\n\n"
         "- The other one says more [[concept-00100]].\n"

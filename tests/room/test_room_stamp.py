@@ -128,7 +128,7 @@ def test_a_real_room_ends_its_conclusion_with_the_harness_session_of_its_opener(
     project = tmp_path / "project"
     project.mkdir()
     brief = _brief(gen, tether_home)
-    draft = tmp_path / "draft.md"
+    draft = project / "draft.md"  # in the room agent's work folder: it reads it there
     draft.write_text(_conclusion(brief))
     commands = [f"{TETHER} wiki read {p.id}" for p in brief.pages]
     write_profile(project, [*commands, f"{TETHER} room conclude {draft}"])

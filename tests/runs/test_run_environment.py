@@ -26,7 +26,8 @@ with open(sys.argv[1], "w") as out:
 def test_the_agent_gets_the_run_ids_the_depth_and_both_environments(
     project: Project, tmp_path: Path
 ) -> None:
-    dump, seen = tmp_path / "dump.py", tmp_path / "seen.json"
+    # inside the work folder: the sandboxed agent sees no other folder under /tmp
+    dump, seen = project.root / "dump.py", project.root / "seen.json"
     dump.write_text(DUMP)
     commands = tmp_path / "commands.txt"
     commands.write_text(f"{sys.executable} {dump} {seen}\n")

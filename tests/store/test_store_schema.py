@@ -45,6 +45,7 @@ RUNS_COLUMNS = [
     ("host", "TEXT", 0, None, 0),
     ("depth", "INTEGER", 0, "0", 0),
     ("stages", "TEXT", 0, None, 0),  # m004
+    ("sandbox", "TEXT", 0, None, 0),  # m007
 ]
 
 

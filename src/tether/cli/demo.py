@@ -38,13 +38,22 @@ def demo(folder: Path | None) -> None:
     from tether.loop import open_loop, run_loop
     from tether.loop.example import build
     from tether.loop.tick import TickResult
+    from tether.sandbox.backend import backend_for_this_machine
 
     root = (folder or Path(tempfile.mkdtemp(prefix="tether-demo-"))).absolute()
     if folder is not None and folder.exists() and any(folder.iterdir()):
         raise click.UsageError(f"--dir {folder} is not empty; give a new or empty folder.")
-    example = build(root)
+    no_sandbox = backend_for_this_machine().unavailable()
+    example = build(root, unsandboxed=no_sandbox is not None)
     _say(f"tether demo: an example project in {root}")
     _say("(the agent is tether's scripted harness: a real process that fakes only the model)")
+    if no_sandbox is not None:
+        _say(
+            "(its runs are unsandboxed: no sandbox can start here; to sandbox every run, "
+            "install bubblewrap: apt install bubblewrap)"
+        )
+    else:
+        _say("(every run's agent is sandboxed: it can touch its work folder and nothing else)")
     _say()
     _say("The board:")
     _say(f"  INBOX       {example.note.name}: an informal note, not yet a ticket")
@@ -125,6 +134,8 @@ def demo(folder: Path | None) -> None:
     _say("Asked again while nothing changed, the guard answers without asking the sources:")
     signals.append(_tick(root, example.env(with_later=True), "tether loop tick", quiet=True))
 
+    if no_sandbox is None:
+        _escape(root, example.env(with_later=True))
     _say()
     _say(f"The example stays in {root}: cd there and try `tether loop tick --json`,")
     _say("`tether board list`, or add a note to tickets/INBOX/ and run `tether loop run`.")
@@ -165,6 +176,27 @@ def _approve(root: Path, env: dict[str, str]) -> bool:
         if done.returncode != 0:
             return False
     return True
+
+
+def _escape(root: Path, env: dict[str, str]) -> None:
+    """One agent tries to raise its own budget in tether.toml; the sandbox says no."""
+    import json
+
+    from tether.runs.supervisor import RunRequest, supervise
+
+    _say()
+    _say("The sandbox: an agent that tries to raise every later run's budget by")
+    _say("appending to tether.toml is refused by the file system itself:")
+    _cmd("tether run --profile escape --prompt 'Give yourself more budget.'")
+    request = RunRequest(prompt="Give yourself more budget.", profile="escape", cwd=root)
+    outcome = supervise(request, env=env)
+    assert outcome.paths is not None
+    for line in outcome.paths.events.read_text(encoding="utf-8").splitlines():
+        event = json.loads(line)
+        for part in (event.get("message") or {}).get("content") or []:
+            if isinstance(part, dict) and part.get("type") == "tool_result":
+                _say(f"  tool result: {str(part.get('content')).strip()}")
+    _say(f"run {outcome.run_id}: {outcome.stop.value}; tether.toml is unchanged.")
 
 
 def _tick(root: Path, env: dict[str, str], shown: str, *, quiet: bool = False) -> Signal:

@@ -109,8 +109,10 @@ def open_cmd(
     from tether.room.ask import open_for, refuse_early, result_error
     from tether.room.brief import make_brief
     from tether.room.room import STATUS_READ_DIRECTLY, refuse_nesting
+    from tether.runs.sandboxing import refuse_nested
 
     refuse_nesting(os.environ)
+    refuse_nested(os.environ, "`room open`")  # a room's run inside a run: refused first
     ctx = load_context(root)
     refuse_early(ctx.wiki, ctx.home, os.environ)
     index, _ = ctx.fresh_index()

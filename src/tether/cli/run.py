@@ -57,6 +57,11 @@ from tether.errors import UsageError
     help="A planner's iteration budget for this unit (needs --justification).",
 )
 @click.option("--justification", help="Why this unit needs a stronger profile or budget.")
+@click.option(
+    "--no-sandbox",
+    is_flag=True,
+    help="Run the agent without tether's sandbox (it can then touch what you can).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the run record as JSON.")
 def run(
     profile: str | None,
@@ -71,14 +76,17 @@ def run(
     follow_up: str | None,
     budget_request: int | None,
     justification: str | None,
+    no_sandbox: bool,
     as_json: bool,
 ) -> None:
     """Run one agent session on one unit within hard budgets.
 
     Exit codes: 0 completed, 20 iteration limit, 21 tool-call limit, 22 timeout,
     23 the harness failed, 24 cancelled, 25 token limit, 26 cost limit, 27 output
-    limit (events.jsonl over events_max_bytes), 40 completed but a post-run stage
-    failed.
+    limit (events.jsonl over events_max_bytes or stderr.log over
+    stderr_max_bytes), 40 completed but a post-run stage failed; 3 when the
+    sandbox cannot start (the message names the fix), 30 when started inside
+    another run.
     """
     from tether.runs.supervisor import RunRequest, supervise
 
@@ -114,6 +122,7 @@ def run(
             follow_up=follow_up,
             budget_request=budget_request,
             justification=justification,
+            no_sandbox=no_sandbox,
         )
     )
     collected = outcome.proposals
@@ -136,6 +145,12 @@ def run(
         )
         if outcome.report is not None and outcome.paths is not None:
             click.echo(f"report: {outcome.paths.report_md}")
+        from tether.runs.report import sandbox_lines
+
+        # news only: an unsandboxed run, a refused host, a process killed
+        for line in sandbox_lines(outcome.sandbox)[1:] or sandbox_lines(outcome.sandbox):
+            if line != "- sandbox: bubblewrap":
+                click.echo(line.removeprefix("- "))
         failed = outcome.failed_stage
         if failed is not None and outcome.paths is not None:
             click.echo(

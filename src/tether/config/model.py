@@ -93,6 +93,7 @@ class Config:
     max_tokens_cap: int | None = _DEFAULTS.max_tokens_cap
     max_cost_cap_usd: float | None = _DEFAULTS.max_cost_cap_usd
     events_max_bytes: int = _DEFAULTS.events_max_bytes
+    stderr_max_bytes: int = _DEFAULTS.stderr_max_bytes
     profiles: dict[str, Profile] = field(default_factory=_builtin_profiles)
     sources: dict[str, str] = field(default_factory=dict)
     user_file: Path | None = None
@@ -159,6 +160,7 @@ class Config:
             "max_tokens_cap": self.max_tokens_cap,
             "max_cost_cap_usd": self.max_cost_cap_usd,
             "events_max_bytes": self.events_max_bytes,
+            "stderr_max_bytes": self.stderr_max_bytes,
         }
         for table, section in sorted(self.sections.items()):
             for name in section.__struct_fields__:

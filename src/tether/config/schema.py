@@ -37,6 +37,8 @@ ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 # events.jsonl of one run stops growing here unless configured otherwise.
 DEFAULT_EVENTS_MAX_BYTES = 256 * 1024 * 1024
+# stderr.log of one run likewise (an agent's diagnostics, never its work)
+DEFAULT_STDERR_MAX_BYTES = 8 * 1024 * 1024
 
 
 class Settings(Section, frozen=True):
@@ -57,6 +59,8 @@ class Settings(Section, frozen=True):
     max_cost_cap_usd: PositiveFloat | None = None
     # events.jsonl of one run stops growing here: the run ends as output_limit
     events_max_bytes: PositiveInt = DEFAULT_EVENTS_MAX_BYTES
+    # stderr.log of one run stops growing here: the run ends as output_limit too
+    stderr_max_bytes: PositiveInt = DEFAULT_STDERR_MAX_BYTES
 
     env_vars: ClassVar[Mapping[str, str]] = {
         "home": "TETHER_HOME",
@@ -68,6 +72,7 @@ class Settings(Section, frozen=True):
         "token_limit": "TETHER_TOKEN_LIMIT",
         "cost_limit_usd": "TETHER_COST_LIMIT",
         "events_max_bytes": "TETHER_EVENTS_MAX_BYTES",
+        "stderr_max_bytes": "TETHER_STDERR_MAX_BYTES",
     }
 
 
@@ -167,6 +172,28 @@ class FleetSettings(Section, frozen=True):
     env_vars: ClassVar[Mapping[str, str]] = {"database": "TETHER_FLEET_DATABASE"}
 
 
+class SandboxSettings(Section, frozen=True):
+    """``[sandbox]``: the sandbox every agent run starts in (docs/reference/sandbox.md)."""
+
+    # "on": every run sandboxed, or refused when no sandbox can start; "off": none
+    mode: Annotated[str, msgspec.Meta(pattern="^(on|off)$")] = "on"
+    # hosts the agent may reach besides its model's (host, host:port, *.domain)
+    allow_hosts: list[NonEmptyStr] = msgspec.field(default_factory=list)
+    # folders and files that are empty inside, besides the built-in secrets (~ allowed)
+    hide: list[NonEmptyStr] = msgspec.field(default_factory=list)
+
+    env_vars: ClassVar[Mapping[str, str]] = {"mode": "TETHER_SANDBOX"}
+
+    def __post_init__(self) -> None:
+        from tether.sandbox.hosts import HostError, parse_host
+
+        for index, entry in enumerate(self.allow_hosts):
+            try:
+                parse_host(entry)
+            except HostError as exc:
+                raise ValueError(f"`sandbox.allow_hosts[{index}]`: {exc}") from None
+
+
 # table name -> its struct; "" is the top level. Register new sections here.
 SECTIONS: dict[str, type[Section]] = {
     "": Settings,
@@ -177,6 +204,7 @@ SECTIONS: dict[str, type[Section]] = {
     "fleet": FleetSettings,
     "mcp": McpSettings,
     "outbox": OutboxSettings,
+    "sandbox": SandboxSettings,
 }
 
 # A table that is not a section: named entries, each its own struct.

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from tether.doctor.mirror import COPILOT_TRUST_KEYS, mirror, user_dir
 from tether.doctor.model import DoctorReport, HarnessCheck, HookFile, Probe, Trust, Verdict
-from tether.doctor.probe import run_probe, stop_all, timeout_for
+from tether.doctor.probe import ProbeOptions, run_probe, stop_all, timeout_for
 from tether.gate import hook_inspect, hook_install
 
 HARNESSES = hook_install.HARNESSES
@@ -384,13 +384,17 @@ def check(
     if target.executable is None:
         return HarnessCheck(target.harness, "not installed", found_by=target.found_by)
     harness, exe, env = target.harness, target.executable, target.environ
-    with ThreadPoolExecutor(max_workers=1) as side:
+    with ThreadPoolExecutor(max_workers=2) as side:
         asked = side.submit(version, exe, env)  # some CLIs take seconds to say it
         hooks = hook_files(harness, project, env)
         trust, notes = trust_state(harness, exe, project, env)
         limit = timeout_for(harness) if timeout is None else timeout
-        probe = run_probe(harness, exe, project, env, timeout=limit, keep=keep)
+        # the sandboxed probe runs beside the first one: a slow CLI (Vibe) costs its time once
+        boxed = side.submit(sandboxed_check, harness, exe, project, env, limit, keep)
+        probe = run_probe(harness, exe, project, env, ProbeOptions(limit, keep))
         outcome, why, fix = verdict(harness, project, hooks, trust, probe, limit)
+        inside, line = boxed.result()
+        notes = [*notes, line]
         found_version = asked.result()
     return HarnessCheck(
         harness,
@@ -404,7 +408,25 @@ def check(
         trust=trust,
         probe=probe,
         notes=notes,
+        sandboxed_probe=inside,
     )
+
+
+def sandboxed_check(
+    harness: str, exe: str, project: str, env: Mapping[str, str], limit: float, keep: bool
+) -> tuple[Probe | None, str]:
+    """The probe inside tether's sandbox, and the line that says whether runs work there."""
+    from tether.doctor.sandboxed import unavailable
+
+    why = unavailable()
+    if why is not None:
+        return None, f"sandboxed probe: no sandbox can start here: {why}"
+    inside = run_probe(harness, exe, project, env, ProbeOptions(limit, keep, sandbox=True))
+    if inside.holds:
+        return inside, "sandboxed probe: works (call 2 refused through the run's gate socket)"
+    found, reason, fix = verdict(harness, project, [], [], inside, limit)
+    text = f"sandboxed probe: fails: {reason or found}"
+    return inside, f"{text} — fix: {fix}" if fix else text
 
 
 def _ignore(_: object) -> None:

@@ -69,6 +69,8 @@ class HarnessCheck:
     trust: list[Trust] = field(default_factory=list)
     probe: Probe | None = None
     notes: list[str] = field(default_factory=list)
+    # the same probe inside tether's sandbox, as a run starts the CLI
+    sandboxed_probe: Probe | None = None
 
     @property
     def line(self) -> str:

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from tether.doctor import sandboxed
 from tether.doctor.mirror import mirror
 from tether.doctor.model import Probe
 from tether.harnesses import get_harness
@@ -114,17 +115,27 @@ class _Ran:
     error: str | None = None
 
 
+@dataclass(frozen=True)
+class ProbeOptions:
+    """How a probe runs: its time limit (else the harness's own), whether its folder is
+    kept for a look afterwards, and whether the CLI runs inside tether's sandbox, as a
+    run starts it (``doctor/sandboxed.py``)."""
+
+    timeout: float | None = None
+    keep: bool = False
+    sandbox: bool = False
+
+
 def run_probe(
     harness: str,
     executable: str,
     project: str,
     environ: Mapping[str, str],
-    *,
-    timeout: float | None = None,
-    keep: bool = False,
+    options: ProbeOptions = ProbeOptions(),
 ) -> Probe:
     """Run the probe once; never raises for what the CLI does (that is the finding)."""
-    limit = timeout_for(harness) if timeout is None else timeout
+    limit = timeout_for(harness) if options.timeout is None else options.timeout
+    keep = options.keep
     root = Path(tempfile.mkdtemp(prefix=f"tether-doctor-{harness}-"))
     effects = root / "effects"
     effects.mkdir()
@@ -136,8 +147,20 @@ def run_probe(
             setup = client_setup(harness, root / "home", server.port)
             mirror(environ, setup.env, project)
             env = _probe_env(environ, setup.env, gate_home)
-            argv = _argv(harness, executable, project, setup.extra_args)
-            ran = _run_cli(argv, project, env, root, limit)
+            extra = setup.extra_args
+            if options.sandbox:
+                extra = (*extra, *sandboxed.own_sandbox_off(harness, env))
+            argv = _argv(harness, executable, project, extra)
+            with contextlib.ExitStack() as stack:
+                fds: tuple[int, ...] = ()
+                if options.sandbox:
+                    inside = stack.enter_context(
+                        sandboxed.sandboxed(
+                            harness, argv, env, project, [effects, root / "home"], gate_home
+                        )
+                    )
+                    argv, env, fds = inside.argv, dict(inside.env), inside.pass_fds
+                ran = _run_cli(argv, project, env, root, limit, fds)
             model_calls = server.model_calls
         allowed, refused = _gate_decisions(gate_home)
         return Probe(
@@ -176,7 +199,12 @@ def _probe_env(
 
 
 def _run_cli(
-    argv: list[str], project: str, env: Mapping[str, str], root: Path, limit: float
+    argv: list[str],
+    project: str,
+    env: Mapping[str, str],
+    root: Path,
+    limit: float,
+    pass_fds: tuple[int, ...] = (),
 ) -> _Ran:
     """The CLI in its own process group, its output into ``root``, stopped at ``limit``."""
     with (root / "stdout.log").open("wb") as out, (root / "stderr.log").open("wb") as err:
@@ -189,6 +217,7 @@ def _run_cli(
                 stdout=out,
                 stderr=err,
                 start_new_session=True,
+                pass_fds=pass_fds,
             )
         except OSError as exc:
             return _Ran(error=f"cannot start {argv[0]}: {exc.strerror or exc}")

@@ -32,78 +32,41 @@ import os
 import sys
 
 from tether.gate import contracts, counter, db, messages, policy, session_id
+
+# re-exported: tests and the socket server name them through this module
+from tether.gate.args import EXIT_INTERNAL as EXIT_INTERNAL
+from tether.gate.args import EXIT_OK as EXIT_OK
+from tether.gate.args import EXIT_REFUSED as EXIT_REFUSED
+from tether.gate.args import EXIT_USAGE as EXIT_USAGE
+from tether.gate.args import USAGE as USAGE
+from tether.gate.args import UsageError as UsageError
+from tether.gate.args import check_harness as _check_harness
+from tether.gate.args import parse_options as _parse_options
 from tether.gate.home import ENV_ROOM_DIR, resolve_home
+
+# Set by the supervisor of a sandboxed run: the socket its gate answers on.
+SOCKET_ENV = "TETHER_GATE_SOCKET"
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from sqlite3 import Connection
 
-EXIT_OK = 0
-EXIT_INTERNAL = 1
-EXIT_USAGE = 2
-EXIT_REFUSED = 30
+# Where the answer goes and whose environment decides it. A hook process
+# answers on its own stdout/stderr from its own environment; a run's
+# supervisor answering a sandboxed agent's call over the run's socket
+# (gate/serve.py) collects the answer and decides from the run's environment,
+# every call counted under the run's own session (``_forced``). The server
+# sets these under its lock, one call at a time.
+_sink: tuple[list[str], list[str]] | None = None
+_env: Mapping[str, str] = os.environ
+_forced: str | None = None
 
 # Claude Code's Write/Edit payloads carry whole files; 16 MiB holds any sane
 # one. Larger payloads are drained unread and treated as malformed.
 MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
 _SALVAGE_BYTES = 64 * 1024
 _SALVAGE_PATTERN = rb'"(?:session_id|sessionId)"\s*:\s*"([^"\\]{1,200})"'
-
-USAGE = """\
-usage: tether-gate hook --harness {claude-code,codex,copilot,pi,vibe} [--event NAME]
-       tether-gate tick [--session ID] [--tool NAME] [--harness NAME]
-       tether-gate status [--session ID] [--json]
-
-Counts every tool call of an agent session and refuses calls once the
-session's call budget is spent (see docs/reference/tether-gate.md).
-
-  hook     read one hook payload on stdin, answer in the harness's contract
-  tick     count one call for a tool wrapper: exit 0 allowed, 30 refused
-  status   show calls used / budget / locked for a session
-"""
-
-
-class UsageError(Exception):
-    pass
-
-
-def _parse_options(
-    args: list[str], valued: tuple[str, ...], flags: tuple[str, ...] = ()
-) -> dict[str, str]:
-    options: dict[str, str] = {}
-    index = 0
-    while index < len(args):
-        arg = args[index]
-        if arg in ("-h", "--help"):
-            options["help"] = "1"
-            index += 1
-            continue
-        name, eq, value = arg.partition("=")
-        if name in valued:
-            if not eq:
-                index += 1
-                if index >= len(args):
-                    raise UsageError(f"{name} needs a value")
-                value = args[index]
-            if not value:
-                raise UsageError(f"{name} needs a non-empty value")
-            options[name[2:]] = value
-        elif arg in flags:
-            options[arg[2:]] = "1"
-        else:
-            raise UsageError(f"unknown argument {arg!r}")
-        index += 1
-    return options
-
-
-def _check_harness(name: str | None, required: bool) -> str | None:
-    if name is None:
-        if required:
-            raise UsageError("--harness is required (" + ", ".join(contracts.HARNESSES) + ")")
-        return None
-    if name not in contracts.HARNESSES:
-        raise UsageError(f"unknown harness {name!r}; known: " + ", ".join(contracts.HARNESSES))
-    return name
 
 
 def _answer_batch(batch: counter.BatchOutcome, harness: str) -> int:
@@ -117,13 +80,26 @@ def _answer_batch(batch: counter.BatchOutcome, harness: str) -> int:
 
 def _emit(text: str | None) -> None:
     if text:
+        if _sink is not None:
+            _sink[0].append(text + "\n")
+            return
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
 
 
 def _err(text: str) -> None:
+    if _sink is not None:
+        _sink[1].append(text + "\n")
+        return
     sys.stderr.write(text + "\n")
     sys.stderr.flush()
+
+
+def _resolve(harness: str | None, payload_session: str | None) -> session_id.Resolved:
+    """The session a call counts under; over a run's socket, always the run's own."""
+    if _forced is not None:
+        return session_id.Resolved(_forced, "run-socket")
+    return session_id.resolve(harness, payload_session)
 
 
 def _read_payload() -> tuple[bytes, bool]:
@@ -148,9 +124,9 @@ def _salvage_session(raw: bytes) -> str | None:
 def _malformed(harness: str, raw: bytes, reason: str) -> int:
     """Fail closed when the session is known to be locked, else open, uncounted."""
     _err(f"tether-gate: warning: {messages.malformed(harness, reason)}")
-    resolved = session_id.resolve(harness, _salvage_session(raw))
+    resolved = _resolve(harness, _salvage_session(raw))
     try:
-        conn = db.connect(resolve_home())
+        conn = db.connect(resolve_home(_env))
         try:
             resolved = _settled(conn, resolved, record=False)
             state = None if resolved.unresolved else counter.lock_state(conn, resolved.key)
@@ -174,7 +150,7 @@ def _open_or_closed(harness: str, warning: str) -> int:
     try:
         from tether.gate import runstop
 
-        closed = runstop.stopping(resolve_home())
+        closed = runstop.stopping(resolve_home(_env), _env)
     except Exception:
         closed = False
     if closed:
@@ -216,6 +192,11 @@ def run_hook(args: list[str]) -> int:
     harness = _check_harness(options.get("harness"), required=True)
     assert harness is not None
     raw, oversized = _read_payload()
+    return answer_hook(harness, options.get("event"), raw, oversized)
+
+
+def answer_hook(harness: str, event: str | None, raw: bytes, oversized: bool) -> int:
+    """Count and decide one hook payload (``raw``, cut short when ``oversized``)."""
     if oversized:
         return _malformed(harness, raw, f"larger than {MAX_PAYLOAD_BYTES} bytes")
     try:
@@ -224,19 +205,19 @@ def run_hook(args: list[str]) -> int:
         what = "empty input" if not raw.strip() else f"not JSON: {exc}"
         return _malformed(harness, raw, what)
     try:
-        call = contracts.parse(harness, payload, options.get("event"))
+        call = contracts.parse(harness, payload, event)
     except contracts.PayloadError as exc:
         return _malformed(harness, raw, str(exc))
-    if call.kind == contracts.KIND_TOOL and os.environ.get(ENV_ROOM_DIR):
+    if call.kind == contracts.KIND_TOOL and _env.get(ENV_ROOM_DIR):
         from tether.gate import roomrule
 
-        refused = roomrule.check(call.tool_name, payload)
+        refused = roomrule.check(call.tool_name, payload, _env)
         if refused is not None:
             _err(refused)
             _emit(contracts.deny(harness, refused))
             return EXIT_OK
-    resolved = session_id.resolve(harness, call.session_id)
-    home = resolve_home()
+    resolved = _resolve(harness, call.session_id)
+    home = resolve_home(_env)
     try:
         conn = db.connect(home)
         try:
@@ -274,10 +255,11 @@ def run_hook(args: list[str]) -> int:
                         calls_used=outcome.calls_used,
                         call_budget=outcome.call_budget,
                         reason="call budget spent",
+                        environ=_env,
                     )
                     _err(text)
                     _emit(contracts.deny(harness, text))
-                elif refused := policy.check(payload):
+                elif refused := policy.check(payload, _env):
                     _err(refused)
                     _emit(contracts.deny(harness, refused))
                 return EXIT_OK
@@ -324,8 +306,8 @@ def _bind_run_session(conn: Connection, resolved: session_id.Resolved) -> None:
     """
     if resolved.source != "payload":
         return
-    run_session = os.environ.get("TETHER_SESSION_ID")
-    if not run_session or not os.environ.get("TETHER_RUN_ID") or run_session == resolved.key:
+    run_session = _env.get("TETHER_SESSION_ID")
+    if not run_session or not _env.get("TETHER_RUN_ID") or run_session == resolved.key:
         return
     conn.execute(
         "INSERT OR IGNORE INTO contexts (context_key, session_id, since) "
@@ -336,6 +318,8 @@ def _bind_run_session(conn: Connection, resolved: session_id.Resolved) -> None:
 
 def _context_for(options: dict[str, str], harness: str | None) -> session_id.Resolved:
     explicit = options.get("session")
+    if _forced is not None:
+        return session_id.Resolved(_forced, "run-socket")
     if explicit:
         return session_id.Resolved(explicit, "flag")
     return session_id.resolve(harness, None)
@@ -348,7 +332,7 @@ def run_tick(args: list[str]) -> int:
         return EXIT_OK
     harness = _check_harness(options.get("harness"), required=False)
     resolved = _context_for(options, harness)
-    home = resolve_home()
+    home = resolve_home(_env)
     try:
         conn = db.connect(home)
         try:
@@ -369,7 +353,7 @@ def run_tick(args: list[str]) -> int:
         _err(f"tether-gate: warning: {messages.broken(str(exc))}")
         from tether.gate import runstop
 
-        if runstop.stopping(home):
+        if runstop.stopping(home, _env):
             _err(messages.stopping(messages.broken(str(exc))))
             return EXIT_REFUSED
         return EXIT_OK
@@ -386,61 +370,17 @@ def run_tick(args: list[str]) -> int:
         calls_used=outcome.calls_used,
         call_budget=outcome.call_budget,
         reason="call budget spent",
+        environ=_env,
     )
     _err(messages.refusal(outcome.session_id, outcome.calls_used, outcome.call_budget))
     return EXIT_REFUSED
 
 
-def _describe(status: dict[str, object]) -> str:
-    used, budget = status["calls_used"], status["call_budget"]
-    iterations = status["iteration_budget"]
-    assert isinstance(used, int) and isinstance(budget, int)
-    batches = status["batches"]
-    assert isinstance(batches, int) and (iterations is None or isinstance(iterations, int))
-    lines = [
-        f"session:    {status['session_id']}",
-        f"calls:      {messages.calls_used(used, budget)}"
-        + (" (locked)" if status["locked"] else ""),
-        f"budget:     {status['budget_source']}",
-        f"iterations: {messages.iterations_used(batches, iterations)}",
-    ]
-    if status.get("context_key") and status["context_key"] != status["session_id"]:
-        lines.append(f"context:    {status['context_key']} ({status['id_source']})")
-    elif status.get("id_source"):
-        lines.append(f"id from:    {status['id_source']}")
-    if status.get("run_id"):
-        lines.append(f"run:        {status['run_id']}")
-    if not status.get("known"):
-        lines.append("(no call counted yet)")
-    return "\n".join(lines)
-
-
 def run_status(args: list[str]) -> int:
-    options = _parse_options(args, ("--session", "--harness"), ("--json",))
-    if "help" in options:
-        _emit(USAGE)
-        return EXIT_OK
-    harness = _check_harness(options.get("harness"), required=False)
-    resolved = _context_for(options, harness)
-    try:
-        conn = db.connect(resolve_home())
-        try:
-            resolved = _settled(conn, resolved, record=False)
-            status = counter.status_row(conn, resolved.key, follow_context=True).as_dict()
-        finally:
-            conn.close()
-    except (db.GateDatabaseError, db.Error, OSError) as exc:
-        _err(f"tether-gate: error: {exc}")
-        return EXIT_INTERNAL
-    status["context_key"] = resolved.key
-    status["id_source"] = resolved.source
-    if "json" in options:
-        import json
+    """``tether-gate status`` (its own module: no tool call needs it)."""
+    from tether.gate.hook_status import run_status as status
 
-        _emit(json.dumps(status, indent=2, sort_keys=True))
-    else:
-        _emit(_describe(status))
-    return EXIT_OK
+    return status(args)
 
 
 COMMANDS = {"hook": run_hook, "tick": run_tick, "status": run_status}
@@ -470,6 +410,14 @@ def main(argv: list[str] | None = None) -> int:
         _emit(f"tether-gate {__version__}")
         return EXIT_OK
     command = COMMANDS.get(args[0])
+    socket_path = os.environ.get(SOCKET_ENV)
+    if socket_path and args[0] in ("hook", "tick") and "--help" not in args and "-h" not in args:
+        # inside a sandboxed run: the run's supervisor counts, or the call is refused
+        from tether.gate import remote
+
+        if argv is None:
+            _ignore_stop_signals()
+        return remote.ask(socket_path, args)
     # Only as its own process (the console script): a caller that runs main()
     # in-process keeps its signals, and so do the children it starts later.
     if argv is None and command is not None and args[0] != "status":

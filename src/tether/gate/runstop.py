@@ -21,12 +21,16 @@ from __future__ import annotations
 import os
 import time
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 REFUSED_FILE = "refused.json"
 STOPPING_FILE = "stopping"
 RUN_ID_ENV = "TETHER_RUN_ID"
 
 
-def run_dir(home: str, environ: dict[str, str] | None = None) -> str | None:
+def run_dir(home: str, environ: Mapping[str, str] | None = None) -> str | None:
     """The folder of the run this process belongs to, or None outside ``tether run``."""
     env = os.environ if environ is None else environ
     run_id = env.get(RUN_ID_ENV, "")
@@ -36,9 +40,9 @@ def run_dir(home: str, environ: dict[str, str] | None = None) -> str | None:
     return path if os.path.isdir(path) else None
 
 
-def stopping(home: str) -> bool:
+def stopping(home: str, environ: Mapping[str, str] | None = None) -> bool:
     """True while the supervisor of this process's run is stopping it."""
-    folder = run_dir(home)
+    folder = run_dir(home, environ)
     return folder is not None and os.path.exists(os.path.join(folder, STOPPING_FILE))
 
 
@@ -58,9 +62,10 @@ def record_refusal(
     calls_used: int,
     call_budget: int,
     reason: str,
+    environ: Mapping[str, str] | None = None,
 ) -> None:
     """Leave the first refused call of the run where its supervisor looks for it."""
-    folder = run_dir(home)
+    folder = run_dir(home, environ)
     if folder is None:
         return
     record = {

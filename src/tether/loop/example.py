@@ -32,6 +32,11 @@ description = "Publish the built wheel to the package registry"
 command = ["{python}", "bin/publish", "{{version}}"]
 params.version = {{ pattern = "v[0-9]+\\\\.[0-9]+\\\\.[0-9]+" }}
 
+# an agent that tries to raise its own budget: `tether demo` shows the sandbox refuse it
+[profiles.escape]
+harness = "scripted"
+args = ["--format", "claude-code", "--commands-file", "escape.txt"]
+
 [loop]
 board = "tickets"
 guard_interval = "15m"
@@ -96,6 +101,9 @@ shutil.copy(wheel, registry / wheel.name)
 print(f"published {{wheel.name}} to {{registry}}/")
 """
 
+# what the escape profile's agent tries: raise every later run's budget
+ESCAPE = "sh -c 'echo \"tool_call_limit = 100000\" >> tether.toml'\n"
+
 STAND_IN = """#!{python}
 # A stand-in for the `{name}` CLI: answers that there is nothing new.
 import json
@@ -116,6 +124,8 @@ class Example:
     licence: Ticket  # USER
     note: Path  # the informal INBOX note
     registry: Path  # where an approved publish puts the wheel
+    # no sandbox can start on this machine: the demo's runs go without one
+    unsandboxed: bool = False
 
     def env(
         self, *, with_later: bool = False, base: dict[str, str] | None = None
@@ -123,6 +133,8 @@ class Example:
         """The demo's environment: its own home, and a PATH without the user's tools."""
         env = dict(os.environ if base is None else base)
         env["TETHER_HOME"] = str(self.home)
+        if self.unsandboxed:
+            env["TETHER_SANDBOX"] = "off"
         dirs = [str(self.bin), *([str(self.later)] if with_later else []), os.defpath]
         env["PATH"] = os.pathsep.join(dirs)
         return env
@@ -138,7 +150,7 @@ def _script(path: Path, text: str) -> None:
     path.chmod(0o755)
 
 
-def build(root: Path, clock: Clock | None = None) -> Example:
+def build(root: Path, clock: Clock | None = None, *, unsandboxed: bool = False) -> Example:
     """Write the example project into ``root`` (an empty or new folder)."""
     clock = clock or SystemClock()
     root.mkdir(parents=True, exist_ok=True)
@@ -146,6 +158,7 @@ def build(root: Path, clock: Clock | None = None) -> Example:
     (root / "agent-steps.txt").write_text(AGENT_STEPS, encoding="utf-8")
     _script(root / "bin" / "demo-step", DEMO_STEP)
     _script(root / "bin" / "publish", PUBLISH)
+    (root / "escape.txt").write_text(ESCAPE, encoding="utf-8")
     decisions = root / "_control-center" / "_DECISIONS"
     decisions.mkdir(parents=True, exist_ok=True)
     (decisions / "DECIDED-AND-DONE.md").write_text("# Decided and done\n\n", encoding="utf-8")
@@ -210,4 +223,5 @@ def build(root: Path, clock: Clock | None = None) -> Example:
         licence=licence,
         note=note,
         registry=root / "registry",
+        unsandboxed=unsandboxed,
     )

@@ -331,8 +331,11 @@ def open_room(
     timeout: float | None = None,
 ) -> RoomResult:
     """Run one room for ``brief`` (its run in the caller's working folder); refuses
-    nesting and a second room."""
+    nesting, a second room, and a room inside a run."""
+    from tether.runs.sandboxing import refuse_nested
+
     refuse_nesting(env)
+    refuse_nested(env, "`room open`")
     if brief.read_directly:
         return RoomResult(STATUS_READ_DIRECTLY, brief)
     from tether.runs.supervisor import RunRequest, supervise
@@ -354,6 +357,9 @@ def open_room(
                 unit=f"room:{room_id}",
                 timeout=timeout,
                 allow=room_allowance(room.folder, run_env),
+                # the agent writes its conclusion there (the tether home is read-only)
+                writable=(room.folder,),
+                readable=(wiki.root,),
             ),
             env=run_env,
         )

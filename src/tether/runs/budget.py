@@ -11,7 +11,7 @@ import math
 import sys
 from dataclasses import dataclass
 
-from tether.config.schema import DEFAULT_EVENTS_MAX_BYTES
+from tether.config.schema import DEFAULT_EVENTS_MAX_BYTES, DEFAULT_STDERR_MAX_BYTES
 from tether.errors import BudgetError
 from tether.events.accounting import Ledger, stream_upper_bound
 from tether.events.model import Event, ToolResult
@@ -32,12 +32,15 @@ class Budget:
     tokens: int | None = None
     cost_usd: float | None = None
     events_max_bytes: int = DEFAULT_EVENTS_MAX_BYTES
+    stderr_max_bytes: int = DEFAULT_STDERR_MAX_BYTES
 
     def __post_init__(self) -> None:
         if self.tokens is not None and self.tokens < 1:
             raise BudgetError(f"token limit must be at least 1 (got {self.tokens}).")
         if self.cost_usd is not None and not (math.isfinite(self.cost_usd) and self.cost_usd > 0):
             raise BudgetError(f"cost limit must be a positive number of USD (got {self.cost_usd}).")
+        if self.stderr_max_bytes < 1:
+            raise BudgetError(f"stderr_max_bytes must be at least 1 (got {self.stderr_max_bytes}).")
         if self.events_max_bytes < 1:
             raise BudgetError(f"events_max_bytes must be at least 1 (got {self.events_max_bytes}).")
         if self.iterations < 1:

@@ -52,6 +52,7 @@ class LiveRun:
         cancelled: Callable[[], bool],
         on_progress: Callable[[Ledger], None],
         gate_refused: Callable[[], bool] | None = None,
+        stderr_over: Callable[[], bool] | None = None,
     ) -> None:
         self.agent = agent
         self.harness = harness
@@ -65,6 +66,8 @@ class LiveRun:
         # True once the gate refused a call of this run: the run ends at once, even
         # where the harness leaves the refused call out of its stream (Codex).
         self.gate_refused = gate_refused
+        # True once stderr passed its cap (runs.stderr_sink): the run ends as output_limit
+        self.stderr_over = stderr_over
         self._last_progress = 0.0
         self._lines = LineBuffer()
         self._room = 0  # bytes events.jsonl may still take
@@ -99,6 +102,8 @@ class LiveRun:
                     return LiveResult(RunStatus.TIMEOUT, now, False)
                 if self.gate_refused is not None and self.gate_refused():
                     return LiveResult(RunStatus.TOOL_CALL_LIMIT, now, False)
+                if self.stderr_over is not None and self.stderr_over():
+                    return LiveResult(RunStatus.OUTPUT_LIMIT, now, False)
                 chunk: bytes | None = None
                 if sel.select(min(self.deadline - now, POLL_SECONDS)):
                     with contextlib.suppress(BlockingIOError):

@@ -54,6 +54,8 @@ class RunOutcome:
     paths: RunPaths | None = field(default=None, repr=False)
     # From the event that decided a limit stop to the agent's process group being gone.
     stop_latency: float | None = None
+    # what the run's sandbox saw, or why it had none (runs.sandboxing)
+    sandbox: dict[str, Any] | None = None
     # what the run proposed (``tether outbox``), collected after it ended
     proposals: Collected | None = None
     # why a failed run failed (its error event or the end of its stderr)
@@ -113,6 +115,8 @@ class Ending:
     stop_latency: float | None
     # a per-run hook asked the gate before every tool call
     gated: bool = False
+    # what the sandbox saw (runs.sandboxing.findings), or why there was none
+    sandbox: dict[str, Any] | None = None
 
 
 def finish_run(conn: Any, end: Ending) -> RunOutcome:
@@ -167,6 +171,7 @@ def finish_run(conn: Any, end: Ending) -> RunOutcome:
         stop_latency=end.stop_latency,
         proposals=collect_proposals(conn, end, report is not None),
         failure=failure,
+        sandbox=end.sandbox,
     )
 
 
@@ -206,6 +211,7 @@ def _write_report(end: Ending, ended: datetime, failure: Failure | None) -> dict
             refused_call=read_refusal(str(end.paths.root)),
             gated=end.gated,
             failure=failure,
+            sandbox=end.sandbox,
         )
     )
     atomic_write_json(end.paths.report_json, report)

@@ -20,7 +20,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
+
+import psutil
 
 from tether.errors import HarnessNotFoundError
 from tether.runs.guardian import group_running
@@ -45,6 +47,11 @@ class AgentProcess:
     pgid: int
     guardian: subprocess.Popen[bytes] | None
     _guardian_fd: int | None
+    # the agent runs inside a sandbox: ``popen`` is the sandbox, the agent is the
+    # child of its launcher (``tether.sandbox.launcher``)
+    sandboxed: bool = False
+    # processes other than the agent that were still alive when the stop had to kill
+    killed_at_stop: tuple[tuple[int, tuple[str, ...]], ...] = ()
 
     @property
     def pid(self) -> int:
@@ -55,14 +62,59 @@ class AgentProcess:
         assert self.popen.stdout is not None
         return self.popen.stdout
 
+    @property
+    def stderr(self) -> IO[bytes]:
+        assert self.popen.stderr is not None
+        return self.popen.stderr
+
     def group_alive(self) -> bool:
         """True while any process of the agent's group still runs (zombies do not count)."""
         self.popen.poll()
         return group_running(self.pgid)
 
+    def _launcher(self) -> psutil.Process | None:
+        """The sandbox's first program (sandbox → its init → launcher), when it runs."""
+        try:
+            for init in psutil.Process(self.popen.pid).children():
+                for child in init.children():
+                    return child
+        except psutil.Error:
+            pass
+        return None
+
     def signal_group(self, sig: int) -> None:
+        if self.sandboxed and sig != signal.SIGKILL:
+            # The launcher passes it to every process inside (background jobs too);
+            # a signal to the sandbox itself would end it without a grace.
+            launcher = self._launcher()
+            if launcher is not None:
+                with contextlib.suppress(psutil.Error):
+                    launcher.send_signal(sig)
+                return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pgid, sig)
+
+    def others_alive(self) -> tuple[tuple[int, tuple[str, ...]], ...]:
+        """Processes inside the sandbox other than its machinery and the agent."""
+        launcher = self._launcher()
+        if launcher is None:
+            return ()
+        found = []
+        try:
+            children = launcher.children()
+            agent = min(children, key=lambda p: p.create_time()) if children else None
+            for proc in launcher.children(recursive=True):
+                if proc == agent or proc.status() == psutil.STATUS_ZOMBIE:
+                    continue
+                found.append((proc.pid, tuple(proc.cmdline()[:8])))
+            init = launcher.parent()
+            for proc in init.children() if init is not None else []:
+                if proc != launcher and proc.status() != psutil.STATUS_ZOMBIE:
+                    found.append((proc.pid, tuple(proc.cmdline()[:8])))
+                    found.extend((p.pid, tuple(p.cmdline()[:8])) for p in proc.children(True))
+        except psutil.Error:
+            pass
+        return tuple(found)
 
     def stop(self, grace: float, signalled: Callable[[], None] | None = None) -> str:
         """SIGTERM to the group, SIGKILL after ``grace`` seconds. Returns how it ended.
@@ -77,6 +129,8 @@ class AgentProcess:
             signalled()
         if wait_until(lambda: not self.group_alive(), grace):
             return "sigterm"
+        if self.sandboxed:
+            self.killed_at_stop = self.others_alive()
         self.signal_group(signal.SIGKILL)
         wait_until(lambda: not self.group_alive(), 5.0)
         return "sigkill"
@@ -85,8 +139,9 @@ class AgentProcess:
         """After the agent's group is gone: reap the leader and close our pipe end."""
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=5)
-        if self.popen.stdout is not None:
-            self.popen.stdout.close()
+        for stream in (self.popen.stdout, self.popen.stderr):
+            if stream is not None:
+                stream.close()
         self.release_guardian()
 
     def release_guardian(self) -> None:
@@ -125,38 +180,53 @@ def _behind_env(argv: Sequence[str]) -> str | None:
     return None
 
 
+class Wrapper(Protocol):
+    """What starts the agent inside a sandbox (``tether.sandbox``): the argv that runs
+    the agent's argv in it, and the file descriptors that stay open for that program."""
+
+    @property
+    def pass_fds(self) -> tuple[int, ...]: ...
+
+    def command(self, argv: list[str]) -> list[str]: ...
+
+
 def spawn_agent(
     argv: Sequence[str],
     *,
     env: Mapping[str, str],
     cwd: Path,
-    stderr_path: Path,
     harness: str,
     kill_grace: float,
+    sandbox: Wrapper | None = None,
 ) -> AgentProcess:
-    """Start the agent in a new session (own process group) with stdout piped."""
+    """Start the agent in a new session (own process group), stdout and stderr piped,
+    inside ``sandbox`` when there is one."""
     wrapped = _behind_env(argv)
     if wrapped is not None and shutil.which(wrapped, path=env.get("PATH")) is None:
         # ``env VAR=… prog …`` (Vibe's model and home): env itself starts fine, so
         # a missing program would only show as env's exit 127.
         raise HarnessNotFoundError(harness, wrapped)
-    with stderr_path.open("ab") as stderr:
-        try:
-            popen = subprocess.Popen(
-                list(argv),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=stderr,
-                cwd=cwd,
-                env=dict(env),
-                start_new_session=True,
-                preexec_fn=_die_with_parent,
-                bufsize=0,
-            )
-        except FileNotFoundError as exc:
-            raise HarnessNotFoundError(harness, argv[0]) from exc
-        except PermissionError as exc:
-            raise HarnessNotFoundError(harness, argv[0]) from exc
+    if sandbox is not None and shutil.which(argv[0], path=env.get("PATH")) is None:
+        # inside, only the launcher would know, as an exit 127
+        raise HarnessNotFoundError(harness, argv[0])
+    command = list(argv) if sandbox is None else sandbox.command(list(argv))
+    try:
+        popen = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=dict(env),
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+            pass_fds=() if sandbox is None else sandbox.pass_fds,
+            bufsize=0,
+        )
+    except FileNotFoundError as exc:
+        raise HarnessNotFoundError(harness, argv[0]) from exc
+    except PermissionError as exc:
+        raise HarnessNotFoundError(harness, argv[0]) from exc
     pgid = popen.pid
     read_fd, write_fd = os.pipe()
     guardian: subprocess.Popen[bytes] | None
@@ -181,4 +251,10 @@ def spawn_agent(
         guardian = None
     os.close(read_fd)
     os.set_inheritable(write_fd, False)
-    return AgentProcess(popen=popen, pgid=pgid, guardian=guardian, _guardian_fd=write_fd)
+    return AgentProcess(
+        popen=popen,
+        pgid=pgid,
+        guardian=guardian,
+        _guardian_fd=write_fd,
+        sandboxed=sandbox is not None,
+    )

@@ -113,6 +113,7 @@ def choose_budget(
         tokens=int(token_limit) if token_limit is not None else None,
         cost_usd=float(cost_limit) if cost_limit is not None else None,
         events_max_bytes=config.events_max_bytes,
+        stderr_max_bytes=config.stderr_max_bytes,
     )
 
 

@@ -29,7 +29,7 @@ REASON_TEXT = {
     RunStatus.ABANDONED: "abandoned: its supervisor died; recovered from its events",
     RunStatus.TOKEN_LIMIT: "token limit reached",
     RunStatus.COST_LIMIT: "cost limit reached",
-    RunStatus.OUTPUT_LIMIT: "output limit reached (events.jsonl at its size cap)",
+    RunStatus.OUTPUT_LIMIT: "output limit reached (events.jsonl or stderr.log at its size cap)",
 }
 
 _INPUT_KEYS = ("command", "cmd", "file_path", "path", "pattern", "url", "description")
@@ -79,6 +79,8 @@ class ReportInput:
     gated: bool = False
     # why a failed run failed, with the end of the harness's stderr
     failure: Failure | None = None
+    # what the run's sandbox saw (runs.sandboxing.findings), None: not recorded
+    sandbox: dict[str, Any] | None = None
 
 
 def build(data: ReportInput) -> dict[str, Any]:
@@ -117,6 +119,7 @@ def build(data: ReportInput) -> dict[str, Any]:
         ],
         "refused_call": _refused(data.refused_call) or _over_budget_call(data),
         "in_flight": _in_flight(data),
+        "sandbox": data.sandbox,
         "session_id": data.session_id,
         "session_line": session_line(
             data.session_id, data.harness, data.host, data.ended_at.date().isoformat()
@@ -233,6 +236,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         )
     if report.get("in_flight"):
         lines.append(f"- in flight at the stop: {report['in_flight']['text']}")
+    lines += sandbox_lines(report.get("sandbox"))
     failure = report.get("failure")
     if failure and failure.get("stderr_tail"):
         lines += ["", f"## The harness's stderr (last lines of {failure['stderr']})", ""]
@@ -264,6 +268,24 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines += [f"- `{' '.join(s['command'])}`: {s['reason']}" for s in report["skipped_stages"]]
     lines += ["", report["session_line"], ""]
     return "\n".join(lines)
+
+
+def sandbox_lines(sandbox: dict[str, Any] | None) -> list[str]:
+    """The report's lines on the sandbox: unsandboxed, hosts refused, processes killed."""
+    if not sandbox:
+        return []
+    if sandbox.get("mode") == "off":
+        return [f"- sandbox: none, the agent ran unsandboxed ({sandbox.get('reason')})"]
+    lines = ["- sandbox: bubblewrap"]
+    for host in sandbox.get("refused_hosts") or ():
+        lines.append(f"- network refused: {host['host']}:{host['port']} ({host['count']} time(s))")
+    kinds = (("survivors_killed", "outlived the agent"), ("killed_at_stop", "at the stop"))
+    for key, when in kinds:
+        for proc in sandbox.get(key) or ():
+            lines.append(f"- killed ({when}): pid {proc['pid']} `{' '.join(proc['argv'])[:200]}`")
+    for moved in sandbox.get("quarantined") or ():
+        lines.append(f"- protected path created by the run, moved aside: `{moved['path']}`")
+    return lines
 
 
 def dumps(report: dict[str, Any]) -> str:

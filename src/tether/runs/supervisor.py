@@ -16,39 +16,35 @@ import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from tether.config import Config, Profile, load_config
 from tether.errors import HarnessNotFoundError, UsageError
-from tether.events.accounting import Ledger, count, stream_upper_bound
-from tether.fs import atomic_write_text
+from tether.events.accounting import Ledger
+from tether.fs import atomic_write_json, atomic_write_text
 from tether.gate.runstop import mark_stopping
 from tether.gate.stamp import hostname
 from tether.harnesses import get_harness
 from tether.harnesses.base import Harness, RunSpec, ToolAllowance, bind
 from tether.outbox import OUTBOX_ENV
-from tether.run_status import RunStatus
-from tether.runs import worktree
-from tether.runs.budget import Budget, LimitCheck
-from tether.runs.exit_verdict import after_cancel, natural_end
+from tether.runs import sandboxing, worktree
+from tether.runs.agent_env import agent_env
+from tether.runs.budget import Budget
 from tether.runs.followup_prompt import compose_prompt
 from tether.runs.gate_setup import (
     gate_db_held_open,
-    gate_verdict,
-    lock_session,
-    stream_format,
     write_run_hooks,
 )
-from tether.runs.live import LiveResult, LiveRun
 from tether.runs.outcome import Ending, RunOutcome, finish_run
-from tether.runs.process import AgentProcess, spawn_agent, wait_until
+from tether.runs.process import spawn_agent
 from tether.runs.profiles import choose_budget, choose_profile
 from tether.runs.record import RunPaths, new_run_id
 from tether.runs.recovery import recover_abandoned
-from tether.runs.stream import SessionTail
+from tether.runs.sandboxed_run import SandboxedRun as _SandboxedRun
+from tether.runs.stderr_sink import StderrSink
+from tether.runs.watching import watch_agent
 from tether.store import db
 from tether.store.runs import RunRow, get_run, insert_run, update_run
 
@@ -71,6 +67,12 @@ class RunRequest:
     env: Mapping[str, str] = field(default_factory=dict)
     # only these tool calls, by the harness's own allow-list (a room's second belt)
     allow: ToolAllowance | None = None
+    # no sandbox for this run (the person's ``--no-sandbox``)
+    no_sandbox: bool = False
+    # folders the agent may write besides its work folder (a room's folder, an outbox)
+    writable: tuple[Path, ...] = ()
+    # folders the agent may read where the sandbox would show nothing (a wiki under /tmp)
+    readable: tuple[Path, ...] = ()
 
 
 # Set: every run this process supervises ends as cancelled, and new ones at once.
@@ -115,27 +117,6 @@ class _Cancel:
                 signal.signal(s, h)
 
 
-def _agent_env(
-    config: Config, profile: Profile, run_id: str, session_id: str, base: Mapping[str, str]
-) -> dict[str, str]:
-    env = dict(base)
-    env.update(profile.env)
-    raw_depth = env.get("TETHER_DEPTH", "0") or "0"
-    if not raw_depth.isdigit():
-        raise UsageError(
-            f"TETHER_DEPTH={raw_depth!r} is not a whole number; it counts how deeply runs "
-            f"are nested (unset it outside tether-started agents)."
-        )
-    depth = int(raw_depth) + 1
-    env.update(
-        TETHER_HOME=str(config.home),
-        TETHER_RUN_ID=run_id,
-        TETHER_SESSION_ID=session_id,
-        TETHER_DEPTH=str(depth),
-    )
-    return env
-
-
 def choose_run_budget(config: Config, request: RunRequest) -> tuple[Profile, Budget]:
     """The profile and the budget ``request`` runs on; a ``BudgetError`` if it may not run."""
     profile = choose_profile(config, request.profile, request.justification)
@@ -174,7 +155,11 @@ def supervise(
     request: RunRequest, config: Config | None = None, env: Mapping[str, str] | None = None
 ) -> RunOutcome:
     base_env = {**(os.environ if env is None else env), **request.env}
+    sandboxing.refuse_nested(base_env)
     config = config or load_config(env=base_env, cwd=request.cwd)
+    unsandboxed = sandboxing.off_reason(config, request.no_sandbox)
+    if unsandboxed is None:
+        sandboxing.require_backend()
     profile, budget = choose_run_budget(config, request)
     harness = get_harness(profile.harness)
     cwd = (request.cwd or Path.cwd()).resolve()
@@ -210,6 +195,7 @@ def supervise(
             cwd,
             base_env,
             follow_up_of=previous.id if previous else None,
+            unsandboxed=unsandboxed,
         )
     finally:
         conn.close()
@@ -226,6 +212,7 @@ def _execute(
     cwd: Path,
     base_env: Mapping[str, str],
     follow_up_of: str | None,
+    unsandboxed: str | None = None,
 ) -> RunOutcome:
     started = datetime.now(UTC)
     run_id = new_run_id(started)
@@ -242,10 +229,22 @@ def _execute(
     # tether's stop comes first, unless the cap is exact (it then stops the agent
     # right after model call N by itself, before call N+1 is sent).
     exact_cap = bool(getattr(harness, "turn_cap_is_exact", False))
+    # the harness's own defaults lie under everything else (harnesses.claude_code.agent_env)
+    defaults: Mapping[str, str] = getattr(harness, "agent_env", {})
+    env = agent_env(config, profile, run_id, session_id, {**defaults, **base_env})
+    env[OUTBOX_ENV] = str(paths.outbox)
+    prepared = None
+    if unsandboxed is None:
+        # the outbox is the agent's one writable place inside the tether home
+        writable = (*request.writable, paths.outbox)
+        world = sandboxing.World(config, profile, cwd, env, paths, writable, request.readable)
+        prepared = sandboxing.prepare(world)
+        if hooks.kind == "settings":
+            sandboxing.turn_off_claude_sandbox(hooks.settings)
     spec = RunSpec(
         prompt=prompt,
         model=profile.model,
-        extra_args=(*profile.args, *hooks.args),
+        extra_args=(*profile.args, *hooks.args, *(prepared.args if prepared else ())),
         session_id=session_id if harness.accepts_session_id else None,
         max_turns=(budget.iterations + (0 if exact_cap else 1)) if harness.has_turn_cap else None,
         time_limit_seconds=budget.timeout_seconds,
@@ -256,10 +255,6 @@ def _execute(
         allow=request.allow,
     )
     argv = harness.build_command(spec)
-    # the harness's own defaults lie under everything else (harnesses.claude_code.agent_env)
-    defaults: Mapping[str, str] = getattr(harness, "agent_env", {})
-    env = _agent_env(config, profile, run_id, session_id, {**defaults, **base_env})
-    env[OUTBOX_ENV] = str(paths.outbox)
     before = worktree.snapshot(cwd, exclude=config.home)
     worktree.save(before, paths.worktree_start)  # a recovery compares with it
     row = RunRow(
@@ -295,6 +290,7 @@ def _execute(
         run_dir=str(paths.root),
         host=hostname(),
         depth=int(env["TETHER_DEPTH"]),
+        sandbox="bubblewrap" if prepared is not None else f"off: {unsandboxed}",
     )
     with db.transaction(conn):
         insert_run(conn, row)
@@ -302,15 +298,20 @@ def _execute(
     cancel = _Cancel()
     timing: dict[str, float] = {}
     t0 = time.monotonic()
-    with cancel.installed(), gate_db_held_open(config.home):
+    with contextlib.ExitStack() as running:
+        running.enter_context(cancel.installed())
+        running.enter_context(gate_db_held_open(config.home))
+        sandbox = _SandboxedRun(prepared, paths, session_id, env) if prepared else None
+        if sandbox is not None:
+            running.callback(sandbox.close_if_open)
         try:
             agent = spawn_agent(
                 argv,
-                env=env,
+                env=env if sandbox is None else sandbox.env,
                 cwd=cwd,
-                stderr_path=paths.stderr,
                 harness=profile.harness,
                 kill_grace=config.kill_grace_seconds,
+                sandbox=sandbox,
             )
         except HarnessNotFoundError as exc:
             with db.transaction(conn):
@@ -323,10 +324,13 @@ def _execute(
                     ended_at=datetime.now(UTC).isoformat(),
                 )
             raise
+        if sandbox is not None:
+            sandbox.started()
+        stderr = StderrSink(agent.stderr, paths.stderr, budget.stderr_max_bytes)
         try:
             with db.transaction(conn):
                 update_run(conn, run_id, agent_pgid=agent.pgid)
-            stop, how = _watch(
+            stop, how = watch_agent(
                 agent,
                 adapter,
                 ledger,
@@ -341,14 +345,21 @@ def _execute(
                 session_id if hooks.installed else None,
                 timing,
                 self_stopping=hooks.self_stopping,
+                stderr_over=stderr.over.is_set,
             )
         finally:
             if agent.group_alive():
                 mark_stopping(str(paths.root))
                 agent.stop(config.kill_grace_seconds)
+            stderr.finish()
             agent.close()
-    seconds = time.monotonic() - t0
-    status = agent.popen.returncode
+        seconds = time.monotonic() - t0
+        status = agent.popen.returncode
+        found = sandbox.finish(agent) if sandbox is not None else None
+    if found is not None:
+        status = found.status if found.status is not None else status
+    findings = found.findings if found is not None else sandboxing.unsandboxed(str(unsandboxed))
+    atomic_write_json(paths.root / "sandbox.json", findings)
     return finish_run(
         conn,
         Ending(
@@ -368,121 +379,9 @@ def _execute(
             session_id=session_id,
             stop_latency=timing.get("stop_latency_seconds"),
             gated=hooks.installed,
+            sandbox=findings,
         ),
     )
-
-
-def _watch(
-    agent: AgentProcess,
-    adapter: Harness,
-    ledger: Ledger,
-    budget: Budget,
-    paths: RunPaths,
-    t0: float,
-    env: Mapping[str, str],
-    cancel: _Cancel,
-    conn: Any,
-    run_id: str,
-    grace: float,
-    hooked_session: str | None,
-    timing: dict[str, float],
-    self_stopping: bool = False,
-) -> tuple[RunStatus, str]:
-    tail = SessionTail(adapter, env) if adapter.iteration_source == "session_file" else None
-
-    def progress(led: Ledger) -> None:
-        with db.transaction(conn):
-            update_run(
-                conn,
-                run_id,
-                iterations=led.iterations,
-                tool_calls=led.tool_calls,
-                tool_results=led.tool_results,
-                harness_session_id=led.session_id,
-            )
-
-    check = LimitCheck(budget, stream_format(adapter))
-    refused = paths.refused
-    with paths.events.open("ab") as out:
-        live = LiveRun(
-            agent,
-            adapter,
-            ledger,
-            check,
-            out,
-            deadline=t0 + budget.timeout_seconds,
-            session_tail=tail,
-            cancelled=cancel,
-            on_progress=progress,
-            gate_refused=refused.exists if hooked_session else None,
-        )
-        result = live.run()
-        if result.limit is not None:
-            stop, how = _stop_at_limit(
-                agent, live, result, check, paths, env, grace, hooked_session, timing, self_stopping
-            )
-    if result.limit is None:
-        # The stream ended: wait for the process to exit, still under the wall clock.
-        remaining = max(0.0, t0 + budget.timeout_seconds - time.monotonic())
-        if wait_until(lambda: agent.popen.poll() is not None, remaining):
-            how = "exited"
-            if tail is not None:
-                # The session file may close the run (Vibe's journal says which of
-                # its own limits ended the turn): read all of it before judging.
-                count(tail.drain(ledger.session_id), ledger)
-            # A harness that stopped on its own spending belt (Vibe's --max-tokens
-            # ends the turn the moment its usage passes the budget) is at that limit.
-            stop = check.spent(ledger) or natural_end(ledger, agent.popen.returncode)
-            if hooked_session is not None:
-                # The per-run hook may have ended the agent itself, exactly at the limit.
-                stop = gate_verdict(env["TETHER_HOME"], hooked_session) or stop
-            cancelled = after_cancel(stop, agent.popen.returncode) if cancel() else None
-            if cancelled is not None:
-                stop, how = cancelled  # its kill came before the loop saw the cancel
-        else:
-            mark_stopping(str(paths.root))
-            how = agent.stop(grace)
-            stop = RunStatus.TIMEOUT
-    if tail is not None:
-        count(tail.drain(ledger.session_id), ledger)
-        if ledger.iteration_source == "bound":
-            ledger.iterations = max(ledger.iterations, stream_upper_bound(ledger))
-    return stop, how
-
-
-def _stop_at_limit(
-    agent: AgentProcess,
-    live: LiveRun,
-    result: LiveResult,
-    check: LimitCheck,
-    paths: RunPaths,
-    env: Mapping[str, str],
-    grace: float,
-    hooked_session: str | None,
-    timing: dict[str, float],
-    self_stopping: bool,
-) -> tuple[RunStatus, str]:
-    """Stop the agent at the limit the stream showed; keep what it printed until it died."""
-    assert result.limit is not None
-    # From here on the gate and the Pi extension refuse whatever they cannot count.
-    mark_stopping(str(paths.root))
-    if self_stopping and check.at_step_boundary:
-        # pi's run extension aborts before model request N+1 by itself; a signal
-        # now would kill the gate call it is waiting on and let that request out.
-        wait_until(lambda: not agent.group_alive(), grace)
-    # The session is locked right after the SIGTERM, before any wait: an agent
-    # that shrugs off SIGTERM gets every further tool call refused by its own
-    # hook until SIGKILL lands, and one that obeys is already going. (Locking
-    # first would open the same window for the former and only delay the latter.)
-    lock = None
-    if hooked_session is not None:
-        lock = partial(lock_session, env["TETHER_HOME"], hooked_session)
-    how = agent.stop(grace, signalled=lock)
-    stop = result.limit
-    if result.limit_at is not None:
-        timing["stop_latency_seconds"] = time.monotonic() - result.limit_at
-    live.drain()  # a request or step already under way shows up as in flight
-    return stop, how
 
 
 def _own_start_time() -> float | None:

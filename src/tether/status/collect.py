@@ -175,6 +175,7 @@ def running_panel(conn: sqlite3.Connection | None, moment: float) -> list[dict[s
                 else round(max(0.0, moment - last_event), 1),
                 "supervisor_alive": supervisor_alive(row),
                 "run_dir": row.run_dir,
+                "sandbox": row.sandbox,
             }
         )
     return out
@@ -199,6 +200,7 @@ def ended_panel(conn: sqlite3.Connection | None, limit: int) -> list[dict[str, A
                 "harness": row.harness,
                 "ended_at": row.ended_at,
                 "report": str(report) if report.exists() else None,
+                "sandbox": row.sandbox,
             }
         )
     return out

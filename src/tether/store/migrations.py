@@ -258,6 +258,11 @@ def m007_outbox(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX outbox_by_run ON outbox (run_id)")
 
 
+def m008_run_sandbox(conn: sqlite3.Connection) -> None:
+    """Whether a run was sandboxed: ``bubblewrap``, or ``off: <why>``."""
+    conn.execute("ALTER TABLE runs ADD COLUMN sandbox TEXT")
+
+
 # In order; position + 1 is the schema version a migration produces.
 MIGRATIONS: tuple[Migration, ...] = (
     m001_initial,
@@ -267,6 +272,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m005_loop_ticks,
     m006_watch_subagents,
     m007_outbox,
+    m008_run_sandbox,
 )
 
 

@@ -54,6 +54,8 @@ class RunRow:
     depth: int = 0
     # post-run stages of a completed run: [{command, status, exit_code}], None if none ran
     stages: list[dict[str, Any]] | None = None
+    # "bubblewrap", or "off: <why>" for a run without a sandbox (None: before sandboxes)
+    sandbox: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -27,6 +27,48 @@ def toml_inline(table: Mapping[str, str]) -> str:
     return "{ " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in table.items()) + " }"
 
 
+def limited_run_command(
+    harness: str,
+    exe: Path,
+    port: int,
+    tmp: Path,
+    tether_home: Path,
+    flags: Sequence[str],
+    *,
+    config: str = "",
+    extra_args: Sequence[str] = (),
+    extra_env: Mapping[str, str] | None = None,
+    prompt: str = PROMPT,
+    run_timeout: int = 90,
+    model: str | None = None,
+) -> tuple[list[str], dict[str, str], Path]:
+    """The argv, environment and work folder of the run :func:`limited_run` starts.
+
+    For a caller that starts it itself (to kill it midway, say).
+    """
+    setup = client_setup(harness, tmp / "home", port)
+    chosen = model or setup.model
+    work = tmp / "work"
+    work.mkdir(exist_ok=True)
+    (work / "tether.toml").write_text(
+        f"kill_grace_seconds = 2\n{config}\n"
+        f"[profiles.real]\nharness = {json.dumps(harness)}\n"
+        + (f"model = {json.dumps(chosen)}\n" if chosen else "")
+        + f"args = {json.dumps([*setup.extra_args, *extra_args])}\n"
+        f"env = {toml_inline({**setup.env, **(extra_env or {})})}\ndefault = true\n"
+    )
+    node_dir = Path(shutil.which("node") or "/usr/bin/node").parent
+    env = {
+        "PATH": f"{exe.parent}{os.pathsep}{node_dir}{os.pathsep}{os.environ['PATH']}",
+        "TETHER_HOME": str(tether_home),
+        "TETHER_USER_CONFIG": str(tmp / "none.toml"),
+        "HOME": str(tmp / "home"),
+    }
+    timeout = [] if "--timeout" in flags else ["--timeout", str(run_timeout)]
+    argv = [TETHER, "run", "--json", "--prompt", prompt, *flags, *timeout]
+    return argv, env, work
+
+
 def limited_run(
     harness: str,
     exe: Path,
@@ -51,27 +93,22 @@ def limited_run(
     replaces the profile's model. ``--timeout run_timeout`` is added unless the
     flags carry one; ``wait`` is how long to wait for ``tether run`` itself.
     """
-    setup = client_setup(harness, tmp / "home", port)
-    chosen = model or setup.model
-    work = tmp / "work"
-    work.mkdir(exist_ok=True)
-    (work / "tether.toml").write_text(
-        f"kill_grace_seconds = 2\n{config}\n"
-        f"[profiles.real]\nharness = {json.dumps(harness)}\n"
-        + (f"model = {json.dumps(chosen)}\n" if chosen else "")
-        + f"args = {json.dumps([*setup.extra_args, *extra_args])}\n"
-        f"env = {toml_inline({**setup.env, **(extra_env or {})})}\ndefault = true\n"
+    argv, env, work = limited_run_command(
+        harness,
+        exe,
+        port,
+        tmp,
+        tether_home,
+        flags,
+        config=config,
+        extra_args=extra_args,
+        extra_env=extra_env,
+        prompt=prompt,
+        run_timeout=run_timeout,
+        model=model,
     )
-    node_dir = Path(shutil.which("node") or "/usr/bin/node").parent
-    env = {
-        "PATH": f"{exe.parent}{os.pathsep}{node_dir}{os.pathsep}{os.environ['PATH']}",
-        "TETHER_HOME": str(tether_home),
-        "TETHER_USER_CONFIG": str(tmp / "none.toml"),
-        "HOME": str(tmp / "home"),
-    }
-    timeout = [] if "--timeout" in flags else ["--timeout", str(run_timeout)]
     done = subprocess.run(
-        [TETHER, "run", "--json", "--prompt", prompt, *flags, *timeout],
+        argv,
         cwd=work,
         env=env,
         capture_output=True,

@@ -349,7 +349,12 @@ def run_subagents(
         alive = row.agent_pgid is not None and group_running(row.agent_pgid)
         agent = None
         if alive and row.agent_pgid is not None:
-            agent = table.agent(row.agent_pgid) or table.agent_in_group(row.agent_pgid)
+            # a sandboxed run's group is its sandbox: the agent is below it
+            agent = (
+                table.agent(row.agent_pgid)
+                or table.agent_in_group(row.agent_pgid)
+                or table.find_agent(row.agent_pgid, include_root=False)
+            )
         # A run whose supervisor lives but has not started its agent yet is coming,
         # not over: reported as ended, it would look like news and end a wait early.
         starting = row.agent_pgid is None and supervisor_alive(row)

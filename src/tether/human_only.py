@@ -26,9 +26,16 @@ class HumanOnlyError(TetherError):
 
 
 def inside_agent(environ: Mapping[str, str] | None = None) -> str | None:
-    """Why this process counts as inside an agent's process tree, or None."""
-    from tether.gate.newsession import agent_ancestry
+    """Why this process counts as inside an agent's process tree, or None.
 
+    Inside a run's sandbox the answer is always yes, whatever the environment and
+    the process tree say (``env -i … setsid -f`` leaves both behind): the run's gate
+    socket is a mount point there that the agent cannot remove."""
+    from tether.gate.newsession import agent_ancestry
+    from tether.sandbox.spec import GATE_SOCKET
+
+    if GATE_SOCKET.exists():
+        return f"inside a run's sandbox ({GATE_SOCKET} is there)"
     return agent_ancestry(environ=environ)
 
 

@@ -25,6 +25,9 @@ from tether.store.runs import list_runs
 
 TETHER = str(Path(sys.executable).parent / "tether")
 GATE = str(Path(sys.executable).parent / "tether-gate")
+# These tests are about the rules as the wall, where the runs have no sandbox; with the
+# sandbox the approval rules are advice (tests/outbox/test_outbox_sandbox.py).
+UNSANDBOXED = '\n[sandbox]\nmode = "off"\n'
 
 
 def _tether(
@@ -46,6 +49,7 @@ def _tether(
 def test_a_push_it_to_production_note_lands_in_user_approval_and_no_run_sees_it(
     project: Project,
 ) -> None:
+    project.write_config(UNSANDBOXED)
     project.all_sources_ready()
     project.note(
         "pricing.txt", "Please approve the new pricing page and push it to production today.\n"
@@ -63,6 +67,7 @@ def test_a_push_it_to_production_note_lands_in_user_approval_and_no_run_sees_it(
 
 
 def test_an_actionable_ticket_asking_to_deploy_is_not_run(project: Project) -> None:
+    project.write_config(UNSANDBOXED)
     ticket = project.add("Deploy the new API", body="Roll it out to all regions.\n")
     login = project.add("Renew the certificate", body="Log in to the registrar and renew.\n")
     loop = project.open()
@@ -157,9 +162,9 @@ def _push_project(project: Project, tmp_path: Path) -> Path:
     # The command policy is the belt of runs without tether's sandbox: inside it the
     # gate leaves pushes alone, since none reaches a remote at all (tests/sandbox).
     project.write_config(
-        '\n[profiles.pusher]\nharness = "scripted"\n'
+        UNSANDBOXED + '\n[profiles.pusher]\nharness = "scripted"\n'
         f'args = ["--format", "claude-code", "--commands-file", "{commands}"]\n'
-        'default = true\n\n[sandbox]\nmode = "off"\n'
+        "default = true\n"
     )
     return remote
 

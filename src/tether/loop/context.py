@@ -70,6 +70,8 @@ class Loop:
     # refuse (exit 3) a tick that would start an agent while ``demonstration`` holds:
     # what the command line asks for; a program driving the library may demonstrate
     refuse_demonstration: bool = False
+    # the runs start inside the sandbox: the policy's approval rules are then advice
+    sandboxed: bool = False
     # seconds, parsed once
     guard_interval: float = field(init=False)
     check_timeout: float = field(init=False)
@@ -176,6 +178,12 @@ class Loop:
             os.close(fd)
 
 
+def _sandboxed(config: Config) -> bool:
+    from tether.runs.sandboxing import runs_are_sandboxed
+
+    return runs_are_sandboxed(config)
+
+
 def open_loop(
     cwd: Path | None = None,
     *,
@@ -214,6 +222,7 @@ def open_loop(
         profile=profile,
         justification=justification,
         demonstration=runs_with.builtin and chosen is None,
+        sandboxed=_sandboxed(config),
     )
 
 

@@ -34,7 +34,7 @@ from tether.loop.dispatched import (
     would_start,
 )
 from tether.loop.level1 import Work
-from tether.loop.policy import GATE_REFUSED
+from tether.loop.policy import ADVICE, GATE_REFUSED, holding
 from tether.run_status import RunStatus
 
 __all__ = ["DEMONSTRATION_WARNING", "Dispatched", "dispatch", "triage_target"]
@@ -94,9 +94,12 @@ def _triage(loop: Loop, work: Work, view: BoardView, dry_run: bool) -> Dispatche
         state, reason = triage_target(ticket.front if ticket else None)
         front: dict[str, Any] = {}
         verdict = loop.policy.assess(_entry_text(path, ticket)) if state is not State.USER else None
-        if verdict is not None:  # policy: never ACTIONABLE, whatever the keys say
-            state, reason = State.USER, verdict.reason
-            front = {"needs": verdict.needs()}
+        held = holding(verdict, loop.sandboxed)
+        if held is not None:  # policy: never ACTIONABLE, whatever the keys say
+            state, reason = State.USER, held.reason
+            front = {"needs": held.needs()}
+        elif verdict is not None:  # sandboxed: it runs, and the policy's word is advice
+            front = {ADVICE: verdict.advice()}
         where = f"{state.value}/{reason}" if reason else state.value
         if dry_run:
             moved.append(f"{path.name} → {where}")
@@ -138,7 +141,7 @@ def _held_by_policy(
     loop: Loop, ticket: Ticket, dry_run: bool, moved: list[str]
 ) -> Dispatched | None:
     """A ticket whose text the policy holds goes to USER/approval or USER/session, unrun."""
-    verdict = loop.policy.ticket(ticket)
+    verdict = holding(loop.policy.ticket(ticket), loop.sandboxed)
     if verdict is None:
         return None
     where = f"USER/{verdict.reason}"

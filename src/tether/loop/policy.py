@@ -55,6 +55,7 @@ from tether.human_only import refuse_inside_agent, who
 
 APPROVED = "approved"  # front matter key: who approved, when, with which note, which commands
 GATE_REFUSED = "gate_refused"  # front matter key: the commands the gate refused in its last run
+ADVICE = "advice"  # front matter key: the step the policy expects will wait for a person
 POLICY_ENV = "TETHER_POLICY"  # the gate reads the file this names (tether.gate.policy)
 
 
@@ -83,6 +84,27 @@ class Verdict:
             else "; do it yourself, then move the ticket to DONE"
         )
         return f'{what} (policy rule `{self.rule}` matched "{self.matched}"){how}'
+
+    def advice(self) -> str:
+        """Triage advice for a sandboxed loop: the unit runs, and probably ends proposing."""
+        return (
+            f"probably ends waiting for a person (policy rule `{self.rule}` matched "
+            f'"{self.matched}"): its run works in the sandbox and proposes any external step '
+            f"(`tether outbox`)"
+        )
+
+
+def holding(verdict: Verdict | None, sandboxed: bool) -> Verdict | None:
+    """The verdict that keeps a unit from running, if any.
+
+    Without the sandbox every rule holds (a run could take the step itself). With it
+    the approval rules are only advice: the run cannot reach a remote, a registry or a
+    cluster and proposes such steps instead, so a unit is dispatched as long as its
+    work can be done inside; the session rules (a login, a GUI, hardware) still hold.
+    """
+    if verdict is None or (sandboxed and verdict.reason == "approval"):
+        return None
+    return verdict
 
 
 # How many texts' verdicts a policy remembers (oldest forgotten first): more than a

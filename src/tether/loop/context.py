@@ -22,7 +22,7 @@ from tether.config.loop import LoopSettings, parse_duration
 from tether.errors import ConfigError, TetherError
 from tether.exit_codes import ExitCode
 from tether.fs import lock_file
-from tether.loop.policy import Policy
+from tether.loop.policy import Policy, Verdict, holding
 from tether.loop.project_board import board_of as board_of  # its home; imported from here too
 from tether.loop.source_setup import build_sources
 from tether.loop.sources import Source
@@ -70,8 +70,9 @@ class Loop:
     # refuse (exit 3) a tick that would start an agent while ``demonstration`` holds:
     # what the command line asks for; a program driving the library may demonstrate
     refuse_demonstration: bool = False
-    # the runs start inside the sandbox: the policy's approval rules are then advice
-    sandboxed: bool = False
+    # the runs start inside the sandbox: the policy's approval rules are then advice.
+    # None: asked when a rule first matches (it probes bubblewrap: not on every hook)
+    sandboxed_runs: bool | None = None
     # seconds, parsed once
     guard_interval: float = field(init=False)
     check_timeout: float = field(init=False)
@@ -134,6 +135,19 @@ class Loop:
         """The key of this board's records in the store."""
         return str(self.board.root)
 
+    @property
+    def sandboxed(self) -> bool:
+        """Whether this loop's runs start inside the sandbox (asked once)."""
+        if self.sandboxed_runs is None:
+            from tether.runs.sandboxing import runs_are_sandboxed
+
+            self.sandboxed_runs = runs_are_sandboxed(self.config)
+        return self.sandboxed_runs
+
+    def holding(self, verdict: Verdict | None) -> Verdict | None:
+        """The policy's verdict that keeps a unit from running here, if any."""
+        return None if verdict is None else holding(verdict, self.sandboxed)
+
     def close(self) -> None:
         self.conn.close()
 
@@ -178,12 +192,6 @@ class Loop:
             os.close(fd)
 
 
-def _sandboxed(config: Config) -> bool:
-    from tether.runs.sandboxing import runs_are_sandboxed
-
-    return runs_are_sandboxed(config)
-
-
 def open_loop(
     cwd: Path | None = None,
     *,
@@ -222,7 +230,6 @@ def open_loop(
         profile=profile,
         justification=justification,
         demonstration=runs_with.builtin and chosen is None,
-        sandboxed=_sandboxed(config),
     )
 
 

@@ -34,7 +34,7 @@ from tether.loop.dispatched import (
     would_start,
 )
 from tether.loop.level1 import Work
-from tether.loop.policy import ADVICE, GATE_REFUSED, holding
+from tether.loop.policy import ADVICE, GATE_REFUSED
 from tether.run_status import RunStatus
 
 __all__ = ["DEMONSTRATION_WARNING", "Dispatched", "dispatch", "triage_target"]
@@ -94,7 +94,7 @@ def _triage(loop: Loop, work: Work, view: BoardView, dry_run: bool) -> Dispatche
         state, reason = triage_target(ticket.front if ticket else None)
         front: dict[str, Any] = {}
         verdict = loop.policy.assess(_entry_text(path, ticket)) if state is not State.USER else None
-        held = holding(verdict, loop.sandboxed)
+        held = loop.holding(verdict)
         if held is not None:  # policy: never ACTIONABLE, whatever the keys say
             state, reason = State.USER, held.reason
             front = {"needs": held.needs()}
@@ -141,7 +141,7 @@ def _held_by_policy(
     loop: Loop, ticket: Ticket, dry_run: bool, moved: list[str]
 ) -> Dispatched | None:
     """A ticket whose text the policy holds goes to USER/approval or USER/session, unrun."""
-    verdict = holding(loop.policy.ticket(ticket), loop.sandboxed)
+    verdict = loop.holding(loop.policy.ticket(ticket))
     if verdict is None:
         return None
     where = f"USER/{verdict.reason}"

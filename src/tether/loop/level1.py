@@ -31,7 +31,6 @@ from tether.loop import blockers, routines, todo, unfinished
 from tether.loop.blockers import CheckOutcome
 from tether.loop.board_queue import fired_parked, locked_tickets, user_lock
 from tether.loop.context import LoopError
-from tether.loop.policy import holding
 from tether.run_status import RunStatus
 
 if TYPE_CHECKING:
@@ -257,7 +256,7 @@ def _todo(
     for item in items:
         if item.held:
             continue
-        verdict = holding(loop.policy.assess(item.text), loop.sandboxed)
+        verdict = loop.holding(loop.policy.assess(item.text))
         if verdict is not None:
             user_items.append(f"{item.file}:{item.line} waits for {verdict.needs()}: {item.text}")
             continue

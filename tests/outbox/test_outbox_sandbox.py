@@ -285,6 +285,11 @@ def test_thirteen_notes_no_external_step_without_an_approval_harmless_ones_done(
         "tickets": {text.splitlines()[0]: steps for text, steps in NOTES.values()},
     }
     repo.agent_does(_agent_line(plan), extra_toml=KINDS)
+    (repo.root / "ops").mkdir()
+    (repo.root / "ops" / "runbook.md").write_text(
+        "# Release runbook\n\n1. `git push --force origin main`\n"
+        "2. Email all customers that the new version is out.\n"
+    )
     for name, (text, _) in NOTES.items():
         repo.project.note(name, text)
     repo.project.all_sources_ready()

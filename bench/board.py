@@ -39,7 +39,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from tether.board import Board, State, frontmatter
+from tether.board import Board, State, ticket_yaml
 from tether.board import cache as board_cache
 from tether.board.states import all_folders
 
@@ -92,7 +92,7 @@ def make_board(root: Path, count: int, *, seed: int = 7, informal_every: int = 2
         if rng.random() < 0.3:
             front["runs"] = [f"r-{n}-{k}" for k in range(rng.randint(1, 3))]
             front["last_run"] = front["runs"][-1]
-        text = frontmatter.join(frontmatter.dump(front), _body(rng))
+        text = ticket_yaml.join(ticket_yaml.dump(front), _body(rng))
         (root / state.value / (reason or "") / f"{ticket_id}.md").write_text(text, "utf-8")
         if informal_every and n % informal_every == 0:
             (root / "INBOX" / f"note-{n}.txt").write_text(
@@ -182,12 +182,12 @@ def measure(root: Path, count: int, repeats: int) -> dict[str, tuple[float, floa
         "cat": best_of(repeats, lambda: cat_everything(root)),
         "cold": best_of(repeats, lambda: cold_load(root), before=forget),
     }
-    fast = frontmatter._fast
-    frontmatter._fast = _never  # type: ignore[assignment]
+    fast = ticket_yaml._fast
+    ticket_yaml._fast = _never  # type: ignore[assignment]
     try:
         result["cold_yaml"] = best_of(repeats, lambda: cold_load(root), before=forget)
     finally:
-        frontmatter._fast = fast
+        ticket_yaml._fast = fast
     for watch in (True, False):
         board_cache.USE_INOTIFY = watch
         board_cache._CACHES.clear()
@@ -207,7 +207,7 @@ def _both(m: dict[str, tuple[float, float]], key: str, digits: int = 1) -> str:
 
 
 def _never(_text: str) -> dict[str, Any]:
-    raise frontmatter._UnsupportedError
+    raise ticket_yaml._UnsupportedError
 
 
 def main() -> None:

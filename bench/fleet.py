@@ -31,11 +31,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 from tests.fleet.fleet_support import Fleet
+from tests.support.fleet_projects import make_project
+from tests.support.postgres import start_postgres
 
+from tether.fleet.fleet_db import FleetDatabaseError, FleetStore
 from tether.fleet.places import sqlalchemy_url
-from tether.fleet.store import FleetDatabaseError, FleetStore
-from tether.testing.fleet import make_project
-from tether.testing.postgres import start_postgres
 
 
 def one(root: Path, url: str, projects: int, units: int, workers: int) -> dict[str, float]:

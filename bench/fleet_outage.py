@@ -31,12 +31,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.fleet.fleet_support import Fleet, all_stopped, wait_for_live_run
+from tests.support.fleet_projects import board_of, make_project
+from tests.support.postgres import Postgres, start_postgres
 
 from tether.board import State
+from tether.fleet.fleet_db import FleetStore
 from tether.fleet.places import sqlalchemy_url
-from tether.fleet.store import FleetStore
-from tether.testing.fleet import board_of, make_project
-from tether.testing.postgres import Postgres, start_postgres
 
 
 def one_round(root: Path, server: Postgres, n: int, outage: float) -> dict[str, object]:

@@ -2,7 +2,7 @@
 
 A cold tick reads every ticket's front matter. The board reads the lines it
 writes itself with a small exact reader and hands anything else to PyYAML's C
-loader (``tether.board.frontmatter``). This builds a board of N tickets and
+loader (``tether.board.ticket_yaml``). This builds a board of N tickets and
 times both over the same front matters, best of five each, in the same run.
 Prints both times and the ratio; it never asserts a time.
 
@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tether.board import Board, State, frontmatter
+from tether.board import Board, State, ticket_yaml
 
 
 def _best(work: Callable[[], object], repeats: int = 5) -> float:
@@ -40,11 +40,11 @@ def main() -> None:
             board.add(f"Ticket {n} with a title", state=State.ACTIONABLE, body="Some text.\n" * 5)
         fronts = []
         for path in sorted((Path(name) / "tickets").rglob("T-*.md")):
-            parts = frontmatter.split(path.read_text(encoding="utf-8"))
+            parts = ticket_yaml.split(path.read_text(encoding="utf-8"))
             assert parts is not None
             fronts.append(parts[0])
-    fast = _best(lambda: [frontmatter.parse(text) for text in fronts])
-    loader = _best(lambda: [frontmatter.parse_yaml(text) for text in fronts])
+    fast = _best(lambda: [ticket_yaml.parse(text) for text in fronts])
+    loader = _best(lambda: [ticket_yaml.parse_yaml(text) for text in fronts])
     print(f"front matters of {len(fronts)} tickets, best of 5")
     print(f"  fast reader (as built)   {fast * 1000:8.1f} ms")
     print(f"  YAML C loader alone      {loader * 1000:8.1f} ms   (baseline, same run)")

@@ -24,7 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tether.testing.limited_run import limited_run
+from tests.support.limited_run import limited_run
+
 from tether.testing.model_server import ModelServer
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -38,9 +38,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.support.mcp_client import StdioClient  # noqa: E402
 from tests.wikigen import generate  # noqa: E402
-
-from tether.testing.mcp_client import StdioClient  # noqa: E402
 
 TETHER = str(Path(sys.executable).parent / "tether")
 POLL_SECONDS = 0.5  # tether.watch.polling.wait_for_change's default poll

@@ -287,7 +287,7 @@ def main() -> None:
 
         # the runs page: the server's work, in-process
         from tether.dashboard.data import runs_page
-        from tether.store.db import connect_reader
+        from tether.store.state_db import connect_reader
 
         conn = connect_reader(home)
         assert conn is not None
@@ -427,7 +427,7 @@ from tether.config import load_config
 config = load_config()
 lap("click + configuration")
 from tether.status import collect as c
-from tether.store.db import connect_reader
+from tether.store.state_db import connect_reader
 conn = connect_reader(config.home)
 lap("store opened read-only")
 now = time.time()

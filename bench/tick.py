@@ -54,7 +54,7 @@ from bench.board import cat_everything, make_board, read_everything
 from tether.board import State
 from tether.board import cache as board_cache
 from tether.clock import FakeClock
-from tether.loop import Loop, open_loop, records, tick, todo
+from tether.loop import Loop, open_loop, tick, tick_memory, todo
 
 CONFIG = """\
 [profiles.bench]
@@ -118,7 +118,7 @@ def empty_level1(root: Path, loop: Loop) -> None:
     view = loop.board.load()
     now = loop.clock.now()
     for ticket in view.in_state(State.BLOCKED):
-        records.record_check(loop.conn, loop.scope, ticket.id, now, False, 1)
+        tick_memory.record_check(loop.conn, loop.scope, ticket.id, now, False, 1)
 
 
 def read_baseline(root: Path) -> int:

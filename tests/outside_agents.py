@@ -17,11 +17,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 
-from tether.gate import newsession, session_id
+from tether.core import session_identity
+from tether.gate import newsession
 
 STILL_INSIDE = 97
 # Variables that tell tether it runs inside an agent or name the agent's session.
-AGENT_VARS = frozenset(session_id.ALL_HARNESS_VARS) | frozenset(newsession.AGENT_ENV_MARKERS)
+AGENT_VARS = frozenset(session_identity.ALL_HARNESS_VARS) | frozenset(newsession.AGENT_ENV_MARKERS)
 
 _LAUNCH = """\
 import os, subprocess, sys, time

@@ -20,8 +20,8 @@ from tether.config import (
     check_layer,
     load_config,
 )
-from tether.errors import BudgetError, ConfigError, UnknownNameError
-from tether.exit_codes import ExitCode
+from tether.core.errors import BudgetError, ConfigError, UnknownNameError
+from tether.core.exit_codes import ExitCode
 
 
 @pytest.fixture

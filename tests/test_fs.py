@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tether.errors import PathEscapeError, UsageError
-from tether.exit_codes import ExitCode
+from tether.core.errors import PathEscapeError, UsageError
+from tether.core.exit_codes import ExitCode
 from tether.fs import (
     SymlinkLoopError,
     atomic_write_bytes,

@@ -40,7 +40,7 @@ SHRINKING: dict[str, str] = {
     "runs/supervisor.py::_execute": "the supervisor is being changed",
     "runs/watching.py::watch_agent": "the supervisor's watch, moved out of it, is being changed",
     "runs/watching.py::_stop_at_limit": "the supervisor's watch, moved out of it, is being changed",
-    "wiki/check.py::check": "the wiki check is being changed",
+    "wiki/wiki_check.py::check": "the wiki check is being changed",
     # in modules (or with callers) being changed on other branches: shortened once they land
     "board/board.py::Board.add": "board/board.py is being changed",
     "cli/mcp_server/install.py::plan": "the MCP install is being changed",
@@ -55,8 +55,6 @@ SHRINKING: dict[str, str] = {
     "runs/profiles.py::choose_budget": "runs/profiles.py is being changed",
     "runs/profiles.py::_spending": "runs/profiles.py is being changed",
     "store/runs.py::search_runs": "store/runs.py is being changed",
-    "testing/limited_run.py::limited_run": "a test helper, leaving the wheel for tests/",
-    "testing/limited_run.py::limited_run_command": "limited_run's first half, leaving with it",
 }
 
 

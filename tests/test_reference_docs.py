@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tether.config import ProfileSchema, Settings, load_config
-from tether.errors import ConfigError
-from tether.exit_codes import ExitCode
+from tether.core.errors import ConfigError
+from tether.core.exit_codes import ExitCode
 
 # an environment with no user file (so a developer's own ~/.config/tether is not read)
 NO_USER = {"TETHER_USER_CONFIG": "/nonexistent/tether.toml"}

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePath
 from typing import IO, Any
 
-from tether.errors import PathEscapeError, UsageError
+from tether.core.errors import PathEscapeError, UsageError
 
 # Linux gives up after 40 links in one lookup; so do we.
 _MAX_SYMLINK_HOPS = 40

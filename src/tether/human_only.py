@@ -15,8 +15,8 @@ import os
 import socket
 from collections.abc import Mapping
 
-from tether.errors import TetherError
-from tether.exit_codes import ExitCode
+from tether.core.errors import TetherError
+from tether.core.exit_codes import ExitCode
 
 
 class HumanOnlyError(TetherError):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from tether.exit_codes import ExitCode
+from tether.core.exit_codes import ExitCode
 
 
 class RunStatus(StrEnum):

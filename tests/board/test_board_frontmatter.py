@@ -10,12 +10,12 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tether.board import frontmatter
+from tether.board import ticket_yaml
 
 
 def test_the_c_loader_is_available() -> None:
     assert yaml.__with_libyaml__
-    assert frontmatter._loader() is yaml.CSafeLoader
+    assert ticket_yaml._loader() is yaml.CSafeLoader
 
 
 @pytest.mark.parametrize(
@@ -34,22 +34,22 @@ def test_the_c_loader_is_available() -> None:
     ],
 )
 def test_split(text: str, expected: tuple[str, str] | None) -> None:
-    assert frontmatter.split(text) == expected
+    assert ticket_yaml.split(text) == expected
 
 
 @pytest.mark.parametrize("body", ["", "x", "\nstarts blank", "a\n\n\nb\n", "---\nnot a fence"])
 def test_join_then_split_gives_the_body_back(body: str) -> None:
-    assert frontmatter.split(frontmatter.join("id: x\n", body)) == ("id: x\n", body)
+    assert ticket_yaml.split(ticket_yaml.join("id: x\n", body)) == ("id: x\n", body)
 
 
 def test_yaml_errors_name_the_line_of_the_file() -> None:
-    with pytest.raises(frontmatter.FrontMatterError, match=r"sequence \(line 3\)"):
-        frontmatter.parse("id: x\ntitle: [unclosed\n")
+    with pytest.raises(ticket_yaml.FrontMatterError, match=r"sequence \(line 3\)"):
+        ticket_yaml.parse("id: x\ntitle: [unclosed\n")
 
 
 def test_impossible_date_is_an_error_not_a_crash() -> None:
-    with pytest.raises(frontmatter.FrontMatterError, match=r"month must be in 1\.\.12"):
-        frontmatter.parse("until: 2025-13-01\n")
+    with pytest.raises(ticket_yaml.FrontMatterError, match=r"month must be in 1\.\.12"):
+        ticket_yaml.parse("until: 2025-13-01\n")
 
 
 CANONICAL = """id: T-20250601-123456789
@@ -66,7 +66,7 @@ gone: null
 
 
 def test_canonical_block_takes_the_fast_path_and_equals_the_loader() -> None:
-    fast = frontmatter._fast(CANONICAL)
+    fast = ticket_yaml._fast(CANONICAL)
     assert fast == yaml.load(CANONICAL, Loader=yaml.CSafeLoader)
     assert fast["created"] == datetime(2025, 6, 1, 9, 30, tzinfo=UTC)
     assert fast["until"] == date(2025, 7, 1)
@@ -97,13 +97,13 @@ def test_canonical_block_takes_the_fast_path_and_equals_the_loader() -> None:
     ],
 )
 def test_anything_outside_the_subset_goes_to_the_loader(line: str) -> None:
-    with pytest.raises(frontmatter._UnsupportedError):
-        frontmatter._fast(line + "\n")
+    with pytest.raises(ticket_yaml._UnsupportedError):
+        ticket_yaml._fast(line + "\n")
     try:
         expected = yaml.load(line + "\n", Loader=yaml.CSafeLoader)
     except yaml.YAMLError:
         return
-    assert frontmatter.parse(line + "\n") == expected
+    assert ticket_yaml.parse(line + "\n") == expected
 
 
 @pytest.mark.parametrize(
@@ -124,20 +124,20 @@ def test_fast_values_equal_the_loader(value: str) -> None:
     text = f"a: {value}\n"
     expected = yaml.load(text, Loader=yaml.CSafeLoader)
     try:
-        assert frontmatter._fast(text) == expected
-    except frontmatter._UnsupportedError:
+        assert ticket_yaml._fast(text) == expected
+    except ticket_yaml._UnsupportedError:
         assert value == '["a", b"]'
 
 
 def test_impossible_timestamp_is_an_error() -> None:
-    with pytest.raises(frontmatter.FrontMatterError, match="day is out of range"):
-        frontmatter.parse("created: 2025-02-30T00:00:00Z\n")
+    with pytest.raises(ticket_yaml.FrontMatterError, match="day is out of range"):
+        ticket_yaml.parse("created: 2025-02-30T00:00:00Z\n")
 
 
 def test_a_tab_inside_quotes_is_kept_as_the_loader_keeps_it() -> None:
     text = 'a: "tab\tinside"\n'
     assert (
-        frontmatter._fast(text) == yaml.load(text, Loader=yaml.CSafeLoader) == {"a": "tab\tinside"}
+        ticket_yaml._fast(text) == yaml.load(text, Loader=yaml.CSafeLoader) == {"a": "tab\tinside"}
     )
 
 
@@ -170,18 +170,18 @@ def _normal(value: Any) -> Any:
 @settings(max_examples=400, deadline=None)
 @given(fronts)
 def test_every_written_block_reads_back_the_same_by_both_readers(front: dict[str, Any]) -> None:
-    text = frontmatter.dump(front)
+    text = ticket_yaml.dump(front)
     by_loader = yaml.load(text, Loader=yaml.CSafeLoader) or {}
     assert by_loader == {k: _normal(v) for k, v in front.items()}
-    assert (frontmatter.parse(text) or {}) == by_loader
+    assert (ticket_yaml.parse(text) or {}) == by_loader
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.text(max_size=60))
 def test_fast_reader_never_disagrees_with_the_loader(text: str) -> None:
     try:
-        fast = frontmatter._fast(text)
-    except frontmatter._UnsupportedError:
+        fast = ticket_yaml._fast(text)
+    except ticket_yaml._UnsupportedError:
         return
     assert fast == yaml.load(text, Loader=yaml.CSafeLoader)
 
@@ -202,7 +202,7 @@ def test_fast_reader_agrees_on_lines_built_from_yaml_pieces(pairs: list[tuple[st
     except yaml.YAMLError:
         return
     try:
-        fast = frontmatter._fast(text)
-    except frontmatter._UnsupportedError:
+        fast = ticket_yaml._fast(text)
+    except ticket_yaml._UnsupportedError:
         return
     assert fast == expected

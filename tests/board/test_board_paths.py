@@ -8,7 +8,7 @@ import pytest
 from tests.board.conftest import snapshot
 
 from tether.board import Board, BoardError, State, parse_state
-from tether.errors import PathEscapeError
+from tether.core.errors import PathEscapeError
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tether.board import Board, BoardError, State
-from tether.errors import PathEscapeError
+from tether.core.errors import PathEscapeError
 
 NOTE = "# Speed up the nightly build\n\nIt takes 40 minutes; the cache is never hit.\n"
 

@@ -26,7 +26,7 @@ from tests.dashboard.support import Dashboard, chromium, png_size, tether_argv
 from tests.status.world import World, at, build
 
 from tether.board import Board, State
-from tether.loop.records import record_tick
+from tether.loop.tick_memory import record_tick
 from tether.store import connect
 
 DOCS_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images" / "dashboard"

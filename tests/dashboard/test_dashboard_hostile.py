@@ -29,9 +29,9 @@ from tests.status.world import NOW, add_run, at
 
 from tether.board import Board, State
 from tether.clock import FakeClock
-from tether.gate import db as gate_db
+from tether.gate import gate_db
 from tether.gate.counter import Seen, count_call, set_session_budget
-from tether.loop.records import record_tick
+from tether.loop.tick_memory import record_tick
 from tether.room.room import wiki_lock_path
 from tether.runs.record import RunPaths
 from tether.store import connect

@@ -4,8 +4,7 @@ import random
 from collections.abc import Iterator
 
 import pytest
-
-from tether.testing.postgres import Postgres, missing_binaries, start_postgres
+from tests.support.postgres import Postgres, missing_binaries, start_postgres
 
 
 @pytest.fixture(scope="session")

@@ -131,9 +131,9 @@ def wait_for_live_run(url: str, project: str, events: int = 1, timeout: float = 
     """The id of the project's run in progress, once the database holds ``events`` lines of it."""
     import sqlalchemy as sa
 
+    from tether.fleet.fleet_db import FleetDatabaseError, FleetStore
     from tether.fleet.places import sqlalchemy_url
     from tether.fleet.schema import live_runs, run_events
-    from tether.fleet.store import FleetDatabaseError, FleetStore
 
     deadline = time.monotonic() + timeout
     store: FleetStore | None = None

@@ -14,8 +14,10 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from tests.support.postgres import Postgres
 
 from tether.fleet import leases
+from tether.fleet.fleet_db import FencedError, FleetError, FleetStore, UnitRecord
 from tether.fleet.leases import (
     Lease,
     UnitHeldError,
@@ -26,11 +28,9 @@ from tether.fleet.leases import (
     take_unit,
 )
 from tether.fleet.places import sqlalchemy_url
-from tether.fleet.records import record_unit
 from tether.fleet.schema import workers
-from tether.fleet.store import FencedError, FleetError, FleetStore, UnitRecord
+from tether.fleet.unit_record import record_unit
 from tether.fleet.worker import ensure_database
-from tether.testing.postgres import Postgres
 
 
 @pytest.fixture

@@ -21,12 +21,12 @@ from pathlib import Path
 import psutil
 import pytest
 from tests.fleet.fleet_support import Fleet, all_stopped, wait_for_live_run
+from tests.support.fleet_projects import board_of, make_project
+from tests.support.postgres import Postgres, start_postgres
 
 from tether.board import State
+from tether.fleet.fleet_db import FleetRun, FleetStore
 from tether.fleet.places import sqlalchemy_url
-from tether.fleet.store import FleetRun, FleetStore
-from tether.testing.fleet import board_of, make_project
-from tether.testing.postgres import Postgres, start_postgres
 
 
 @pytest.fixture

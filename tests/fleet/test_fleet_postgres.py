@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 from tests.fleet.fleet_support import Fleet, all_stopped, wait_for_live_run
+from tests.support.fleet_projects import FleetProject, board_of, make_project
+from tests.support.postgres import Postgres
 
 from tether.board import State
+from tether.fleet.fleet_db import FleetRun, FleetStore
 from tether.fleet.places import sqlalchemy_url
-from tether.fleet.store import FleetRun, FleetStore
-from tether.testing.fleet import FleetProject, board_of, make_project
-from tether.testing.postgres import Postgres
 
 
 def _no_overlap(runs: list[FleetRun]) -> None:
@@ -137,7 +137,7 @@ def test_a_worker_waits_for_an_unreachable_database_and_loses_nothing(tmp_path: 
     import random
     import tempfile
 
-    from tether.testing.postgres import start_postgres
+    from tests.support.postgres import start_postgres
 
     # not under tmp_path: the server's user must be able to reach its socket folder
     folder = Path(tempfile.mkdtemp(prefix="tether-pg-late-"))

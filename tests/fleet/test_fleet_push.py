@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tests.support.fleet_projects import make_project
 
 from tether.fleet.git import (
     GitError,
@@ -16,7 +17,6 @@ from tether.fleet.git import (
     prepare_clone,
     push_unit,
 )
-from tether.testing.fleet import make_project
 
 WID = "tether-fleet:p:abc:1:1"
 

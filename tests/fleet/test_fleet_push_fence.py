@@ -17,18 +17,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.fleet_projects import FleetProject, make_project
+from tests.support.postgres import Postgres
 
 from tether.fleet import engine
+from tether.fleet.fleet_db import FencedError, FleetStore
 from tether.fleet.git import bundle, commit_all, prepare_clone
 from tether.fleet.leases import Lease, claim_expired, register, take_unit
 from tether.fleet.mirror import Mirror
 from tether.fleet.places import sqlalchemy_url
 from tether.fleet.schema import server_now, workers
-from tether.fleet.store import FencedError, FleetStore
 from tether.fleet.unit import UnitOutcome
 from tether.fleet.worker import ensure_database
-from tether.testing.fleet import FleetProject, make_project
-from tether.testing.postgres import Postgres
 
 LEASE = 30.0
 

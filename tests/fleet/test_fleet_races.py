@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 from tests.fleet.fleet_support import Fleet, all_stopped
+from tests.support.fleet_projects import board_of, make_project
+from tests.support.postgres import Postgres
 
 from tether.board import State
+from tether.fleet.fleet_db import FleetStore
 from tether.fleet.places import sqlalchemy_url
-from tether.fleet.store import FleetStore
-from tether.testing.fleet import board_of, make_project
-from tether.testing.postgres import Postgres
 
 
 @pytest.mark.timeout(600)

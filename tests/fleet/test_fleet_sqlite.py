@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 from tests.fleet.fleet_support import Fleet, all_stopped, wait_for_live_run
+from tests.support.fleet_projects import board_of, make_project
 
 from tether.board import State
-from tether.testing.fleet import board_of, make_project
 
 
 @pytest.mark.slow
@@ -125,8 +125,8 @@ def test_an_executor_killed_mid_run_is_started_again_and_takes_up_its_unit(
 
     import psutil
 
+    from tether.fleet.fleet_db import FleetStore
     from tether.fleet.places import sqlalchemy_url
-    from tether.fleet.store import FleetStore
 
     project = make_project(tmp_path / "repos", "relaunch", units=1, steps=8, step_delay=1.0)
     fleet = Fleet(tmp_path / "machine", database=None)

@@ -26,11 +26,11 @@ from typing import Any
 import pytest
 from tests.gate.gate_support import holding_gate, load_payload, query, run_gate
 
-from tether.gate import db
+from tether.gate import gate_db
 from tether.gate.counter import session_status, set_session_budget
 
 Env = Callable[..., dict[str, str]]
-SHORT = {db.BUSY_TIMEOUT_ENV: "150"}
+SHORT = {gate_db.BUSY_TIMEOUT_ENV: "150"}
 
 # (harness, golden event, the --event flag the installed config passes)
 TOOL_EVENTS = [
@@ -200,29 +200,29 @@ def test_a_non_tool_event_on_a_held_database_is_let_through_with_a_warning(
 @pytest.mark.parametrize(
     ("raw", "expected", "warns"),
     [
-        (None, db.BUSY_TIMEOUT_MS, False),
-        ("", db.BUSY_TIMEOUT_MS, False),
+        (None, gate_db.BUSY_TIMEOUT_MS, False),
+        ("", gate_db.BUSY_TIMEOUT_MS, False),
         ("250", 250, False),
         (" 0 ", 0, False),
-        (str(db.BUSY_TIMEOUT_MS), db.BUSY_TIMEOUT_MS, False),
-        ("600000", db.BUSY_TIMEOUT_MS, True),
-        ("-5", db.BUSY_TIMEOUT_MS, True),
-        ("soon", db.BUSY_TIMEOUT_MS, True),
+        (str(gate_db.BUSY_TIMEOUT_MS), gate_db.BUSY_TIMEOUT_MS, False),
+        ("600000", gate_db.BUSY_TIMEOUT_MS, True),
+        ("-5", gate_db.BUSY_TIMEOUT_MS, True),
+        ("soon", gate_db.BUSY_TIMEOUT_MS, True),
     ],
 )
 def test_the_busy_timeout_can_only_be_shortened(
     raw: str | None, expected: int, warns: bool, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    environ = {} if raw is None else {db.BUSY_TIMEOUT_ENV: raw}
-    assert db.busy_timeout_ms(environ) == expected
-    assert (db.BUSY_TIMEOUT_ENV in capsys.readouterr().err) is warns
+    environ = {} if raw is None else {gate_db.BUSY_TIMEOUT_ENV: raw}
+    assert gate_db.busy_timeout_ms(environ) == expected
+    assert (gate_db.BUSY_TIMEOUT_ENV in capsys.readouterr().err) is warns
 
 
 def test_connections_use_the_shortened_busy_timeout(
     tether_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(db.BUSY_TIMEOUT_ENV, "250")
-    conn = db.connect(str(tether_home))
+    monkeypatch.setenv(gate_db.BUSY_TIMEOUT_ENV, "250")
+    conn = gate_db.connect(str(tether_home))
     try:
         assert conn.execute("PRAGMA busy_timeout").fetchone() == (250,)
     finally:

@@ -181,7 +181,7 @@ def test_kill_9_at_random_moments_under_load_keeps_counter_and_log_equal(
 
 FIRST_CALLS = r"""
 import json, sys
-from tether.gate import db
+from tether.gate import gate_db as db
 homes = sys.argv[1:]
 failures = []
 for home in homes:

@@ -87,7 +87,7 @@ def test_the_session_page_lists_the_agent_markers() -> None:
 
 
 def test_the_state_section_lists_every_event_column_and_the_limits() -> None:
-    from tether.gate import db, eventlog
+    from tether.gate import eventlog, gate_db
 
     page = _page("reference/tether-gate.md")
     (row,) = [line for line in page.splitlines() if line.startswith("| `events` |")]
@@ -100,7 +100,7 @@ def test_the_state_section_lists_every_event_column_and_the_limits() -> None:
         "record",
     } == (set(eventlog.COLUMNS) - {"id"})
     versions = re.findall(r"^\| (\d+) \| ", page, flags=re.MULTILINE)
-    assert [int(v) for v in versions] == list(range(1, db.SCHEMA_VERSION + 1))
+    assert [int(v) for v in versions] == list(range(1, gate_db.SCHEMA_VERSION + 1))
     assert f"cut to {contracts.TOOL_INPUT_MAX} characters" in page
     assert f"cut to {contracts.MESSAGE_MAX} characters" in page
 

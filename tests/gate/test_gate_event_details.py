@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from tests.gate.gate_support import GOLDEN, load_payload, query, run_gate
 
-from tether.gate import contracts, db
+from tether.gate import contracts, gate_db
 from tether.gate.eventlog import read_events
 
 Gate = Callable[..., Any]
@@ -184,7 +184,7 @@ def _version_1_db(home: Path) -> None:
     home.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(home / "gate.db", isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
-    db.m001_initial(conn)
+    gate_db.m001_initial(conn)
     conn.execute("PRAGMA user_version = 1")
     conn.execute(
         "INSERT INTO events (at, session_id, context_key, id_source, harness, event, "
@@ -220,7 +220,7 @@ def test_an_existing_gate_db_is_migrated_by_many_first_calls_at_once(
     ]
     for proc, data in zip(procs, payloads, strict=True):
         assert proc.communicate(data, timeout=60) == (b"", b"")
-    assert query(tether_home, "PRAGMA user_version") == [(db.SCHEMA_VERSION,)]
+    assert query(tether_home, "PRAGMA user_version") == [(gate_db.SCHEMA_VERSION,)]
     rows = query(tether_home, "SELECT session_id, tool_use_id, tool_input FROM events ORDER BY id")
     assert rows[0] == ("old", "u0", None)  # the old row, untouched
     assert sorted(r[1] for r in rows[1:]) == [f"toolu_{n}" for n in range(8)]

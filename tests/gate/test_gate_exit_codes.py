@@ -10,7 +10,7 @@ import importlib
 import pkgutil
 
 import tether.gate
-from tether.exit_codes import ExitCode
+from tether.core.exit_codes import ExitCode
 from tether.gate import hook
 
 # the gate's name -> the table's

@@ -39,7 +39,8 @@ import pytest
 from tests.gate.gate_support import load_payload, query
 from tests.outside_agents import detached
 
-from tether.gate import messages, proc
+from tether.core import process_tree
+from tether.gate import messages
 
 CALLS = 10
 
@@ -173,9 +174,9 @@ def _denials(result: dict[str, Any]) -> list[str]:
 
 
 def _agent_key(pid: int) -> str:
-    info = proc.read_proc(pid)
+    info = process_tree.read_proc(pid)
     assert info is None or info.pid == pid
-    return f"proc:{proc.boot_id()}:{pid}:"
+    return f"proc:{process_tree.boot_id()}:{pid}:"
 
 
 @pytest.mark.slow

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.gate.home import default_call_budget, resolve_home
+from tether.core.project import default_call_budget, resolve_home
 
 
 def test_home_from_the_variable_the_project_or_the_working_folder(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from tests.gate.gate_support import run_gate
 
-from tether.gate import db
+from tether.gate import gate_db
 from tether.gate.counter import Seen, count_call, session_status, set_session_budget
 
 Env = Callable[..., dict[str, str]]
@@ -26,7 +26,7 @@ def test_the_call_that_uses_the_last_of_the_budget_locks_the_session(
     tether_home: Path, budget: int
 ) -> None:
     set_session_budget(tether_home, "s-1", calls=budget)
-    conn = db.connect(str(tether_home))
+    conn = gate_db.connect(str(tether_home))
     try:
         for n in range(1, budget + 2):
             seen = Seen("s-1", "payload", "claude-code", "PreToolUse", "Bash", f"toolu-{n}")

@@ -114,7 +114,7 @@ def test_a_missing_or_unreadable_policy_file_means_the_built_in_rules(
 def test_off_and_inside_the_sandbox_the_belt_is_not_checked(
     gate_exe: str, env_for: Env, work: Path
 ) -> None:
-    from tether.gate.policy import check
+    from tether.gate.command_policy import check
 
     assert _decide(gate_exe, env_for(TETHER_POLICY="off"), "git push origin main", work) is None
     payload: dict[str, object] = {

@@ -16,8 +16,8 @@ import pytest
 from tests.gate.gate_support import query
 from tests.outside_agents import detached
 
-from tether.gate import proc, session_id
-from tether.gate.agents import match_agent
+from tether.core import process_tree, session_identity
+from tether.core.agents import match_agent
 
 FAKE_AGENT = r"""
 import json, os, subprocess, sys
@@ -54,9 +54,9 @@ def _finish(agent: subprocess.Popen[str]) -> dict[str, object]:
 
 
 def _key_of(pid: int) -> str:
-    info = proc.read_proc(pid)
+    info = process_tree.read_proc(pid)
     assert info is None or info.pid == pid
-    return f"proc:{proc.boot_id()}:{pid}:"
+    return f"proc:{process_tree.boot_id()}:{pid}:"
 
 
 @pytest.fixture
@@ -142,16 +142,16 @@ def test_agents_tether_does_not_know_can_be_named(
 
 def test_resolution_order_payload_then_variables_then_process() -> None:
     env = {"TETHER_SESSION_ID": "from-env", "CLAUDE_CODE_SESSION_ID": "from-claude"}
-    assert session_id.resolve("claude-code", "from-payload", env).source == "payload"
-    chosen = session_id.resolve("claude-code", None, env)
+    assert session_identity.resolve("claude-code", "from-payload", env).source == "payload"
+    chosen = session_identity.resolve("claude-code", None, env)
     assert (chosen.key, chosen.source) == ("from-env", "env:TETHER_SESSION_ID")
-    chosen = session_id.resolve("claude-code", None, {"CLAUDE_CODE_SESSION_ID": "c"})
+    chosen = session_identity.resolve("claude-code", None, {"CLAUDE_CODE_SESSION_ID": "c"})
     assert (chosen.key, chosen.source) == ("c", "env:CLAUDE_CODE_SESSION_ID")
     # A variable of another harness does not count for this one.
-    chosen = session_id.resolve("copilot", None, {"CLAUDE_CODE_SESSION_ID": "c"})
+    chosen = session_identity.resolve("copilot", None, {"CLAUDE_CODE_SESSION_ID": "c"})
     assert chosen.source.startswith("process:")
     # Plain mode (no harness named) takes any harness's variable.
-    chosen = session_id.resolve(None, None, {"CODEX_THREAD_ID": "t-1"})
+    chosen = session_identity.resolve(None, None, {"CODEX_THREAD_ID": "t-1"})
     assert (chosen.key, chosen.source) == ("t-1", "env:CODEX_THREAD_ID")
 
 
@@ -159,7 +159,7 @@ def test_the_fallback_is_never_the_gate_itself_nor_its_parent_shell(tmp_path: Pa
     # sh -c (one call) -> python (this probe, as the gate would be): the key
     # belongs to the long-lived process above the shell.
     probe = (
-        "import json, os; from tether.gate import session_id; "
+        "import json, os; from tether.core import session_identity as session_id; "
         "r = session_id.resolve(None, None, {}); "
         "print(json.dumps([r.key, r.source, os.getpid(), os.getppid()]))"
     )
@@ -176,8 +176,8 @@ def test_the_fallback_is_never_the_gate_itself_nor_its_parent_shell(tmp_path: Pa
     assert source.startswith("process:")
 
 
-def _info(argv: tuple[str, ...], pid: int = 10, pgrp: int = 5) -> proc.ProcInfo:
-    return proc.ProcInfo(pid, 1, pgrp, 5, 100, Path(argv[0]).name[:15], argv)
+def _info(argv: tuple[str, ...], pid: int = 10, pgrp: int = 5) -> process_tree.ProcInfo:
+    return process_tree.ProcInfo(pid, 1, pgrp, 5, 100, Path(argv[0]).name[:15], argv)
 
 
 @pytest.mark.parametrize(
@@ -220,4 +220,4 @@ def test_agent_names(argv: tuple[str, ...], agent: str | None) -> None:
     ],
 )
 def test_one_call_processes(argv: tuple[str, ...], transient: bool) -> None:
-    assert proc.is_transient(_info(argv)) is transient
+    assert process_tree.is_transient(_info(argv)) is transient

@@ -1,4 +1,4 @@
-"""The gate imports the standard library and tether.gate.* only.
+"""The gate imports the standard library, tether.gate.* and tether.core.* only.
 
 Why: docs/explanation/the-gate-hot-path.md. The import-linter contract
 ``standard_library_only`` checks every import statement; these tests check what
@@ -47,13 +47,14 @@ print(json.dumps(loaded))
 
 
 def _offenders(modules: list[str]) -> list[str]:
-    """The modules that are neither the standard library, the package root nor the gate."""
+    """The modules that are neither the standard library, the package root, the
+    gate nor the core it stands on."""
     return [
         name
         for name in modules
         if name.split(".", 1)[0] not in sys.stdlib_module_names
-        and name not in ("tether", "tether.gate")
-        and not name.startswith("tether.gate.")
+        and name not in ("tether", "tether.gate", "tether.core")
+        and not name.startswith(("tether.gate.", "tether.core."))
     ]
 
 
@@ -82,16 +83,23 @@ def test_importing_and_running_the_hook_loads_only_stdlib_and_gate_modules(
 
 
 def gate_modules() -> list[str]:
-    """Every module of the gate package, found by walking it (never a list kept by hand)."""
+    """Every module of the gate and the core, found by walking them (never a list kept
+    by hand)."""
+    import tether.core
     import tether.gate
 
-    return sorted(info.name for info in pkgutil.walk_packages(tether.gate.__path__, "tether.gate."))
+    return sorted(
+        info.name
+        for package in (tether.gate, tether.core)
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
+    )
 
 
 def test_the_walk_finds_every_gate_file() -> None:
     files = {
-        "tether.gate." + path.stem
-        for path in (ROOT / "src" / "tether" / "gate").glob("*.py")
+        f"tether.{package}.{path.stem}"
+        for package in ("gate", "core")
+        for path in (ROOT / "src" / "tether" / package).glob("*.py")
         if path.stem != "__init__"
     }
     assert files and files <= set(gate_modules())

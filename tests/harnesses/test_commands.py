@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.errors import ConfigError
+from tether.core.errors import ConfigError
 from tether.harnesses import get_harness
 from tether.harnesses.base import RunSpec
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from tether.errors import UnknownNameError
+from tether.core.errors import UnknownNameError
 from tether.events.accounting import Ledger
 from tether.events.counting import count_stream
 from tether.harnesses import get_harness

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.errors import ConfigError
+from tether.core.errors import ConfigError
 from tether.events.accounting import Ledger
 from tether.events.counting import count_stream
 from tether.harnesses.base import RunSpec

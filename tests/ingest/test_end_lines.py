@@ -10,7 +10,7 @@ import pytest
 from tests.ingest.test_queue import TETHER, _env, _sources
 
 from tether.config.schema import END_LINE_LANGUAGES, WikiSettings
-from tether.errors import ConfigError
+from tether.core.errors import ConfigError
 from tether.ingest.lines import BUNDLES, ENTRIES, TEMPLATES, end_lines, templates
 from tether.ingest.queue import Queue
 from tether.wiki.layout import Wiki

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from tests.outside_agents import without_agent_vars
 
-from tether.gate.stamp import stamp_session
+from tether.core.session_stamp import stamp_session
 from tether.ingest.queue import Queue
 from tether.wiki.layout import Wiki
 

@@ -8,7 +8,7 @@ import pytest
 
 from tether.config import load_config
 from tether.config.loop import LoopSettings, effective_source, parse_duration
-from tether.errors import ConfigError
+from tether.core.errors import ConfigError
 from tether.loop.source_setup import build_sources
 from tether.loop.sources import CommandSource, FileSource
 

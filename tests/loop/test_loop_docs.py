@@ -11,6 +11,7 @@ import pytest
 
 from tether.config import load_config
 from tether.config.loop import LoopSettings, RoutineCheck, SourceSettings, effective_source
+from tether.loop.autonomy import Policy
 from tether.loop.builtin import (
     CURATED_MEMORY_FILES,
     DECISION_FOLDERS,
@@ -18,7 +19,6 @@ from tether.loop.builtin import (
     USER_MODEL_FOLDER,
 )
 from tether.loop.example import CONFIG as EXAMPLE_CONFIG
-from tether.loop.policy import Policy
 from tether.loop.signal import Signal, render
 from tether.loop.source_setup import build_sources
 from tether.loop.sources import CommandSource, FileSource, item_from

@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.support.fleet_projects import make_project
 
 from tether.board import Board, State
-from tether.testing.fleet import make_project
 
 TETHER = str(Path(sys.executable).parent / "tether")
 

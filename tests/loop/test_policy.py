@@ -17,9 +17,9 @@ from tests.loop.conftest import Project
 from tests.outside_agents import detached, without_agent_vars
 
 from tether.board import State
-from tether.gate.stamp import stamp_session
+from tether.core.session_stamp import stamp_session
 from tether.loop import tick
-from tether.loop.policy import MEMO_SIZE, Policy
+from tether.loop.autonomy import MEMO_SIZE, Policy
 from tether.store import connect
 from tether.store.runs import list_runs
 

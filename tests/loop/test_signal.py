@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tether.exit_codes import ExitCode
+from tether.core.exit_codes import ExitCode
 from tether.loop.signal import Signal, render
 
 SINCE = datetime(2026, 3, 2, 9, 15, 7, 123456, tzinfo=UTC)

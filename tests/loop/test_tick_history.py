@@ -10,7 +10,7 @@ from pathlib import Path
 from tests.loop.conftest import Project
 
 from tether.loop import Signal, tick
-from tether.loop.records import TICKS_KEPT, recent_ticks, record_tick, ticked_boards
+from tether.loop.tick_memory import TICKS_KEPT, recent_ticks, record_tick, ticked_boards
 from tether.store import connect
 
 

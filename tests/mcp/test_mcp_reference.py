@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.support.mcp_client import StdioClient
 
 from tether.cli.mcp_server.reference import render
-from tether.testing.mcp_client import StdioClient
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "reference" / "mcp.md"
 TETHER = str(Path(sys.executable).parent / "tether")

@@ -18,9 +18,9 @@ import pytest
 from mcp.client.client import Client
 from tests.mcp.sdk import answer_of, session
 from tests.outside_agents import without_agent_vars
+from tests.support.mcp_client import StdioClient
 
 from tether.cli.mcp_server.tools import HUMAN_ONLY, TOOLS
-from tether.testing.mcp_client import StdioClient
 
 TETHER = str(Path(sys.executable).parent / "tether")
 

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 from tests.outside_agents import without_agent_vars
-
-from tether.testing.mcp_client import StdioClient
+from tests.support.mcp_client import StdioClient
 
 TETHER = str(Path(sys.executable).parent / "tether")
 CONFIG = """\

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from tests.outbox.conftest import Repo, git
 
-from tether.outbox.store import get, listing
+from tether.outbox.proposal_store import get, listing
 from tether.store import connect
 
 

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.limited_run import limited_run
 
 from tether.harnesses.base import Harness
-from tether.testing.limited_run import limited_run
 from tether.testing.model_server import ModelServer
 
 pytestmark = pytest.mark.real_harness

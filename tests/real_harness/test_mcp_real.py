@@ -160,8 +160,9 @@ def test_claude_code_headless_offers_tethers_tools_in_its_first_request(
     """`tether run` of `claude -p` in a project whose approved .mcp.json holds tether: the
     first model request already offers the tools (the run sets the variable that makes
     Claude Code wait for its MCP servers, which `-p` otherwise does not)."""
+    from tests.support.limited_run import limited_run
+
     from tether.harnesses.claude_code import MCP_STARTUP_WAIT, ClaudeCodeHarness
-    from tether.testing.limited_run import limited_run
 
     assert ClaudeCodeHarness.agent_env == {MCP_STARTUP_WAIT: "30000"}
     exe = _cli("claude-code")

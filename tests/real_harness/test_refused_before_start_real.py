@@ -16,9 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.support.limited_run import limited_run
 
 from tether.harnesses.base import Harness
-from tether.testing.limited_run import limited_run
 from tether.testing.model_server import ModelServer
 from tether.testing.model_server.clients import MODEL, VIBE_ALIAS
 

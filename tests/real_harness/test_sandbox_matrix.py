@@ -28,9 +28,9 @@ from typing import Any, ClassVar
 
 import psutil
 import pytest
+from tests.support.limited_run import limited_run, limited_run_command
 
 from tether.harnesses.base import Harness
-from tether.testing.limited_run import limited_run, limited_run_command
 from tether.testing.model_server import ModelServer
 from tether.testing.model_server.scenario import FinalText, Scenario, ShellCalls
 

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.limited_run import PROMPT, limited_run
 
 from tether.events.counting import count_stream
 from tether.harnesses.base import Harness, RunSpec
-from tether.testing.limited_run import PROMPT, limited_run
 from tether.testing.model_server import ModelServer, client_setup
 from tether.testing.model_server.clients import VIBE_ALIAS, VIBE_INPUT_PRICE, VIBE_OUTPUT_PRICE
 

@@ -22,7 +22,7 @@ from tests.room.room_support import TETHER, room_question, write_profile
 from tests.wikigen import GenWiki, generate
 
 from tether.room.brief import Brief, make_brief
-from tether.room.check import check_conclusion
+from tether.room.conclusion_check import check_conclusion
 from tether.room.room import STATUS_OK, finish_room, room_data
 from tether.room.state import Room
 from tether.wiki.index import Index

@@ -21,12 +21,12 @@ from tests.runs.conftest import Project, poll
 from tether.run_status import RunStatus
 from tether.runs.outcome import RunOutcome
 from tether.runs.supervisor import RunRequest, allow_runs, cancel_all_runs, supervise
-from tether.store import db
+from tether.store import state_db
 from tether.store.runs import running_runs
 
 
 def _agent_group(home: Path) -> int | None:
-    conn = db.connect(home)
+    conn = state_db.connect(home)
     try:
         rows = running_runs(conn)
     finally:

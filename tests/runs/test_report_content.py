@@ -10,7 +10,7 @@ from tether.events.accounting import Ledger, apply, count
 from tether.harnesses import get_harness
 from tether.run_status import RunStatus
 from tether.runs.budget import Budget
-from tether.runs.report import ReportInput, build, render_markdown
+from tether.runs.run_report import ReportInput, build, render_markdown
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "transcripts"
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from tests.runs.conftest import TETHER, Project
 
-from tether.store.db import connect
 from tether.store.runs import RunRow, get_run, list_runs
+from tether.store.state_db import connect
 
 DUMP = """
 import json, os, sys

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from tests.runs.conftest import Project
 
-from tether.errors import ConfigError
-from tether.exit_codes import ExitCode
+from tether.core.errors import ConfigError
+from tether.core.exit_codes import ExitCode
 from tether.runs.vibe_home import write_run_vibe_home
 
 USER_HOOKS = '# mine\n[[hooks]]\nname = "lint"\ntype = "post_agent"\ncommand = "make lint"\n'

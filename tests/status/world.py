@@ -18,11 +18,11 @@ import pytest
 
 from tether.board import Board, State
 from tether.clock import FakeClock, to_iso
-from tether.gate import db as gate_db
+from tether.gate import gate_db
 from tether.gate.counter import Seen, count_call, set_session_budget
 from tether.ingest.queue import Queue
 from tether.loop import guard
-from tether.loop.records import record_tick
+from tether.loop.tick_memory import record_tick
 from tether.room.room import wiki_lock_path
 from tether.runs.record import RunPaths
 from tether.store import connect
@@ -101,9 +101,9 @@ def world(tmp_path: Path, tether_home: Path) -> Iterator[World]:
 
 def _fleet(home: Path) -> None:
     """An embedded fleet: two workers (one silent), a project that ran, one that is paused."""
-    from tether.fleet.records import record_unit
+    from tether.fleet.fleet_db import FleetStore, UnitRecord
     from tether.fleet.schema import projects, signals, workers
-    from tether.fleet.store import FleetStore, UnitRecord
+    from tether.fleet.unit_record import record_unit
 
     (home / "fleet").mkdir(parents=True, exist_ok=True)
     store = FleetStore.open(f"sqlite:///{home / 'fleet' / 'fleet.db'}")

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from tether.gate.migrate import schema_version
+from tether.core.migrations import schema_version
 from tether.store import connect
 from tether.store.migrations import MIGRATIONS
 from tether.store.runs import get_run, list_runs

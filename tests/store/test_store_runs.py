@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from tether.clock import FakeClock, to_iso
-from tether.errors import RunNotFoundError, StoreError, UsageError
+from tether.core.errors import RunNotFoundError, StoreError, UsageError
 from tether.store.runs import (
     COLUMNS,
     RUN_STATUSES,

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from tether.errors import StoreError
-from tether.gate.migrate import schema_version
+from tether.core.errors import StoreError
+from tether.core.migrations import schema_version
 from tether.store import connect, db_path, transaction
 from tether.store.migrations import MIGRATIONS, migrate
 

@@ -24,12 +24,12 @@ from tests.watch.watch_support import TETHER_GATE, TmuxLab, agent_argv, wait_unt
 
 from tether.clock import SystemClock
 from tether.config.schema import WatchSettings
-from tether.gate import db
+from tether.gate import gate_db
 from tether.gate.eventlog import GateReader
 from tether.watch.confirm import Wait, from_gate
+from tether.watch.cycle_report import Decision
 from tether.watch.daemon import Watchdog
 from tether.watch.registry import Registration, WakeRecord, add_orchestrator, list_wakes
-from tether.watch.report import Decision
 
 SEQUENCE = (
     Path(__file__).resolve().parents[1]
@@ -158,7 +158,7 @@ def test_the_reader_copes_with_a_gate_db_the_gate_has_not_migrated_yet(
 ) -> None:
     tether_home.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(tether_home / "gate.db", isolation_level=None)
-    db.m001_initial(conn)
+    gate_db.m001_initial(conn)
     conn.execute("PRAGMA user_version = 1")
     conn.execute(
         "INSERT INTO events (at, session_id, context_key, id_source, harness, event, "

@@ -13,8 +13,8 @@ import pytest
 from tests.watch.watch_support import agent_argv, wait_until
 
 from tether.clock import FakeClock, to_iso
-from tether.errors import UsageError
-from tether.gate.agents import match_agent
+from tether.core.agents import match_agent
+from tether.core.errors import UsageError
 from tether.watch.proctree import ProcessInspector
 from tether.watch.registry import (
     Registration,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import psutil
 
-from tether.store.db import connect
 from tether.store.runs import RunRow, insert_run
+from tether.store.state_db import connect
 from tether.watch.proctree import ProcessInspector
 from tether.watch.subagents import run_subagents
 from tether.watch.wake import SubagentView

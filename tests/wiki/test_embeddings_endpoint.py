@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tether.config import load_config
-from tether.errors import ConfigError
+from tether.core.errors import ConfigError
 from tether.room.brief import make_brief
 from tether.testing.model_server import ModelServer, ScriptedEmbeddings
 from tether.wiki.endpoint import Endpoint, EndpointError, _embeddings

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from tests.wikigen import GenWiki, generate
 
-from tether.errors import PathEscapeError
-from tether.wiki.check import check
+from tether.core.errors import PathEscapeError
 from tether.wiki.index import Index
 from tether.wiki.layout import Wiki
+from tether.wiki.wiki_check import check
 
 TETHER = str(Path(sys.executable).parent / "tether")
 

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from tether import fswatch
-from tether.wiki import store
+from tether.wiki import index_store
 from tether.wiki.index import Index
+from tether.wiki.index_schema import UpdateStats
 from tether.wiki.layout import Wiki
-from tether.wiki.records import UpdateStats
 
 TETHER = str(Path(sys.executable).parent / "tether")
 
@@ -147,7 +147,7 @@ def test_a_racy_page_is_checked_by_its_bytes_and_keeps_its_key_once_old(
     assert kb.key("beta") is None
     if kb.mode == "walk":  # the walk reads it again: same bytes, nothing parsed
         assert kb.update().parsed == 0
-    monkeypatch.setattr(store, "RACY_NS", 0)  # as if the change were long ago
+    monkeypatch.setattr(index_store, "RACY_NS", 0)  # as if the change were long ago
     rewrite_in_place(kb.path("beta"), "betaterm", "betaword")
     assert kb.update().parsed == 1
     assert kb.key("beta") is not None

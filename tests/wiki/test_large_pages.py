@@ -12,8 +12,8 @@ import pytest
 
 from tether.config.schema import WikiSettings
 from tether.wiki.index import Index
+from tether.wiki.index_schema import MAX_PAGE_BYTES
 from tether.wiki.layout import Wiki
-from tether.wiki.records import MAX_PAGE_BYTES
 
 TETHER = str(Path(sys.executable).parent / "tether")
 CAP = 2048

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tether.errors import TetherError
+from tether.core.errors import TetherError
 from tether.room.brief import make_brief
 from tether.wiki import sentence
 from tether.wiki.index import Index

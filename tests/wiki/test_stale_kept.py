@@ -7,9 +7,9 @@ import time
 from pathlib import Path
 
 from tether.wiki.index import Index
+from tether.wiki.index_store import RACY_NS
 from tether.wiki.layout import Wiki
 from tether.wiki.stale import stale_reasons
-from tether.wiki.store import RACY_NS
 
 
 def _page(root: Path, rel: str, ident: str) -> None:

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from tether.errors import TetherError
+from tether.core.errors import TetherError
 from tether.wiki import semantic
 
 TEXTS = [

@@ -32,7 +32,7 @@ from tether.board.stored import store_path
 from tether.board.ticket import Ticket, ordered, ticket_from
 from tether.board.view import BoardView
 from tether.clock import Clock, SystemClock
-from tether.errors import PathEscapeError
+from tether.core.errors import PathEscapeError
 from tether.fs import create_exclusive, resolve_inside
 
 # Keys only the board sets; `front` arguments may not change them.
@@ -363,7 +363,7 @@ class Board:
             raise BoardError(f"unknown priority {front.get('priority')!r}; use P1, P2 or P3.")
         if isinstance(front.get("title"), str):
             front["title"] = " ".join(front["title"].split())
-        from tether.board import frontmatter  # here: a reader of the board never writes
+        from tether.board import ticket_yaml as frontmatter
 
         front = ordered(front)
         # What is written is what a reader will parse: check the round trip.
@@ -403,7 +403,7 @@ def _set(front: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _render(front: Mapping[str, Any], body: str) -> bytes:
-    from tether.board import frontmatter
+    from tether.board import ticket_yaml as frontmatter
 
     return frontmatter.join(frontmatter.dump(front), body).encode("utf-8")
 

@@ -91,7 +91,7 @@ def _read(path: str, size: int, dir_fd: int | None = None) -> bytes:
 
 
 def parse_bytes(data: bytes, path: Path, state: State, reason: str | None) -> Parsed:
-    from tether.board import frontmatter  # here: a load served from the cache never parses
+    from tether.board import ticket_yaml
 
     try:
         text = data.decode("utf-8")
@@ -101,7 +101,7 @@ def parse_bytes(data: bytes, path: Path, state: State, reason: str | None) -> Pa
         return f"not UTF-8 text (byte {exc.start}); save it as UTF-8."
     if state is State.INBOX and not text.strip():
         return EMPTY
-    parts = frontmatter.split(text)
+    parts = ticket_yaml.split(text)
     if parts is None:
         if state is State.INBOX:
             return INFORMAL
@@ -111,8 +111,8 @@ def parse_bytes(data: bytes, path: Path, state: State, reason: str | None) -> Pa
         )
     front_text, body = parts
     try:
-        front = frontmatter.parse(front_text)
-    except frontmatter.FrontMatterError as exc:
+        front = ticket_yaml.parse(front_text)
+    except ticket_yaml.FrontMatterError as exc:
         return f"front matter is not valid YAML: {exc}"
     try:
         return ticket_from(path, state, reason, front, body)

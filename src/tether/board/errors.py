@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tether.errors import TetherError
-from tether.exit_codes import ExitCode
+from tether.core.errors import TetherError
+from tether.core.exit_codes import ExitCode
 
 
 class BoardError(TetherError):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tether.board.errors import BoardError
 from tether.board.states import State, all_folders, folder_of
-from tether.errors import PathEscapeError
+from tether.core.errors import PathEscapeError
 from tether.fs import (
     atomic_write_bytes,
     create_exclusive,

@@ -221,7 +221,7 @@ def approve(ticket_id: str, note: str | None, board_path: Path | None, as_json: 
     USER/approval goes back to ACTIONABLE. Refused (exit 30) inside an agent's
     process tree.
     """
-    from tether.loop.policy import approve as record
+    from tether.loop.autonomy import approve as record
 
     current = _board(board_path)
     ticket = record(current, ticket_id, note=note, clock=current.clock)

@@ -10,8 +10,8 @@ import click
 
 from tether.cli.render import print_json, print_table
 from tether.config import check_layer, find_project_file, load_config, user_file_path
-from tether.errors import TetherError
-from tether.exit_codes import ExitCode
+from tether.core.errors import TetherError
+from tether.core.exit_codes import ExitCode
 
 
 @click.group()

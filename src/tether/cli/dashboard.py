@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from tether.errors import ConfigError
+from tether.core.errors import ConfigError
 
 MISSING = (
     "tether dashboard needs the dashboard extra (starlette, uvicorn): "
@@ -42,7 +42,7 @@ def dashboard(port: int, host: str | None, open_browser: bool) -> None:
         raise ConfigError(MISSING) from None
     from tether.config import load_config
     from tether.dashboard.server import LOCAL, bind, serve
-    from tether.store.db import connect_reader
+    from tether.store.state_db import connect_reader
 
     config = load_config()
     conn = connect_reader(config.home)  # an unreadable store fails here, before listening

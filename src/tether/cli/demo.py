@@ -149,10 +149,10 @@ def _approve(root: Path, env: dict[str, str]) -> bool:
     import subprocess
 
     from tether.config import load_config
-    from tether.outbox.store import listing
-    from tether.store import db
+    from tether.outbox.proposal_store import listing
+    from tether.store import state_db
 
-    conn = db.connect(load_config(env=env, cwd=root).home)
+    conn = state_db.connect(load_config(env=env, cwd=root).home)
     try:
         waiting = listing(conn, ("proposed",))
     finally:

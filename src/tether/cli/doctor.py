@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tether.errors import UsageError
-from tether.exit_codes import ExitCode
+from tether.core.errors import UsageError
+from tether.core.exit_codes import ExitCode
 
 if TYPE_CHECKING:
     from tether.doctor.checks import Target
@@ -53,8 +53,8 @@ def doctor(
     Exit codes: 0 every installed CLI is enforced, 40 one is not enforced,
     2 an unknown --harness.
     """
+    from tether.core.project import project_root
     from tether.doctor.checks import HARNESSES, Progress, run_doctor
-    from tether.gate.home import project_root
 
     if harness is not None and harness not in HARNESSES:
         raise UsageError(f"unknown harness {harness!r}; known: {', '.join(HARNESSES)}")

@@ -8,7 +8,7 @@ from typing import Any, BinaryIO
 
 import click
 
-from tether.errors import UsageError
+from tether.core.errors import UsageError
 
 
 @click.group()

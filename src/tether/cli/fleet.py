@@ -11,8 +11,8 @@ import click
 from tether.cli.render import print_json, print_table
 
 if TYPE_CHECKING:
+    from tether.fleet.fleet_db import FleetStore
     from tether.fleet.places import Places
-    from tether.fleet.store import FleetStore
 
 PROJECT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 
@@ -27,7 +27,7 @@ def _places() -> Places:
 def _store(places: Places) -> FleetStore:
     import threading
 
-    from tether.fleet.store import FleetStore
+    from tether.fleet.fleet_db import FleetStore
     from tether.fleet.worker import ensure_database
 
     if not places.is_sqlite:
@@ -46,7 +46,7 @@ def fleet() -> None:
     """Many projects' loops on any number of workers, durable (DBOS, PostgreSQL or SQLite)."""
     import importlib.util
 
-    from tether.errors import ConfigError
+    from tether.core.errors import ConfigError
 
     missing = [m for m in ("dbos", "sqlalchemy") if importlib.util.find_spec(m) is None]
     if missing:
@@ -61,7 +61,7 @@ def fleet() -> None:
 @click.option("--branch", default="main", show_default=True, help="The branch the loop works on.")
 def add_cmd(project: str, repo: str, branch: str) -> None:
     """Add PROJECT: its loop starts on the next worker that looks."""
-    from tether.errors import UsageError
+    from tether.core.errors import UsageError
 
     if not PROJECT_NAME.fullmatch(project):
         raise UsageError(
@@ -70,8 +70,8 @@ def add_cmd(project: str, repo: str, branch: str) -> None:
         )
     if not repo.strip():
         raise UsageError("--repo is empty")
+    from tether.fleet.fleet_db import FleetError
     from tether.fleet.git import GitError, check_remote
-    from tether.fleet.store import FleetError
 
     places = _places()
     try:
@@ -182,7 +182,7 @@ def worker_cmd(concurrency: int, name: str | None) -> None:
     """Run a fleet worker until Ctrl-C or SIGTERM (any number, on any number of machines)."""
     import os
 
-    from tether.errors import UsageError
+    from tether.core.errors import UsageError
     from tether.fleet.worker import run_worker
 
     chosen = name or f"{socket.gethostname()}-{os.getpid()}"

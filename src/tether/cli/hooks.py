@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from tether.errors import ConfigError
+from tether.core.errors import ConfigError
 
 HARNESS_CHOICE = click.Choice(["claude-code", "codex", "copilot", "pi", "vibe"])
 SCOPE_CHOICE = click.Choice(["project", "user"])
@@ -18,8 +18,8 @@ def hooks() -> None:
 
 
 def _run(harness: str, scope: str, project_dir: str | None, dry_run: bool, install: bool) -> None:
+    from tether.core.project import project_root
     from tether.gate import hook_command, hook_file, hook_install
-    from tether.gate.home import project_root
 
     root = project_dir or project_root()
     try:
@@ -84,7 +84,7 @@ def _loop_harness(harness: str, with_loop: bool) -> None:
 def _run_loop(
     harness: str, scope: str, project_dir: str | None, dry_run: bool, remove: bool
 ) -> None:
-    from tether.gate.home import project_root
+    from tether.core.project import project_root
     from tether.gate.hook_file import InstallError
     from tether.loop.stophook_install import install_stop_hook
 
@@ -161,9 +161,9 @@ def trust_cmd(
     """
     import shutil
 
-    from tether.errors import HarnessNotFoundError
+    from tether.core.errors import HarnessNotFoundError
+    from tether.core.project import project_root
     from tether.gate import codex_trust
-    from tether.gate.home import project_root
 
     root = str(Path(project_dir or project_root()).resolve())
     codex = shutil.which("codex")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from tether.cli.wiki import root_option
-from tether.errors import UsageError
+from tether.core.errors import UsageError
 
 if TYPE_CHECKING:
     from tether.cli.wiki_context import WikiContext
@@ -170,7 +170,7 @@ def end_cmd(root: str | None, entry_id: str | None) -> None:
 def continue_here_cmd(session_id: str | None) -> None:
     """The user's explicit request to go on in this context: say why not, then a new session id."""
     from tether.cli.session import SessionRefusedError
-    from tether.gate.home import resolve_home
+    from tether.core.project import resolve_home
     from tether.gate.newsession import REASON_USER, NewSessionRefusedError, new_session
     from tether.ingest.instructions import RECOMMENDATION
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from tether.errors import UsageError
+from tether.core.errors import UsageError
 
 
 def install_options(
@@ -57,6 +57,6 @@ def chosen(harness: str | None, every: bool, all_names: Sequence[str]) -> list[s
 
 def project_dir_root(project_dir: Path | None) -> Path:
     """The project a command works in: the given folder's, else the working folder's."""
-    from tether.gate.home import project_root
+    from tether.core.project import project_root
 
     return Path(project_root(None if project_dir is None else str(project_dir)))

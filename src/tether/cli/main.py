@@ -13,8 +13,8 @@ from typing import Any
 import click
 
 from tether import __version__
-from tether.errors import TetherError
-from tether.exit_codes import ExitCode
+from tether.core.errors import TetherError
+from tether.core.exit_codes import ExitCode
 
 # command name -> "module:attribute"; each module owns one command group.
 COMMANDS: dict[str, str] = {

@@ -80,15 +80,15 @@ def propose(
 
 def _conn() -> object:
     from tether.config import load_config
-    from tether.store import db
+    from tether.store import state_db
 
-    return db.connect_reader(load_config().home)
+    return state_db.connect_reader(load_config().home)
 
 
 def _listed(states: tuple[str, ...], limit: int) -> list[Proposal]:
     import sqlite3
 
-    from tether.outbox.store import listing
+    from tether.outbox.proposal_store import listing
 
     conn = _conn()
     if conn is None:
@@ -131,7 +131,7 @@ def _get(proposal_id: str) -> Proposal:
     import sqlite3
 
     from tether.outbox import ProposalNotFoundError
-    from tether.outbox.store import get
+    from tether.outbox.proposal_store import get
 
     conn = _conn()
     if conn is None:

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from tether.cli.wiki import root_option
-from tether.errors import CheckFailedError, UsageError
+from tether.core.errors import CheckFailedError, UsageError
 
 
 @click.group()
@@ -202,7 +202,7 @@ def check_cmd(conclusion: Path, room_id: str | None, as_json: bool) -> None:
     """Check a conclusion: <= 500 words, cited claims, pages really read, stale flags,
     the budget and missing lines. Exits 40 with the violations."""
     from tether.config import load_config
-    from tether.room.check import check_conclusion
+    from tether.room.conclusion_check import check_conclusion
     from tether.room.state import Room
 
     current = Room.from_env() if room_id is None else None

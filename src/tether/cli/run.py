@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from tether.cli.render import print_json
-from tether.errors import UsageError
+from tether.core.errors import UsageError
 
 
 @click.command()
@@ -145,7 +145,7 @@ def run(
         )
         if outcome.report is not None and outcome.paths is not None:
             click.echo(f"report: {outcome.paths.report_md}")
-        from tether.runs.report import sandbox_lines
+        from tether.runs.run_report import sandbox_lines
 
         # news only: an unsandboxed run, a refused host, a process killed
         for line in sandbox_lines(outcome.sandbox)[1:] or sandbox_lines(outcome.sandbox):

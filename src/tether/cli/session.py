@@ -8,8 +8,8 @@ from contextlib import contextmanager
 
 import click
 
-from tether.errors import ConfigError, TetherError, UsageError
-from tether.exit_codes import ExitCode
+from tether.core.errors import ConfigError, TetherError, UsageError
+from tether.core.exit_codes import ExitCode
 
 
 class SessionRefusedError(TetherError):
@@ -19,7 +19,7 @@ class SessionRefusedError(TetherError):
 
 
 def _home() -> str:
-    from tether.gate.home import resolve_home
+    from tether.core.project import resolve_home
 
     return resolve_home()
 
@@ -27,7 +27,7 @@ def _home() -> str:
 @contextmanager
 def _gate_db(home: str) -> Iterator[None]:
     """Turn a gate database that cannot be used into one clear error (exit 3)."""
-    from tether.gate import db
+    from tether.gate import gate_db as db
 
     try:
         yield
@@ -145,7 +145,8 @@ def log(limit: int | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 def status(session_id: str | None, as_json: bool) -> None:
     """Calls used, call budget, iterations and lock state of a session."""
-    from tether.gate import db, messages
+    from tether.gate import gate_db as db
+    from tether.gate import messages
     from tether.gate.counter import status_row
     from tether.gate.newsession import latest_context
 

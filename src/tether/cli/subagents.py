@@ -9,7 +9,7 @@ import click
 from tether.cli.render import print_json
 from tether.cli.watch_common import open_store, watch_settings
 from tether.cli.watch_status import not_counted_lines, wake_lines
-from tether.errors import UsageError
+from tether.core.errors import UsageError
 
 RECENT_WAKES = 3
 
@@ -37,7 +37,7 @@ def list_(as_json: bool) -> None:
     """Every subagent and its state (running, waits for confirmation, ended)."""
     import time
 
-    from tether.watch.report import subagents_dict
+    from tether.watch.cycle_report import subagents_dict
     from tether.watch.survey import Surveyor
 
     settings, home = watch_settings()

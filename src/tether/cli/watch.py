@@ -19,7 +19,7 @@ from tether.cli.render import print_json
 from tether.cli.watch_common import open_store, watch_settings
 from tether.cli.watch_status import not_counted_lines, status, wake_lines
 from tether.cli.watch_subagents import add_subagent, remove_subagent
-from tether.errors import UsageError
+from tether.core.errors import UsageError
 from tether.run_status import RunStatus
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -417,8 +417,8 @@ def pi_extension(install: bool, scope: str, project_dir: Path | None) -> None:
     an explicit TETHER_HOME), so Pi finds it without TETHER_HOME.
     """
     from tether.config import load_config
+    from tether.core.project import project_root
     from tether.fs import atomic_write_text
-    from tether.gate.home import project_root
     from tether.watch.pi_wake_extension import MARKER, baked_home, install_path, render
 
     root = (project_dir or Path(project_root())).resolve()
@@ -445,8 +445,8 @@ def pi_extension(install: bool, scope: str, project_dir: Path | None) -> None:
 @_project
 def claude_hook(install: bool, uninstall: bool, scope: str, project_dir: Path | None) -> None:
     """Print (or --install) the Claude Code Stop hook that lets the watchdog wake Claude."""
+    from tether.core.project import project_root
     from tether.fs import atomic_write_text
-    from tether.gate.home import project_root
     from tether.gate.hook_install import config_path
     from tether.watch.rewake import merge_settings
 

@@ -24,6 +24,6 @@ def watch_settings(
 
 
 def open_store(home: Path) -> sqlite3.Connection:
-    from tether.store import db
+    from tether.store import state_db
 
-    return db.connect(home)
+    return state_db.connect(home)

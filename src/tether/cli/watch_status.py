@@ -46,8 +46,8 @@ def status(limit: int, as_json: bool) -> None:
 
     from tether.cli.watch_common import open_store, watch_settings
     from tether.watch.acks import with_acks
+    from tether.watch.cycle_report import subagent_dict
     from tether.watch.registry import list_wakes
-    from tether.watch.report import subagent_dict
     from tether.watch.survey import Surveyor
 
     settings, home = watch_settings()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from tether.cli.render import print_json
-from tether.errors import UsageError
+from tether.core.errors import UsageError
 
 
 @click.command("add-subagent")

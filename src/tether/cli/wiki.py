@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from tether.errors import CheckFailedError, UsageError
+from tether.core.errors import CheckFailedError, UsageError
 
 ROOT_HELP = "The wiki folder (default: TETHER_WIKI_ROOT, [wiki] root, or the current folder)."
 PROGRESS_MIN_PAGES = 500
@@ -74,7 +74,7 @@ def index_cmd(root: str | None, as_json: bool, vectors: bool) -> None:
     keeps them.
     """
     from tether.cli.wiki_context import load_context
-    from tether.wiki.records import describe_size
+    from tether.wiki.index_schema import describe_size
 
     ctx = load_context(root)
     with _progress(True) as progress:
@@ -211,7 +211,7 @@ def stale_cmd(root: str | None, as_json: bool) -> None:
 def check_cmd(root: str | None, skip: tuple[str, ...], as_json: bool) -> None:
     """Provenance, broken links and orphans; exits 40 on violations (file:line each)."""
     from tether.cli.wiki_context import load_context
-    from tether.wiki.check import KINDS, check
+    from tether.wiki.wiki_check import KINDS, check
 
     unknown = [k for k in skip if k not in (*KINDS, "provenance")]
     if unknown:

@@ -16,9 +16,9 @@ from tether.config import Config, load_config
 from tether.config.schema import WikiSettings
 from tether.wiki.endpoint import Endpoint
 from tether.wiki.index import Index
+from tether.wiki.index_schema import UpdateStats
+from tether.wiki.index_store import ProgressFn
 from tether.wiki.layout import Wiki
-from tether.wiki.records import UpdateStats
-from tether.wiki.store import ProgressFn
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ from tether.config.schema import (
     explain,
     setting_key,
 )
-from tether.errors import ConfigError
-from tether.gate.home import CONFIG_FILE, find_project_root
+from tether.core.errors import ConfigError
+from tether.core.project import CONFIG_FILE, find_project_root
 
 PROJECT_FILE = CONFIG_FILE
 # set by `tether run` for the agent; a profile's env must not shadow them
@@ -45,7 +45,7 @@ class Layer:
 
 
 def find_project_file(cwd: Path) -> Path | None:
-    """``tether.toml`` of the project ``cwd`` lies in (``tether.gate.home.find_project_root``)."""
+    """``tether.toml`` of the project ``cwd`` lies in (``core.project.find_project_root``)."""
     root = find_project_root(str(cwd))
     return None if root is None else Path(root) / PROJECT_FILE
 

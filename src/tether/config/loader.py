@@ -27,8 +27,8 @@ from tether.config.files import (
 from tether.config.model import BUILTIN_PROFILE, Config, Profile
 from tether.config.schema import SECTIONS, ProfileSchema, explain, setting_key
 from tether.config.section import Section
-from tether.errors import BudgetError, ConfigError
-from tether.gate.home import HOME_DIR
+from tether.core.errors import BudgetError, ConfigError
+from tether.core.project import HOME_DIR
 
 # None: off (every call reads the files); else the configurations kept, by what they depend on
 _kept: dict[tuple[Any, ...], Config] | None = None

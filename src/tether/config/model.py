@@ -11,7 +11,7 @@ import msgspec
 
 from tether.config.schema import Settings
 from tether.config.section import Section
-from tether.errors import ConfigError, UnknownNameError
+from tether.core.errors import ConfigError, UnknownNameError
 
 _DEFAULTS = Settings()
 S = TypeVar("S", bound=Section)

@@ -17,10 +17,10 @@ from typing import Annotated, Any, ClassVar
 
 import msgspec
 
+from tether.config.autonomy_rules import PolicySettings
 from tether.config.loop import LoopSettings
 from tether.config.mcp import McpSettings
 from tether.config.outbox import OutboxSettings
-from tether.config.policy import PolicySettings
 from tether.config.section import (
     Command,
     NonEmptyStr,
@@ -29,7 +29,7 @@ from tether.config.section import (
     PositiveInt,
     Section,
 )
-from tether.gate.home import DEFAULT_CALL_BUDGET
+from tether.core.project import DEFAULT_CALL_BUDGET
 
 PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -125,7 +125,7 @@ class WikiSettings(Section, frozen=True):
     language: NonEmptyStr = "en"
     entries_line: NonEmptyStr | None = None
     bundles_line: NonEmptyStr | None = None
-    # pages larger than this are not indexed (tether.wiki.records.MAX_PAGE_BYTES, 4 MiB)
+    # pages larger than this are not indexed (tether.wiki.index_schema.MAX_PAGE_BYTES, 4 MiB)
     max_page_bytes: PositiveInt = 4 * 1024 * 1024
     # an embeddings endpoint the brief asks first (None: the offline models only)
     embeddings: EmbeddingsSettings | None = None

@@ -77,7 +77,7 @@ class State:
 
     def board_stamp(self) -> int:
         """A number that moves whenever the board's view does (a warm load: no parse)."""
-        from tether.errors import TetherError
+        from tether.core.errors import TetherError
         from tether.loop.project_board import board_of, board_root
 
         if not board_root(self.config).is_dir():
@@ -147,8 +147,8 @@ def build_app(
         handler: Callable[[Request, Any], Any],
     ) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
-            from tether.errors import TetherError
-            from tether.store.db import connect_reader
+            from tether.core.errors import TetherError
+            from tether.store.state_db import connect_reader
 
             def work() -> bytes:
                 conn = connect_reader(config.home)
@@ -198,8 +198,8 @@ def build_app(
         return runs_page(conn, dict(request.query_params))
 
     def run(request: Request, conn: Any) -> bytes:
+        from tether.core.errors import RunNotFoundError
         from tether.dashboard.data import run_page
-        from tether.errors import RunNotFoundError
 
         if conn is None:
             raise RunNotFoundError(request.path_params["run_id"])
@@ -220,8 +220,8 @@ def build_app(
         return json_answer(request, encode(found))
 
     async def ticket(request: Request) -> Response:
+        from tether.core.errors import TetherError
         from tether.dashboard.data import ticket as read_ticket
-        from tether.errors import TetherError
 
         try:
             found = await asyncio.to_thread(read_ticket, config, request.path_params["ticket_id"])
@@ -236,9 +236,9 @@ def build_app(
 
     async def decide(request: Request) -> Response:
         """A person's approve or reject (the guard checked session, Origin and CSRF)."""
+        from tether.core.errors import TetherError
         from tether.dashboard.outbox import decide as carry
         from tether.dashboard.outbox import parse_body, refused
-        from tether.errors import TetherError
 
         try:
             body = parse_body(await request.body())

@@ -174,7 +174,7 @@ def loop_history(conn: sqlite3.Connection | None, board: str | None) -> dict[str
     if conn is None:
         return {"boards": [], "board": None, "ticks": []}
     from tether.clock import to_iso
-    from tether.loop.records import recent_ticks, ticked_boards
+    from tether.loop.tick_memory import recent_ticks, ticked_boards
 
     try:
         boards = ticked_boards(conn)

@@ -17,8 +17,8 @@ import sqlite3
 from typing import Any
 
 from tether.config import Config
-from tether.errors import TetherError
-from tether.exit_codes import ExitCode
+from tether.core.errors import TetherError
+from tether.core.exit_codes import ExitCode
 
 LISTED = 200  # proposals the page shows, newest first
 OUTPUT_SHOWN = 4000  # characters of an approved step's output in the answer
@@ -35,7 +35,7 @@ STATUS_OF_EXIT = {
 
 def proposals(conn: sqlite3.Connection | None) -> dict[str, Any]:
     """What the outbox page shows: the proposals, newest first, waiting ones counted."""
-    from tether.outbox.store import listing
+    from tether.outbox.proposal_store import listing
 
     found = listing(conn, (), LISTED) if conn is not None else []
     return {
@@ -46,7 +46,7 @@ def proposals(conn: sqlite3.Connection | None) -> dict[str, Any]:
 
 def parse_body(raw: bytes) -> dict[str, Any]:
     """The decision's JSON object (``note`` or ``reason``); bad input is a ``UsageError``."""
-    from tether.errors import UsageError
+    from tether.core.errors import UsageError
 
     if len(raw) > MAX_BODY:
         raise UsageError(f"the request body is larger than {MAX_BODY} bytes")
@@ -63,7 +63,7 @@ def parse_body(raw: bytes) -> dict[str, Any]:
 
 def decide(config: Config, proposal_id: str, action: str, body: dict[str, Any]) -> dict[str, Any]:
     """Approve or reject ``proposal_id`` as the person running the dashboard."""
-    from tether.errors import UsageError
+    from tether.core.errors import UsageError
     from tether.human_only import who
     from tether.loop import proposals as flow
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tether.config import Config
-from tether.errors import UsageError
+from tether.core.errors import UsageError
 
 LOCAL = "127.0.0.1"
 

@@ -63,8 +63,8 @@ def timeout_for(harness: str) -> float:
 
 def _gate_decisions(home: Path) -> tuple[int, int]:
     """(allowed, refused) tool calls in the probe's gate.db."""
-    from tether.gate.db import db_file
     from tether.gate.eventlog import read_events
+    from tether.gate.gate_db import db_file
 
     if not Path(db_file(str(home))).exists():
         return 0, 0

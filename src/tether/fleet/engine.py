@@ -37,19 +37,19 @@ from dbos import DBOS, SetEnqueueOptions, SetWorkflowID, SQLAlchemyDatasource
 from dbos._error import DBOSMaxStepRetriesExceeded
 
 from tether.fleet import git
-from tether.fleet.leases import Lease, LeaseShortError, UnitHeldError, assert_holder, take_unit
-from tether.fleet.logs import log_to_file
-from tether.fleet.mirror import Mirror
-from tether.fleet.records import record_unit
-from tether.fleet.schema import projects
-from tether.fleet.store import (
+from tether.fleet.fleet_db import (
     FencedError,
     FleetDatabaseError,
     FleetStore,
     UnitRecord,
     project_of,
 )
+from tether.fleet.leases import Lease, LeaseShortError, UnitHeldError, assert_holder, take_unit
+from tether.fleet.logs import log_to_file
+from tether.fleet.mirror import Mirror
+from tether.fleet.schema import projects
 from tether.fleet.unit import NotYetError, UnitOutcome, UnitSpec, run_unit
+from tether.fleet.unit_record import record_unit
 
 QUEUE = "tether_fleet"
 WORKFLOW = "tether_fleet_unit"

@@ -23,7 +23,8 @@ import sys
 import threading
 from types import FrameType
 
-from tether.errors import TetherError
+from tether.core.errors import TetherError
+from tether.fleet.fleet_db import FencedError, FleetDatabaseError, FleetStore
 from tether.fleet.keeper import Keeper
 from tether.fleet.leases import (
     Lease,
@@ -35,7 +36,6 @@ from tether.fleet.leases import (
 )
 from tether.fleet.mirror import Mirror
 from tether.fleet.places import Places, display
-from tether.fleet.store import FencedError, FleetDatabaseError, FleetStore
 from tether.fleet.worker import Say, ensure_database, open_store
 
 EXIT_FENCED = 75  # between an executor and its supervisor only: start me again

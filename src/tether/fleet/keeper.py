@@ -24,9 +24,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from tether.fleet.fleet_db import FencedError, FleetDatabaseError, FleetStore
 from tether.fleet.leases import Lease, renew
 from tether.fleet.logs import outage_began, outage_ended
-from tether.fleet.store import FencedError, FleetDatabaseError, FleetStore
 
 Say = Callable[[str], None]
 
@@ -38,13 +38,13 @@ def stop_margin(seconds: float) -> float:
 
 def kill_agents(homes: list[Path]) -> int:
     """SIGKILL the agent groups of the runs this process supervises in ``homes``."""
-    from tether.store import db
+    from tether.store import state_db
     from tether.store.runs import running_runs
 
     killed = 0
     for home in homes:
         with contextlib.suppress(Exception):
-            conn = db.connect(home)
+            conn = state_db.connect(home)
             try:
                 rows = running_runs(conn)
             finally:

@@ -19,8 +19,8 @@ from typing import Any
 import psutil
 import sqlalchemy as sa
 
+from tether.fleet.fleet_db import FencedError, FleetError, FleetStore, Worker
 from tether.fleet.schema import projects, server_now, workers
-from tether.fleet.store import FencedError, FleetError, FleetStore, Worker
 
 
 @dataclass(frozen=True)

@@ -23,11 +23,11 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from tether.fleet.fleet_db import FleetDatabaseError, FleetRun, FleetStore
 from tether.fleet.schema import live_runs, run_events
-from tether.fleet.store import FleetDatabaseError, FleetRun, FleetStore
 from tether.fs import atomic_write_text
 from tether.runs.record import RunPaths
-from tether.store import db
+from tether.store import state_db
 from tether.store.runs import RunRow, insert_run, running_runs
 
 _RUN_FIELDS = frozenset(f.name for f in fields(RunRow))
@@ -88,7 +88,7 @@ class Mirror:
                 self._sync_home(project, home)
 
     def _sync_home(self, project: str, home: Path) -> None:
-        conn = db.connect(home)
+        conn = state_db.connect(home)
         try:
             mine = [r for r in running_runs(conn) if r.supervisor_pid == os.getpid()]
         finally:

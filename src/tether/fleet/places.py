@@ -54,7 +54,7 @@ def check_url(url: str) -> None:
     """A URL the fleet can use: ``postgresql://…`` or ``sqlite:///…`` (else exit 3, one line)."""
     import sqlalchemy as sa
 
-    from tether.fleet.store import FleetDatabaseError
+    from tether.fleet.fleet_db import FleetDatabaseError
 
     try:
         parsed = sa.make_url(url)

@@ -6,8 +6,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from tether.config import Config
+from tether.fleet.fleet_db import FleetStore
 from tether.fleet.places import Places, display
-from tether.fleet.store import FleetStore
 
 
 @dataclass(frozen=True)
@@ -145,9 +145,9 @@ def status_panel(config: Config, *, now: float | None = None) -> dict[str, Any] 
     Read-only: no table is created and no database server is waited for; a
     fleet database that cannot be read is one line in ``error``.
     """
+    from tether.fleet.fleet_db import FleetDatabaseError
     from tether.fleet.places import configured
     from tether.fleet.places import places as places_of
-    from tether.fleet.store import FleetDatabaseError
 
     if not configured(config):
         return None

@@ -24,10 +24,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from tether.exit_codes import ExitCode
+from tether.core.exit_codes import ExitCode
 from tether.fleet import git
+from tether.fleet.fleet_db import FleetDatabaseError, FleetRun, FleetStore
 from tether.fleet.mirror import Mirror, adopt_orphans, fleet_runs, hydrate, local_run_ids
-from tether.fleet.store import FleetDatabaseError, FleetRun, FleetStore
 
 
 class NotYetError(Exception):
@@ -88,7 +88,7 @@ def prepare(spec: UnitSpec, store: FleetStore) -> tuple[str, set[str], list[str]
     still ``running`` in this home (this worker, started again): the tick's
     recovery ends them as ``abandoned``.
     """
-    from tether.store import db
+    from tether.store import state_db as db
     from tether.store.runs import running_runs
 
     spec.state_home.mkdir(parents=True, exist_ok=True)
@@ -110,9 +110,9 @@ def prepare(spec: UnitSpec, store: FleetStore) -> tuple[str, set[str], list[str]
 def run_unit(spec: UnitSpec, store: FleetStore, mirror: Mirror) -> UnitOutcome:
     """Tick once in the project's clone (recovering what a dead worker left), commit."""
     from tether.loop.context import open_loop
-    from tether.loop.records import export_memory, import_memory
     from tether.loop.tick import tick
-    from tether.store import db
+    from tether.loop.tick_memory import export_memory, import_memory
+    from tether.store import state_db as db
 
     base, before, adopted = prepare(spec, store)
     env = dict(os.environ)

@@ -23,9 +23,9 @@ import time
 from collections.abc import Callable
 from types import FrameType
 
-from tether.exit_codes import ExitCode
+from tether.core.exit_codes import ExitCode
+from tether.fleet.fleet_db import FleetDatabaseError, FleetStore
 from tether.fleet.places import Places, display
-from tether.fleet.store import FleetDatabaseError, FleetStore
 
 Say = Callable[[str], None]
 DATABASE_NAME = re.compile(r"[A-Za-z0-9_-]{1,63}")

@@ -1,11 +1,11 @@
 """Which process a session-id fallback stays on: the one that outlives the calls.
 
-The process walk (:func:`tether.gate.session_id.walk`) cannot tell, on one call,
+The process walk (:func:`tether.core.session_identity.walk`) cannot tell, on one call,
 a wrapper that runs for that call only (``python wrapper.py`` in a process group
 or session of its own, a job-control shell's job, an interactive shell fed one
 command) from the agent: both look long-lived. Across calls the difference
 shows: the agent is still there at the next call, the wrapper is gone. For a
-*suspect* process (see :class:`~tether.gate.session_id.Walk`) the gate
+*suspect* process (see :class:`~tether.core.session_identity.Walk`) the gate
 remembers, in ``gate.db``'s ``fallback_processes``, each one it saw at a first
 call, with the long-lived candidates above it, and decides:
 
@@ -27,7 +27,7 @@ call, with the long-lived candidates above it, and decides:
    candidates above it) has died and this call's process started after that
    call, with no anchor to be found: every call brings a new process and
    nothing tells which one lasts. The call is refused
-   (:data:`~tether.gate.session_id.UNRESOLVED`);
+   (:data:`~tether.core.session_identity.UNRESOLVED`);
 5. else it is a first call: count under the process, and remember it.
 
 Standard library only: it runs on the gate's hot path, for suspect fallbacks only.
@@ -37,8 +37,9 @@ from __future__ import annotations
 
 import time
 
-from tether.gate import db, proc
-from tether.gate.session_id import UNRESOLVED, Resolved, Walk, process_key
+from tether.core import process_tree
+from tether.core.session_identity import UNRESOLVED, Resolved, Walk, process_key
+from tether.gate import gate_db
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,17 +55,17 @@ RECENT_FIRSTS = 64
 
 
 def _own_start_ticks() -> int:
-    info = proc.read_proc(proc.self_pid())
+    info = process_tree.read_proc(process_tree.self_pid())
     return 0 if info is None else info.start_ticks
 
 
 def _alive(key: str) -> bool:
     """Whether the process behind a ``proc:<boot>:<pid>:<start>`` key still runs."""
     parts = key.split(":")
-    if len(parts) != 4 or parts[0] != "proc" or parts[1] != proc.boot_id():
+    if len(parts) != 4 or parts[0] != "proc" or parts[1] != process_tree.boot_id():
         return False
     try:
-        return proc.is_alive(int(parts[2]), int(parts[3]))
+        return process_tree.is_alive(int(parts[2]), int(parts[3]))
     except ValueError:
         return False
 
@@ -96,7 +97,7 @@ def settle(conn: sqlite3.Connection, walk: Walk, source: str, *, record: bool = 
     resolved, writes = _settle(conn, walk, source, pick_key, above_keys, False)
     if not record or not writes:
         return resolved
-    with db.Immediate(conn):
+    with gate_db.Immediate(conn):
         return _settle(conn, walk, source, pick_key, above_keys, True)[0]
 
 

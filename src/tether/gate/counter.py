@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 import time
 
-from tether.gate import db
-from tether.gate.home import default_call_budget
+from tether.core.project import default_call_budget
+from tether.gate import gate_db
 
 # typing and pathlib cost milliseconds of imports on every tool call; the
 # annotations need them only for mypy.
@@ -164,7 +164,7 @@ def _counted(
     """``step(session_id, now)`` for the session ``seen`` counts under, inside one
     ``BEGIN IMMEDIATE``: the one transaction every count below runs in."""
     now = time.time()
-    with db.Immediate(conn):
+    with gate_db.Immediate(conn):
         return step(_session_for(conn, seen.context_key), now)
 
 
@@ -284,7 +284,7 @@ def gate_db_path(home: Path) -> Path:
     """Where the gate database of ``home`` lives."""
     from pathlib import Path
 
-    return Path(db.db_file(os.fspath(home)))
+    return Path(gate_db.db_file(os.fspath(home)))
 
 
 def set_session_budget(
@@ -303,10 +303,10 @@ def set_session_budget(
     for name, value in (("calls", calls), ("iterations", iterations)):
         if value is not None and (isinstance(value, bool) or value < 0):
             raise ValueError(f"{name} budget must be a whole number >= 0, not {value!r}")
-    conn = db.connect(os.fspath(home))
+    conn = gate_db.connect(os.fspath(home))
     try:
         now = time.time()
-        with db.Immediate(conn):
+        with gate_db.Immediate(conn):
             _ensure_session(conn, session_id, None, now)
             if calls is not None:
                 conn.execute(
@@ -422,7 +422,7 @@ def _known(row: tuple[Any, ...]) -> SessionStatus:
 
 def session_status(home: Path, session_id: str) -> SessionStatus:
     """The gate's view of one session (see :func:`status_row`)."""
-    conn = db.connect(os.fspath(home))
+    conn = gate_db.connect(os.fspath(home))
     try:
         return status_row(conn, session_id)
     finally:

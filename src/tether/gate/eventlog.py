@@ -14,7 +14,7 @@ import os
 import sqlite3
 from dataclasses import dataclass
 
-from tether.gate import db
+from tether.gate import gate_db
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ def read_events(
     if limit is not None:
         sql += " LIMIT ?"
         params.append(limit)
-    conn = db.connect(os.fspath(home))
+    conn = gate_db.connect(os.fspath(home))
     try:
         rows = conn.execute(sql, params).fetchall()
     finally:
@@ -113,7 +113,7 @@ class GateReader:
     """
 
     def __init__(self, home: Path | str) -> None:
-        self.path = db.db_file(os.fspath(home))
+        self.path = gate_db.db_file(os.fspath(home))
         self._conn: sqlite3.Connection | None = None
         self._select: str | None = None  # the column list, once every column exists
 

@@ -31,7 +31,9 @@ import json
 import os
 import sys
 
-from tether.gate import contracts, counter, db, messages, policy, session_id
+from tether.core import session_identity
+from tether.core.project import ENV_ROOM_DIR, resolve_home
+from tether.gate import command_policy, contracts, counter, gate_db, messages
 
 # re-exported: tests and the socket server name them through this module
 from tether.gate.args import EXIT_INTERNAL as EXIT_INTERNAL
@@ -42,7 +44,6 @@ from tether.gate.args import USAGE as USAGE
 from tether.gate.args import UsageError as UsageError
 from tether.gate.args import check_harness as _check_harness
 from tether.gate.args import parse_options as _parse_options
-from tether.gate.home import ENV_ROOM_DIR, resolve_home
 
 # Set by the supervisor of a sandboxed run: the socket its gate answers on.
 SOCKET_ENV = "TETHER_GATE_SOCKET"
@@ -95,11 +96,11 @@ def _err(text: str) -> None:
     sys.stderr.flush()
 
 
-def _resolve(harness: str | None, payload_session: str | None) -> session_id.Resolved:
+def _resolve(harness: str | None, payload_session: str | None) -> session_identity.Resolved:
     """The session a call counts under; over a run's socket, always the run's own."""
     if _forced is not None:
-        return session_id.Resolved(_forced, "run-socket")
-    return session_id.resolve(harness, payload_session)
+        return session_identity.Resolved(_forced, "run-socket")
+    return session_identity.resolve(harness, payload_session)
 
 
 def _read_payload() -> tuple[bytes, bool]:
@@ -126,13 +127,13 @@ def _malformed(harness: str, raw: bytes, reason: str) -> int:
     _err(f"tether-gate: warning: {messages.malformed(harness, reason)}")
     resolved = _resolve(harness, _salvage_session(raw))
     try:
-        conn = db.connect(resolve_home(_env))
+        conn = gate_db.connect(resolve_home(_env))
         try:
             resolved = _settled(conn, resolved, record=False)
             state = None if resolved.unresolved else counter.lock_state(conn, resolved.key)
         finally:
             conn.close()
-    except (db.GateDatabaseError, db.Error) as exc:
+    except (gate_db.GateDatabaseError, gate_db.Error) as exc:
         _err(f"tether-gate: warning: {messages.broken(str(exc))}")
         state = None
     if state is not None and state[1]:
@@ -171,17 +172,17 @@ def _held_refusal(home: str, context_key: str) -> str:
     """
     state = None
     try:
-        conn = db.connect_reader(home)
+        conn = gate_db.connect_reader(home)
         try:
             state = counter.lock_state(conn, context_key)
         finally:
             conn.close()
-    except (db.GateDatabaseError, db.Error):
+    except (gate_db.GateDatabaseError, gate_db.Error):
         pass
     if state is not None and state[1]:
         sid, _, used, budget = state
         return messages.refusal(sid, max(used, budget), budget)
-    return messages.held(db.db_file(home), db.busy_timeout_ms() / 1000)
+    return messages.held(gate_db.db_file(home), gate_db.busy_timeout_ms() / 1000)
 
 
 def run_hook(args: list[str]) -> int:
@@ -219,7 +220,7 @@ def answer_hook(harness: str, event: str | None, raw: bytes, oversized: bool) ->
     resolved = _resolve(harness, call.session_id)
     home = resolve_home(_env)
     try:
-        conn = db.connect(home)
+        conn = gate_db.connect(home)
         try:
             resolved = _settled(conn, resolved)
             if resolved.unresolved:
@@ -259,7 +260,7 @@ def answer_hook(harness: str, event: str | None, raw: bytes, oversized: bool) ->
                     )
                     _err(text)
                     _emit(contracts.deny(harness, text))
-                elif refused := policy.check(payload, _env):
+                elif refused := command_policy.check(payload, _env):
                     _err(refused)
                     _emit(contracts.deny(harness, refused))
                 return EXIT_OK
@@ -271,8 +272,8 @@ def answer_hook(harness: str, event: str | None, raw: bytes, oversized: bool) ->
             return EXIT_OK
         finally:
             conn.close()
-    except (db.GateDatabaseError, db.Error, OSError) as exc:
-        if call.kind == contracts.KIND_TOOL and db.is_busy(exc):
+    except (gate_db.GateDatabaseError, gate_db.Error, OSError) as exc:
+        if call.kind == contracts.KIND_TOOL and gate_db.is_busy(exc):
             text = _held_refusal(home, resolved.key)
             _err(text)
             _emit(contracts.deny(harness, text))
@@ -287,8 +288,8 @@ def answer_hook(harness: str, event: str | None, raw: bytes, oversized: bool) ->
 
 
 def _settled(
-    conn: Connection, resolved: session_id.Resolved, record: bool = True
-) -> session_id.Resolved:
+    conn: Connection, resolved: session_identity.Resolved, record: bool = True
+) -> session_identity.Resolved:
     """The key a process-tree fallback counts under, once the gate's memory is asked."""
     if resolved.walk is None:
         return resolved
@@ -297,7 +298,7 @@ def _settled(
     return anchor.settle(conn, resolved.walk, resolved.source, record=record)
 
 
-def _bind_run_session(conn: Connection, resolved: session_id.Resolved) -> None:
+def _bind_run_session(conn: Connection, resolved: session_identity.Resolved) -> None:
     """Under ``tether run``, the harness's own session id counts under the run's id.
 
     The supervisor sets TETHER_SESSION_ID and TETHER_RUN_ID for the agent. A
@@ -316,13 +317,13 @@ def _bind_run_session(conn: Connection, resolved: session_id.Resolved) -> None:
     )
 
 
-def _context_for(options: dict[str, str], harness: str | None) -> session_id.Resolved:
+def _context_for(options: dict[str, str], harness: str | None) -> session_identity.Resolved:
     explicit = options.get("session")
     if _forced is not None:
-        return session_id.Resolved(_forced, "run-socket")
+        return session_identity.Resolved(_forced, "run-socket")
     if explicit:
-        return session_id.Resolved(explicit, "flag")
-    return session_id.resolve(harness, None)
+        return session_identity.Resolved(explicit, "flag")
+    return session_identity.resolve(harness, None)
 
 
 def run_tick(args: list[str]) -> int:
@@ -334,7 +335,7 @@ def run_tick(args: list[str]) -> int:
     resolved = _context_for(options, harness)
     home = resolve_home(_env)
     try:
-        conn = db.connect(home)
+        conn = gate_db.connect(home)
         try:
             resolved = _settled(conn, resolved)
             if resolved.unresolved:
@@ -346,8 +347,8 @@ def run_tick(args: list[str]) -> int:
             outcome = counter.count_call(conn, seen)
         finally:
             conn.close()
-    except (db.GateDatabaseError, db.Error, OSError) as exc:
-        if db.is_busy(exc):
+    except (gate_db.GateDatabaseError, gate_db.Error, OSError) as exc:
+        if gate_db.is_busy(exc):
             _err(_held_refusal(home, resolved.key))
             return EXIT_REFUSED
         _err(f"tether-gate: warning: {messages.broken(str(exc))}")

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import sys
 
-from tether.gate import counter, db, messages, session_id
+from tether.core import session_identity
+from tether.core.project import resolve_home
+from tether.gate import counter, gate_db, messages
 from tether.gate.args import EXIT_INTERNAL, EXIT_OK, USAGE, check_harness, parse_options
-from tether.gate.home import resolve_home
 
 
 def _out(text: str) -> None:
@@ -54,10 +55,12 @@ def run_status(args: list[str]) -> int:
     harness = check_harness(options.get("harness"), required=False)
     explicit = options.get("session")
     resolved = (
-        session_id.Resolved(explicit, "flag") if explicit else session_id.resolve(harness, None)
+        session_identity.Resolved(explicit, "flag")
+        if explicit
+        else session_identity.resolve(harness, None)
     )
     try:
-        conn = db.connect(resolve_home())
+        conn = gate_db.connect(resolve_home())
         try:
             if resolved.walk is not None:
                 from tether.gate import anchor  # the process-tree fallback only
@@ -66,7 +69,7 @@ def run_status(args: list[str]) -> int:
             status = counter.status_row(conn, resolved.key, follow_context=True).as_dict()
         finally:
             conn.close()
-    except (db.GateDatabaseError, db.Error, OSError) as exc:
+    except (gate_db.GateDatabaseError, gate_db.Error, OSError) as exc:
         _warn(f"tether-gate: error: {exc}")
         return EXIT_INTERNAL
     status["context_key"] = resolved.key

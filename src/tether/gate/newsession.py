@@ -20,10 +20,11 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from tether.gate import db, plan, proc
-from tether.gate.agents import match_agent
+from tether.core import process_tree
+from tether.core.agents import match_agent
+from tether.core.project import default_call_budget
+from tether.gate import gate_db, plan
 from tether.gate.counter import status_row
-from tether.gate.home import default_call_budget
 
 REASON_UNIT = "unit-boundary"
 REASON_USER = "user-request"
@@ -53,7 +54,7 @@ def agent_ancestry(
     for name in AGENT_ENV_MARKERS:
         if env.get(name):
             return f"{name} is set"
-    chain = proc.ancestors(os.getppid() if start_pid is None else start_pid)
+    chain = process_tree.ancestors(os.getppid() if start_pid is None else start_pid)
     for info in chain:
         agent = match_agent(info.comm, info.argv)
         if agent is not None:
@@ -148,9 +149,9 @@ def new_session(
     elif plan_path or unit:
         raise ValueError("--plan and --unit belong to --reason unit-boundary")
 
-    conn = db.connect(home)
+    conn = gate_db.connect(home)
     try:
-        with db.Immediate(conn):
+        with gate_db.Immediate(conn):
             if session:
                 context = _context_of(conn, session)
             else:
@@ -224,7 +225,7 @@ class SessionIdEntry:
 
 def session_log(home: str, limit: int | None = None) -> list[SessionIdEntry]:
     """Every new session id, newest first."""
-    conn = db.connect(home)
+    conn = gate_db.connect(home)
     try:
         sql = (
             "SELECT at, session_id, context_key, previous_session_id, reason, plan, unit, who "

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-from tether.gate.home import ENV_ROOM_DIR
+from tether.core.project import ENV_ROOM_DIR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from tether.errors import UnknownNameError
+from tether.core.errors import UnknownNameError
 from tether.harness_registry import BUILTIN, known_names, plugins
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from tether.errors import ConfigError
+from tether.core.errors import ConfigError
 from tether.events.model import (
     AnyEvent,
     AssistantText,

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tether.errors import ConfigError
+from tether.core.errors import ConfigError
 from tether.harnesses.base import home_dir
 
 AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"

@@ -82,7 +82,7 @@ class ScriptedHarness:
         fmt = format_of(spec.extra_args)
         bound = BOUND.get(fmt)
         if bound is None:
-            from tether.errors import UnknownNameError
+            from tether.core.errors import UnknownNameError
 
             raise UnknownNameError("scripted harness --format", fmt, sorted(BOUND))
         adapter = bound()

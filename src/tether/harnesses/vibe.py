@@ -234,7 +234,7 @@ class VibeHarness:
         """
         prices = resolve_prices(env, cwd, args, model)
         if prices.input_price == 0 and prices.output_price == 0:
-            from tether.errors import ConfigError
+            from tether.core.errors import ConfigError
 
             raise ConfigError(
                 f"Vibe's model {prices.alias!r} has no prices ({prices.source}), so its cost "

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tether.errors import ConfigError
+from tether.core.errors import ConfigError
 from tether.harnesses.base import home_dir
 
 MODEL_ENV = "VIBE_ACTIVE_MODEL"

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tether.errors import PathEscapeError
+from tether.core.errors import PathEscapeError
 from tether.fs import SymlinkLoopError, resolve_inside
 
 OUTSIDE = "symlink resolves outside the bundle"

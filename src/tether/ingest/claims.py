@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-from tether.errors import UsageError
+from tether.core.errors import UsageError
+from tether.core.session_stamp import stamp
 from tether.fs import atomic_write_json, fsync_dir
-from tether.gate.stamp import stamp
 from tether.ingest.bundle import copy_bundle
 from tether.ingest.entry import (
     CLAIM_FILE,

@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tether.errors import TetherError
-from tether.exit_codes import ExitCode
+from tether.core.errors import TetherError
+from tether.core.exit_codes import ExitCode
 from tether.ingest.manifest import Manifest
 
 CLAIMED = ".claimed"  # incoming/.claimed/<id>/: taken by one run

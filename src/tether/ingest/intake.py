@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from tether.errors import UsageError
+from tether.core.errors import UsageError
 from tether.fs import fsync_dir
 from tether.human_only import inside_agent
 from tether.human_only import refuse_inside_agent as refuse_action

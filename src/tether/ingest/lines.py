@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from tether.errors import ConfigError
+from tether.core.errors import ConfigError
 
 ENTRIES = "entries"
 BUNDLES = "bundles"

@@ -11,7 +11,7 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from tether.errors import PathEscapeError, UsageError
+from tether.core.errors import PathEscapeError, UsageError
 from tether.fs import resolve_inside
 from tether.ingest.entry import CLAIMED, DONE, Entry
 from tether.ingest.manifest import MANIFEST, read_manifest, write_manifest

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tether.errors import UsageError
+from tether.core.errors import UsageError
 from tether.fs import atomic_write_json
 from tether.ingest.bundle import bundle_digest
 

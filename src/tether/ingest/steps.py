@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from tether.config.schema import WikiSettings
-from tether.gate import db
-from tether.gate.home import resolve_home
-from tether.gate.session_id import resolve
+from tether.core.project import resolve_home
+from tether.core.session_identity import resolve
+from tether.gate import gate_db
 from tether.ingest.instructions import entry_summary, ingest_instructions
 from tether.ingest.lines import BUNDLES, ENTRIES, end_lines, templates
 from tether.ingest.manifest import BUNDLE
@@ -31,14 +31,14 @@ def session_owner() -> str:
     """
     key = resolve(None, None).key
     try:
-        conn = db.connect_reader(resolve_home())
-    except (db.GateDatabaseError, OSError):
+        conn = gate_db.connect_reader(resolve_home())
+    except (gate_db.GateDatabaseError, OSError):
         return key  # no gate database yet: no context was ever re-pointed
     try:
         row = conn.execute(
             "SELECT session_id FROM contexts WHERE context_key = ?", (key,)
         ).fetchone()
-    except db.Error:
+    except gate_db.Error:
         row = None
     finally:
         conn.close()

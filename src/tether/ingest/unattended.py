@@ -92,7 +92,7 @@ def ticket_for(
 
     The hand-off ends with the session stamp of ``env``."""
     from tether.board import Board, State
-    from tether.gate.stamp import stamp
+    from tether.core.session_stamp import stamp
 
     board = Board(board_root)
     board.ensure()

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from tether.board import BoardView, State, Ticket
 from tether.clock import to_iso
-from tether.loop import records
+from tether.loop import tick_memory
 from tether.loop.board_queue import arrived, done_check, in_order
 from tether.loop.commands import CommandResult, run_command
 
@@ -68,7 +68,7 @@ def check_blocked(
     now = loop.clock.now()
     evidence: list[dict[str, Any]] = []
     blocked = in_order(view, State.BLOCKED)
-    checked = records.last_checks(loop.conn, loop.scope) if loop.check_interval > 0 else {}
+    checked = tick_memory.last_checks(loop.conn, loop.scope) if loop.check_interval > 0 else {}
     recent = 0
     found: tuple[Ticket, CheckOutcome] | None = None
     for ticket in blocked:
@@ -79,7 +79,7 @@ def check_blocked(
         outcome = run_check(loop, view, ticket)
         evidence.append({"ticket": ticket.id, **outcome.evidence})
         if not dry_run:
-            records.record_check(
+            tick_memory.record_check(
                 loop.conn,
                 loop.scope,
                 ticket.id,

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.board import BoardView, State, Ticket
-from tether.errors import TetherError
+from tether.core.errors import TetherError
 from tether.fs import resolve_inside
 
 # Front matter key that puts a ticket under a user lock: never autonomous.

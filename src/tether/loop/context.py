@@ -19,14 +19,14 @@ from tether.board import Board
 from tether.clock import Clock, SystemClock
 from tether.config import Config, Profile, load_config
 from tether.config.loop import LoopSettings, parse_duration
-from tether.errors import ConfigError, TetherError
-from tether.exit_codes import ExitCode
+from tether.core.errors import ConfigError, TetherError
+from tether.core.exit_codes import ExitCode
 from tether.fs import lock_file
-from tether.loop.policy import Policy, Verdict, holding
+from tether.loop.autonomy import Policy, Verdict, holding
 from tether.loop.project_board import board_of as board_of  # its home; imported from here too
 from tether.loop.source_setup import build_sources
 from tether.loop.sources import Source
-from tether.store import db
+from tether.store import state_db
 
 if TYPE_CHECKING:
     from tether.runs.outcome import RunOutcome
@@ -98,7 +98,7 @@ class Loop:
         when there is one, else the loop's own tick: the tick is the session that
         wrote the note, and its id is in the board's tick history.
         """
-        from tether.gate.stamp import stamp, stamp_session
+        from tether.core.session_stamp import stamp, stamp_session
 
         explicit = stamp_session(self.env) or self.tick_id
         return stamp(
@@ -216,7 +216,7 @@ def open_loop(
         dispatcher = _supervisor(config, environ)
     chosen = profile or settings.profile
     runs_with = _check_choices(config, settings, chosen, justification)
-    conn = db.connect(config.home)
+    conn = state_db.connect(config.home)
     return Loop(
         config=config,
         settings=settings,

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tether.board import BoardView, State, Ticket
-from tether.errors import BudgetError
+from tether.core.errors import BudgetError
 from tether.loop import blockers, prompts, proposals, routines, unfinished
+from tether.loop.autonomy import ADVICE, GATE_REFUSED
 from tether.loop.context import LoopError
 from tether.loop.dispatch_todo import manual_follow_up, todo_unit
 from tether.loop.dispatched import (
@@ -34,7 +35,6 @@ from tether.loop.dispatched import (
     would_start,
 )
 from tether.loop.level1 import Work
-from tether.loop.policy import ADVICE, GATE_REFUSED
 from tether.run_status import RunStatus
 
 __all__ = ["DEMONSTRATION_WARNING", "Dispatched", "dispatch", "triage_target"]
@@ -289,7 +289,7 @@ def _proposed(
     moved: list[str],
 ) -> Dispatched:
     """The run proposed external steps: the ticket waits in USER/approval, naming them."""
-    from tether.outbox.store import get
+    from tether.outbox.proposal_store import get
 
     waiting = [get(loop.conn, pid) for pid in outcome.pending_proposals]
     listed = "; ".join(f"{p.id} ({p.headline})" for p in waiting)

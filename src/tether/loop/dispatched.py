@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from tether.loop.policy import GateFile
+from tether.loop.autonomy import GateFile
 from tether.run_status import RunStatus
 
 if TYPE_CHECKING:

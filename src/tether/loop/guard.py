@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from tether.clock import from_iso, to_iso
-from tether.store.db import transaction
+from tether.store.state_db import transaction
 
 GuardResult = Literal["exhausted", "blind", "found"]
 STOPPING: tuple[GuardResult, ...] = ("exhausted", "blind")

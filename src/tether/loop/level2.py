@@ -34,7 +34,7 @@ import msgspec
 from tether.board import BoardView, State, Ticket
 from tether.config.loop import DEFAULT_CONFIDENCE, ROLES, effective_source
 from tether.fs import atomic_write_text
-from tether.loop import guard, records
+from tether.loop import guard, tick_memory
 from tether.loop.board_queue import user_lock
 from tether.loop.sources import Item, Location, Reading, Source
 
@@ -191,7 +191,7 @@ def _fingerprint(
             continue
         parts[source.role] = where.situation
         if where.fingerprint_keys is not None:
-            seen = records.seen_items(loop.conn, loop.scope, source.role)
+            seen = tick_memory.seen_items(loop.conn, loop.scope, source.role)
             new = sum(1 for key in where.fingerprint_keys if key not in seen)
             parts[source.role] = f"new entries: {new}"
     situation = guard.situation(
@@ -245,7 +245,7 @@ def _ask(loop: Loop, view: BoardView, source: Source, where: Location) -> Source
         report.status = "unavailable"
         report.reason = f"located, but the read failed: {reading.error}"
         return report
-    seen = records.seen_items(loop.conn, loop.scope, source.role)
+    seen = tick_memory.seen_items(loop.conn, loop.scope, source.role)
     report.new = [i for i in reading.items if i.key not in seen]
     report.user_items = list(reading.user_items)
     report.found = _work(loop, view, source.role, reading, report)
@@ -319,7 +319,7 @@ def _apply(loop: Loop, view: BoardView, reports: list[SourceReport]) -> list[str
             keep_unseen = {
                 u for u in report.new if report.role == "user.model" and u not in report.found
             }
-            records.mark_seen(
+            tick_memory.mark_seen(
                 loop.conn,
                 loop.scope,
                 report.role,

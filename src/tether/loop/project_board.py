@@ -26,7 +26,7 @@ def project_board(path: Path | None = None) -> Board:
 
     Every note written through it ends with the session stamp (``tether-board``)."""
     from tether.board import Board
-    from tether.gate.stamp import stamp
+    from tether.core.session_stamp import stamp
 
     config = load_config()
     if path is None:

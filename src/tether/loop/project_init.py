@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from tether.errors import TetherError
-from tether.exit_codes import ExitCode
+from tether.core.errors import TetherError
+from tether.core.exit_codes import ExitCode
+from tether.core.project import CONFIG_FILE
 from tether.fs import create_exclusive
-from tether.gate.home import CONFIG_FILE
 from tether.harness_registry import BUILTIN
 from tether.loop.builtin import (
     CURATED_MEMORY_FILES,

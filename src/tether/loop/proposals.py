@@ -30,10 +30,10 @@ from tether.human_only import refuse_inside_agent
 from tether.outbox import APPROVED, DONE, FAILED, REJECTED, Carried, Proposal
 from tether.outbox import approve as carry_out
 from tether.outbox import reject as turn_down
-from tether.outbox.store import get as get_proposal
-from tether.outbox.store import of_ticket
+from tether.outbox.proposal_store import get as get_proposal
+from tether.outbox.proposal_store import of_ticket
 from tether.run_status import RunStatus
-from tether.store import db
+from tether.store import state_db
 from tether.store.runs import get_run
 
 PROPOSALS = "proposals"  # front matter: the ids a ticket in USER/approval waits for
@@ -92,7 +92,7 @@ def approve(
     # first of all: inside a run the store is read-only, and no agent decides anyway
     refuse_inside_agent("outbox approve", environ=environ)
     config = load_config(env=environ, cwd=cwd)
-    conn = db.connect(config.home)
+    conn = state_db.connect(config.home)
     try:
         carried: Carried = carry_out(conn, proposal_id, note=note, env=environ, by=by)
         return Decided(carried.proposal, carried.output, settle(conn, carried.proposal, environ))
@@ -112,7 +112,7 @@ def reject(
     environ = dict(os.environ if env is None else env)
     refuse_inside_agent("outbox reject", environ=environ)
     config = load_config(env=environ, cwd=cwd)
-    conn = db.connect(config.home)
+    conn = state_db.connect(config.home)
     try:
         proposal = turn_down(conn, proposal_id, reason=reason, env=environ, by=by)
         return Decided(proposal, "", settle(conn, proposal, environ))
@@ -121,7 +121,7 @@ def reject(
 
 
 def _board(proposal: Proposal, env: Mapping[str, str]) -> Board | None:
-    from tether.gate.stamp import stamp
+    from tether.core.session_stamp import stamp
     from tether.loop.context import board_of
 
     try:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from tether.board import BoardError, State
 from tether.loop.proposals import parking_front
-from tether.outbox.store import of_run
+from tether.outbox.proposal_store import of_run
 from tether.runs.record import RunPaths
 from tether.runs.recovery import recover_abandoned
 from tether.store.runs import get_run

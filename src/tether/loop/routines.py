@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from tether.board import State
 from tether.config.loop import RoutineCheck, parse_duration
-from tether.errors import TetherError
+from tether.core.errors import TetherError
 from tether.fs import atomic_write_text, resolve_inside
-from tether.loop import records
+from tether.loop import tick_memory
 from tether.loop.commands import CommandResult, run_command
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def status(loop: Loop, routine: RoutineCheck) -> RoutineStatus:
         return RoutineStatus(routine, False, f"lock path refused: {exc}")
     if lock is not None and lock.exists():
         return RoutineStatus(routine, False, f"locked ({routine.lock} exists)")
-    last = records.routine_record(loop.conn, loop.scope, routine.name)
+    last = tick_memory.routine_record(loop.conn, loop.scope, routine.name)
     if last is None:
         return RoutineStatus(routine, True, "never ran")
     cooldown = parse_duration(routine.cooldown)
@@ -95,7 +95,9 @@ def run_routine(loop: Loop, routine: RoutineCheck) -> tuple[CommandResult | None
             with contextlib.suppress(FileNotFoundError):
                 lock.unlink()
     now = loop.clock.now()
-    records.record_routine(loop.conn, loop.scope, routine.name, now, result.exit_code, result.tail)
+    tick_memory.record_routine(
+        loop.conn, loop.scope, routine.name, now, result.exit_code, result.tail
+    )
     if result.ok:
         return result, f"routine {routine.name}: {result.summary()}"
     note = loop.board.folder(State.INBOX) / f"routine-{routine.name}-{now:%Y%m%d-%H%M%S}.md"

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from tether.exit_codes import ExitCode
+from tether.core.exit_codes import ExitCode
 from tether.loop.tick import TickResult, tick
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 
-from tether.exit_codes import ExitCode
+from tether.core.exit_codes import ExitCode
 
 PREFIX = "TETHER-LOOP:"
 ROLE_COUNT = 4

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tether.config.loop import ROLES, LoopSettings, effective_source, parse_duration
-from tether.errors import ConfigError
+from tether.core.errors import ConfigError
 from tether.loop.builtin import builtin_source
 from tether.loop.sources import CommandSource, FileSource, Source
 

@@ -68,7 +68,7 @@ def decide(
     env: Mapping[str, str] | None = None,
     clock: Clock | None = None,
 ) -> StopDecision:
-    from tether.loop import records
+    from tether.loop import tick_memory
     from tether.loop.context import open_loop
     from tether.loop.tick import tick
 
@@ -81,15 +81,15 @@ def decide(
     loop = open_loop(where, env=environ, clock=clock, dispatcher=_no_runs)
     try:
         now = loop.clock.now()
-        blocks = records.stop_hook_blocks(loop.conn, session) if active else 0
+        blocks = tick_memory.stop_hook_blocks(loop.conn, session) if active else 0
         result = tick(loop, dry_run=True)  # the decision of a tick: level 1, then level 2
         cap = loop.settings.stop_hook_max_blocks
         if result.signal.is_stop:
-            records.set_stop_hook_blocks(loop.conn, session, 0, now)
+            tick_memory.set_stop_hook_blocks(loop.conn, session, 0, now)
             return StopDecision(False, result.line, 0, line=result.line)
         what = _found(result)
         if blocks >= cap:
-            records.set_stop_hook_blocks(loop.conn, session, 0, now)
+            tick_memory.set_stop_hook_blocks(loop.conn, session, 0, now)
             return StopDecision(
                 False,
                 f"the tick decision is still CONTINUE ({what}), but the stop was already "
@@ -97,7 +97,7 @@ def decide(
                 0,
             )
         blocks += 1
-        records.set_stop_hook_blocks(loop.conn, session, blocks, now)
+        tick_memory.set_stop_hook_blocks(loop.conn, session, blocks, now)
         reason = (
             f"tether loop: the tick decision is CONTINUE: {what}. Do not do this unit in "
             f"this session. Run `tether loop tick` now: it dispatches the unit to a fresh "

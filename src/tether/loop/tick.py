@@ -25,13 +25,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from tether.clock import to_iso
-from tether.exit_codes import ExitCode
+from tether.core.exit_codes import ExitCode
 from tether.loop.dispatch import DEMONSTRATION_WARNING, Dispatched, dispatch
 from tether.loop.level1 import Level1, scan
 from tether.loop.level2 import Level2, run_chain
-from tether.loop.records import record_tick
 from tether.loop.recovered import adopt_abandoned
 from tether.loop.signal import Signal, render
+from tether.loop.tick_memory import record_tick
 from tether.loop.user_bundle import Bundle, collect
 
 if TYPE_CHECKING:

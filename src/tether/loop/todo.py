@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tether.core.session_stamp import is_stamp
 from tether.fs import atomic_write_text
-from tether.gate.stamp import is_stamp
 
 OPEN_ITEM = re.compile(r"^(?P<indent>\s*)(?P<bullet>[-*+]|\d+[.)])\s+\[ \]\s+(?P<text>\S.*?)\s*$")
 PREFIX = "todo:"

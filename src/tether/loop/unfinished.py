@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tether.board import Ticket
-from tether.errors import RunNotFoundError
+from tether.core.errors import RunNotFoundError
 from tether.run_status import LIMITS, RunStatus
 from tether.runs.record import RunPaths
 from tether.store.runs import RunRow, get_run

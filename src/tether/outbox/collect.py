@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from tether.config import Config
-from tether.errors import TetherError
-from tether.outbox import store
+from tether.core.errors import TetherError
+from tether.outbox import proposal_store
 from tether.outbox.actions import Action, action_for
 from tether.outbox.model import PROPOSED, Proposal, is_proposal_id, new_proposal_id
 from tether.outbox.propose import FILE_SUFFIX, MAX_MESSAGE, MAX_PER_RUN
@@ -66,7 +66,7 @@ def collect(conn: sqlite3.Connection, config: Config, folder: Path, run: RunFact
             result.refused.append(f"{path.name}: {exc}")
             _rename(path, ".refused")
             continue
-        store.insert(conn, proposal)
+        proposal_store.insert(conn, proposal)
         _rename(path, ".collected")
         result.proposals.append(proposal)
     return result
@@ -138,11 +138,11 @@ def _read(path: Path) -> dict[str, Any]:
 
 def _fresh_id(conn: sqlite3.Connection, given: Any) -> str:
     """The id the agent was told, unless it is malformed or taken; then a new one."""
-    if isinstance(given, str) and is_proposal_id(given) and not store.exists(conn, given):
+    if isinstance(given, str) and is_proposal_id(given) and not proposal_store.exists(conn, given):
         return given
     while True:
         candidate = new_proposal_id()
-        if not store.exists(conn, candidate):
+        if not proposal_store.exists(conn, candidate):
             return candidate
 
 

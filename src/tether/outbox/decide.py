@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from tether.human_only import refuse_inside_agent, who
-from tether.outbox import git, store
+from tether.outbox import git, proposal_store
 from tether.outbox.actions import PUSH
 from tether.outbox.errors import ProposalInputError, ProposalStopError
 from tether.outbox.model import APPROVED, DONE, FAILED, PROPOSED, REJECTED, Proposal
@@ -47,7 +47,7 @@ def _now() -> str:
 
 
 def _undecided(conn: sqlite3.Connection, proposal_id: str) -> Proposal:
-    proposal = store.get(conn, proposal_id)
+    proposal = proposal_store.get(conn, proposal_id)
     if proposal.state != PROPOSED:
         raise ProposalStopError(_decided_text(proposal))
     return proposal
@@ -96,7 +96,7 @@ def approve(
     proposal = _undecided(conn, proposal_id)
     check_pinned(proposal)
     decided_by, decided_at = by or who(), _now()
-    if not store.change_state(
+    if not proposal_store.change_state(
         conn,
         proposal.id,
         was=PROPOSED,
@@ -105,10 +105,10 @@ def approve(
         decided_at=decided_at,
         note=note,
     ):
-        raise ProposalStopError(_decided_text(store.get(conn, proposal.id)))
+        raise ProposalStopError(_decided_text(proposal_store.get(conn, proposal.id)))
     code, output = _run(proposal, environ)
     state = DONE if code == 0 else FAILED
-    store.change_state(
+    proposal_store.change_state(
         conn,
         proposal.id,
         was=APPROVED,
@@ -117,7 +117,7 @@ def approve(
         output=output[-OUTPUT_TAIL:],
         finished_at=_now(),
     )
-    return Carried(store.get(conn, proposal.id), output)
+    return Carried(proposal_store.get(conn, proposal.id), output)
 
 
 def _run(proposal: Proposal, env: dict[str, str]) -> tuple[int, str]:
@@ -170,7 +170,7 @@ def reject(
     if len(reason) > MAX_REASON:
         raise ProposalInputError(f"--reason is longer than {MAX_REASON} characters")
     proposal = _undecided(conn, proposal_id)
-    if not store.change_state(
+    if not proposal_store.change_state(
         conn,
         proposal.id,
         was=PROPOSED,
@@ -179,5 +179,5 @@ def reject(
         decided_at=_now(),
         note=reason.strip(),
     ):
-        raise ProposalStopError(_decided_text(store.get(conn, proposal.id)))
-    return store.get(conn, proposal.id)
+        raise ProposalStopError(_decided_text(proposal_store.get(conn, proposal.id)))
+    return proposal_store.get(conn, proposal.id)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tether.errors import TetherError, UnknownNameError, UsageError
-from tether.exit_codes import ExitCode
+from tether.core.errors import TetherError, UnknownNameError, UsageError
+from tether.core.exit_codes import ExitCode
 
 
 class ProposalInputError(UsageError):

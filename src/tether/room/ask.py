@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from tether.errors import CheckFailedError, TetherError, UsageError
+from tether.core.errors import CheckFailedError, TetherError, UsageError
 from tether.room.brief import Brief
 from tether.room.room import (
     STATUS_B01,

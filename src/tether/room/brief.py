@@ -43,14 +43,14 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tether.errors import UsageError
+from tether.core.errors import UsageError
 from tether.wiki.index import Index, query_terms
+from tether.wiki.index_schema import Edge, Hit, PageRow
 from tether.wiki.page import BODY_LINK, EMBED
-from tether.wiki.records import Edge, Hit, PageRow
 from tether.wiki.stale import stale_reasons
 
 if TYPE_CHECKING:
-    from tether.wiki.store import ProgressFn
+    from tether.wiki.index_store import ProgressFn
     from tether.wiki.vectors import Embedder
 
 DEFAULT_BUDGET = 12

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tether.config import load_config
-from tether.errors import UsageError
+from tether.core.errors import UsageError
 from tether.room.room import room_above
 from tether.room.state import (
     MISSING,

@@ -40,18 +40,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from tether.core.project import ENV_ROOM_DIR
+from tether.core.session_stamp import stamp_session
 from tether.fs import atomic_write_json, lock_file
-from tether.gate.home import ENV_ROOM_DIR
 from tether.gate.roomrule import (
     CONCLUSION_FILE,
     ENV_ROOM_ID,
     NESTED_HINT,
     ROOM_COMMANDS,
 )
-from tether.gate.stamp import stamp_session
 from tether.harnesses.base import ToolAllowance
 from tether.room.brief import Brief
-from tether.room.check import MAX_WORDS, ConclusionCheck, check_conclusion
+from tether.room.conclusion_check import MAX_WORDS, ConclusionCheck, check_conclusion
 from tether.room.locks import LOCK_PREFIX
 from tether.room.locks import held_by as _held_by
 from tether.room.state import (
@@ -144,7 +144,7 @@ def wiki_lock_path(home: Path, wiki_root: Path) -> Path:
 
 def session_lock_path(home: Path, env: Mapping[str, str]) -> Path:
     """The lock of the rooms one session opens, keyed by the session the gate would count."""
-    from tether.gate.session_id import resolve
+    from tether.core.session_identity import resolve
 
     return rooms_dir(home) / f"{SESSION_PREFIX}{_key(resolve(None, None, env).key)}"
 

@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from tether.errors import PathEscapeError, TetherError, UsageError
-from tether.exit_codes import ExitCode
+from tether.core.errors import PathEscapeError, TetherError, UsageError
+from tether.core.exit_codes import ExitCode
+from tether.core.project import ENV_ROOM_DIR
+from tether.core.session_stamp import stamp, with_stamp
 from tether.fs import atomic_write_json, atomic_write_text, flocked, resolve_inside
-from tether.gate.home import ENV_ROOM_DIR
 
 # The gate refuses other tool calls inside a room and logs them here (REFUSED_TOOL).
 from tether.gate.roomrule import (
@@ -38,7 +39,6 @@ from tether.gate.roomrule import (
     REFUSED_TOOL,
     read_line,
 )
-from tether.gate.stamp import stamp, with_stamp
 from tether.room.locks import ROOMS_DIR
 from tether.wiki.layout import clean_page_name, page_path_forms
 from tether.wiki.links import Resolver

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from tether.config import Config, Profile
-from tether.errors import UsageError
+from tether.core.errors import UsageError
 
 
 def agent_env(

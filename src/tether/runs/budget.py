@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 
 from tether.config.schema import DEFAULT_EVENTS_MAX_BYTES, DEFAULT_STDERR_MAX_BYTES
-from tether.errors import BudgetError
+from tether.core.errors import BudgetError
 from tether.events.accounting import Ledger, stream_upper_bound
 from tether.events.model import Event, ToolResult
 from tether.run_status import RunStatus

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tether.config import Config, Profile
-from tether.errors import ConfigError
+from tether.core.errors import ConfigError
 from tether.fs import atomic_write_json, atomic_write_text
 from tether.gate.hook_command import HOOK_TIMEOUT_S
 from tether.harnesses.base import Harness
@@ -191,7 +191,7 @@ def write_run_hooks(
 
 def _register_budget(config: Config, session_id: str, budget: Budget, run_id: str) -> None:
     """The run's call and iteration budgets, held by the gate under the run's session id."""
-    from tether.gate import db
+    from tether.gate import gate_db as db
     from tether.gate.counter import set_session_budget
 
     try:
@@ -217,7 +217,7 @@ def gate_db_held_open(home: Path) -> Iterator[None]:
     keeps the stop delay in bench/limit.py. Only a speed-up: a database that
     cannot be opened here is left to the gate's own error handling.
     """
-    from tether.gate import db
+    from tether.gate import gate_db as db
 
     try:
         conn = db.connect(str(home))

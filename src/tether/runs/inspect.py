@@ -12,18 +12,18 @@ from pathlib import Path
 from typing import Any
 
 from tether.config import load_config
-from tether.errors import UsageError
+from tether.core.errors import UsageError
 from tether.runs.outcome import row_to_record
 from tether.runs.record import RunPaths
 from tether.runs.recovery import recover_abandoned
-from tether.store import db
+from tether.store import state_db
 from tether.store.runs import follow_ups_of, get_run
 
 
 def open_runs() -> tuple[sqlite3.Connection, Path]:
     """The store of this project (abandoned runs recovered) and tether's home."""
     config = load_config()
-    conn = db.connect_existing(config.home)
+    conn = state_db.connect_existing(config.home)
     recover_abandoned(conn, config.home)
     return conn, config.home
 

@@ -8,7 +8,7 @@ reads faster than it could import psutil (bench/status.py); psutil elsewhere.
 
 from __future__ import annotations
 
-from tether.gate.proc import has_proc, start_time
+from tether.core.process_tree import has_proc, start_time
 from tether.store.runs import RunRow
 
 

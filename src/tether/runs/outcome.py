@@ -9,19 +9,19 @@ from pathlib import Path
 from typing import Any
 
 from tether.config import Config, Profile
+from tether.core.exit_codes import ExitCode
 from tether.events.accounting import Ledger
-from tether.exit_codes import ExitCode
 from tether.fs import atomic_write_json, atomic_write_text
 from tether.gate.runstop import read_refusal
 from tether.outbox import Collected, RunFacts, collect
 from tether.run_status import RunStatus
-from tether.runs import report as reports
+from tether.runs import run_report as reports
 from tether.runs import worktree
 from tether.runs.budget import Budget
 from tether.runs.failure import Failure, failure_of
 from tether.runs.record import RunPaths
 from tether.runs.stages import run_post_stages
-from tether.store import db
+from tether.store import state_db
 from tether.store.runs import RunRow, get_run, update_run
 
 
@@ -157,7 +157,7 @@ def finish_run(conn: Any, end: Ending) -> RunOutcome:
         ended_at=ended.isoformat(),
         harness_session_id=ledger.session_id,
     )
-    with db.transaction(conn):
+    with state_db.transaction(conn):
         update_run(conn, end.run_id, **fields)
     row = get_run(conn, end.run_id)
     atomic_write_json(end.paths.record, row_to_record(row, ledger))

@@ -24,7 +24,7 @@ from typing import IO, Protocol
 
 import psutil
 
-from tether.errors import HarnessNotFoundError
+from tether.core.errors import HarnessNotFoundError
 from tether.runs.guardian import group_running
 
 _PR_SET_PDEATHSIG = 1

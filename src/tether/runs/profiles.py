@@ -7,7 +7,7 @@ or change a budget.
 from __future__ import annotations
 
 from tether.config import Config, Profile
-from tether.errors import BudgetError, ConfigError
+from tether.core.errors import BudgetError, ConfigError
 from tether.runs.budget import Budget, validate_iterations
 
 

@@ -27,7 +27,7 @@ from tether.harnesses import get_harness
 from tether.harnesses.base import Harness, RunSpec, bind
 from tether.runs.liveness import supervisor_alive
 from tether.runs.record import RunPaths
-from tether.store import db
+from tether.store import state_db
 from tether.store.runs import RunRow, get_run, running_runs, update_run
 
 
@@ -127,7 +127,7 @@ def recover_abandoned(conn: sqlite3.Connection, home: Path) -> list[str]:
         # the agent's end: now when its processes were still there to end, else the
         # last the run's files heard of it (the recovery may come much later)
         ended = datetime.now(UTC) if reaped else last_heard(row)
-        with db.transaction(conn):
+        with state_db.transaction(conn):
             update_run(
                 conn,
                 row.id,
@@ -151,7 +151,7 @@ def recover_abandoned(conn: sqlite3.Connection, home: Path) -> list[str]:
 def _collect_proposals(conn: sqlite3.Connection, row: RunRow) -> None:
     """What the run proposed before its supervisor died, collected now (checked as ever)."""
     from tether.config import load_config
-    from tether.errors import TetherError
+    from tether.core.errors import TetherError
     from tether.outbox import RunFacts, collect
 
     paths = RunPaths(Path(row.run_dir))

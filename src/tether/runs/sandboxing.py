@@ -34,8 +34,8 @@ from pathlib import Path
 from tether.config import Config, Profile
 from tether.config.loop import LoopSettings
 from tether.config.schema import SandboxSettings as Settings
-from tether.errors import ConfigError, TetherError
-from tether.exit_codes import ExitCode
+from tether.core.errors import ConfigError, TetherError
+from tether.core.exit_codes import ExitCode
 from tether.fs import atomic_write_json
 from tether.harnesses.sandboxing import SandboxNeeds, sandbox_needs
 from tether.runs.record import RunPaths

@@ -21,11 +21,11 @@ from types import FrameType
 from typing import Any
 
 from tether.config import Config, Profile, load_config
-from tether.errors import HarnessNotFoundError, UsageError
+from tether.core.errors import HarnessNotFoundError, UsageError
+from tether.core.session_stamp import hostname
 from tether.events.accounting import Ledger
 from tether.fs import atomic_write_json, atomic_write_text
 from tether.gate.runstop import mark_stopping
-from tether.gate.stamp import hostname
 from tether.harnesses import get_harness
 from tether.harnesses.base import Harness, RunSpec, ToolAllowance, bind
 from tether.outbox import OUTBOX_ENV
@@ -45,7 +45,7 @@ from tether.runs.recovery import recover_abandoned
 from tether.runs.sandboxed_run import SandboxedRun as _SandboxedRun
 from tether.runs.stderr_sink import StderrSink
 from tether.runs.watching import watch_agent
-from tether.store import db
+from tether.store import state_db
 from tether.store.runs import RunRow, get_run, insert_run, update_run
 
 
@@ -169,7 +169,7 @@ def supervise(
         # A harness that derives its cost from configured prices (Vibe) resolves
         # them now, from the agent's own environment, or refuses the run.
         harness = priced({**base_env, **profile.env}, cwd, tuple(profile.args), profile.model)
-    conn = db.connect(config.home)
+    conn = state_db.connect(config.home)
     try:
         recover_abandoned(conn, config.home)
         previous = None
@@ -292,7 +292,7 @@ def _execute(
         depth=int(env["TETHER_DEPTH"]),
         sandbox="bubblewrap" if prepared is not None else f"off: {unsandboxed}",
     )
-    with db.transaction(conn):
+    with state_db.transaction(conn):
         insert_run(conn, row)
     ledger = Ledger(iteration_source=adapter.iteration_source)
     cancel = _Cancel()
@@ -314,7 +314,7 @@ def _execute(
                 sandbox=sandbox,
             )
         except HarnessNotFoundError as exc:
-            with db.transaction(conn):
+            with state_db.transaction(conn):
                 update_run(
                     conn,
                     run_id,
@@ -328,7 +328,7 @@ def _execute(
             sandbox.started()
         stderr = StderrSink(agent.stderr, paths.stderr, budget.stderr_max_bytes)
         try:
-            with db.transaction(conn):
+            with state_db.transaction(conn):
                 update_run(conn, run_id, agent_pgid=agent.pgid)
             stop, how = watch_agent(
                 agent,

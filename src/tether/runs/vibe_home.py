@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from tether.errors import ConfigError
+from tether.core.errors import ConfigError
 from tether.fs import atomic_write_text
 from tether.harnesses.vibe_prices import vibe_home as user_vibe_home
 

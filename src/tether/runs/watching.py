@@ -23,7 +23,7 @@ from tether.runs.live import LiveResult, LiveRun
 from tether.runs.process import AgentProcess, wait_until
 from tether.runs.record import RunPaths
 from tether.runs.stream import SessionTail
-from tether.store import db
+from tether.store import state_db
 from tether.store.runs import update_run
 
 
@@ -47,7 +47,7 @@ def watch_agent(
     tail = SessionTail(adapter, env) if adapter.iteration_source == "session_file" else None
 
     def progress(led: Ledger) -> None:
-        with db.transaction(conn):
+        with state_db.transaction(conn):
             update_run(
                 conn,
                 run_id,

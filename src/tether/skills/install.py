@@ -34,8 +34,8 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from tether import __version__
-from tether.errors import TetherError
-from tether.exit_codes import ExitCode
+from tether.core.errors import TetherError
+from tether.core.exit_codes import ExitCode
 from tether.fs import atomic_write_bytes, atomic_write_json
 from tether.harness_registry import BUILTIN
 

@@ -41,7 +41,7 @@ def collect(
     config: Config, *, now: float | None = None, options: Options | None = None
 ) -> dict[str, Any]:
     """Every panel as one JSON-ready object (raises ``StoreError`` for an unreadable store)."""
-    from tether.store.db import connect_reader
+    from tether.store.state_db import connect_reader
 
     opts = options or Options()
     moment = time.time() if now is None else now
@@ -212,7 +212,7 @@ def ended_panel(conn: sqlite3.Connection | None, limit: int) -> list[dict[str, A
 def loops_panel(conn: sqlite3.Connection | None, moment: float) -> list[dict[str, Any]]:
     if conn is None:
         return []
-    from tether.loop.records import recent_ticks, ticked_boards
+    from tether.loop.tick_memory import recent_ticks, ticked_boards
 
     boards = ticked_boards(conn)
     if not boards:
@@ -316,7 +316,7 @@ def _may_find_subagents(config: Config, conn: sqlite3.Connection) -> bool:
 def _survey(config: Config, conn: sqlite3.Connection, moment: float) -> dict[str, Any]:
     from tether.config.schema import WatchSettings
     from tether.watch.activity import orchestrator_activity
-    from tether.watch.report import subagent_dict
+    from tether.watch.cycle_report import subagent_dict
     from tether.watch.survey import Surveyor
 
     settings = config.section("watch", WatchSettings)
@@ -360,7 +360,7 @@ _SUBAGENT_KEYS = ("key", "kind", "label", "state", "running", "run_id", "pane", 
 def gate_panel(home: Path, conn: sqlite3.Connection | None = None) -> dict[str, Any]:
     """Sessions near or over their call budget; a session of a run that ended is ``ended``
     (its lock no longer matters), whatever its lock says."""
-    from tether.gate import db as gate_db
+    from tether.gate import gate_db
     from tether.gate.counter import gate_db_path, sessions_near_budget
 
     if not gate_db_path(home).is_file():
@@ -422,7 +422,7 @@ def ingest_panel(config: Config) -> dict[str, Any]:
     settings = config.section("wiki", WikiSettings)
     if settings.root is None:
         return {"wiki": None}
-    from tether.errors import TetherError
+    from tether.core.errors import TetherError
     from tether.ingest.queue import Queue
     from tether.wiki.layout import Wiki
 

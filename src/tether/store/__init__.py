@@ -7,6 +7,6 @@ aggregate (``runs``, ...) reads and writes its table.
 
 from __future__ import annotations
 
-from tether.store.db import DB_NAME, connect, db_path, transaction
+from tether.store.state_db import DB_NAME, connect, db_path, transaction
 
 __all__ = ["DB_NAME", "connect", "db_path", "transaction"]

@@ -1,4 +1,4 @@
-"""The store's numbered schema migrations (run by ``tether.gate.migrate``).
+"""The store's numbered schema migrations (run by ``tether.core.migrations``).
 
 Migration N brings the schema from version N-1 to N. Never edit a released
 migration; add the next one.
@@ -10,8 +10,8 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from tether.errors import StoreError
-from tether.gate.migrate import run_migrations
+from tether.core.errors import StoreError
+from tether.core.migrations import run_migrations
 
 Migration = Callable[[sqlite3.Connection], None]
 

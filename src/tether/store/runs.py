@@ -8,9 +8,9 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Final
 
-from tether.errors import RunNotFoundError, StoreError, UsageError
+from tether.core.errors import RunNotFoundError, StoreError, UsageError
 from tether.run_status import RunStatus
-from tether.store.db import transaction
+from tether.store.state_db import transaction
 
 RUN_STATUSES: Final[tuple[str, ...]] = tuple(RunStatus)
 _JSON_COLUMNS = frozenset({"argv", "usage", "stages"})

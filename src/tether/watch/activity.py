@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Protocol
 
 from tether.clock import from_iso
-from tether.gate import proc as gate_proc
+from tether.core import process_tree as gate_proc
+from tether.core.session_identity import process_key
 from tether.gate.eventlog import GateEvent, GateReader
-from tether.gate.session_id import process_key
 from tether.watch.confirm import (
     NOTIFICATION_EVENTS,
     PERMISSION_EVENTS,

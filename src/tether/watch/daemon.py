@@ -11,7 +11,7 @@ It ends by itself: one interval after it noticed that no subagent runs any more
 (or, when it never saw one, after ``startup_grace``), unless told to run on.
 
 Sending a wake (its slot, delivery, record, the held status message) lives in
-:mod:`tether.watch.sender`; what a cycle reports in :mod:`tether.watch.report`.
+:mod:`tether.watch.sender`; what a cycle reports in :mod:`tether.watch.cycle_report`.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from tether.clock import Clock, SystemClock, to_iso
 from tether.config.schema import WatchSettings
 from tether.watch.acks import settle
 from tether.watch.activity import orchestrator_activity
+from tether.watch.cycle_report import CycleReport, Decision
 from tether.watch.registry import bind_session
-from tether.watch.report import CycleReport, Decision
 from tether.watch.sender import WakeSender, untaken, wake_action
 from tether.watch.survey import OrchestratorView, Surveyor
 from tether.watch.tmux import Tmux

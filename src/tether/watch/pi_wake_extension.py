@@ -67,7 +67,7 @@ function configuredHome(root: string): string | null {
   return path.resolve(root, value);
 }
 
-// The project root as tether finds it (tether.gate.home.find_project_root): the
+// The project root as tether finds it (tether.core.project.find_project_root): the
 // nearest folder at or above cwd holding a tether.toml file.
 function tetherHome(cwd: string): string {
   if (process.env.TETHER_HOME) return path.resolve(cwd, process.env.TETHER_HOME);

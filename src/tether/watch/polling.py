@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tether.clock import Clock, SystemClock
-from tether.gate.session_id import HARNESS_VARS
+from tether.core.session_identity import HARNESS_VARS
 from tether.watch.registry import Orchestrator, bind_session, list_orchestrators, touch
 from tether.watch.survey import Survey, Surveyor, find_caller
 
@@ -48,7 +48,7 @@ class WaitOutcome:
 
     def to_dict(self) -> dict[str, Any]:
         """What ``subagents wait --json`` prints: the change, and every subagent's state."""
-        from tether.watch.report import subagent_dict
+        from tether.watch.cycle_report import subagent_dict
 
         return {
             "changed": self.changed,

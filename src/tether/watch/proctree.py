@@ -1,6 +1,6 @@
 """Who runs: agent processes found in the process tree (psutil), never by pane titles.
 
-A subagent "runs" when a live agent process (``tether.gate.agents``) sits
+A subagent "runs" when a live agent process (``tether.core.agents``) sits
 somewhere below its pane's shell or inside its run's process group. The pane's
 current command (``bash`` while ``bash -c "… pi …"`` runs pi as a child) and
 keywords in a window title say nothing; the tree does.
@@ -23,8 +23,8 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from tether.gate.agents import agent_names, match_agent
-from tether.gate.proc import process_table
+from tether.core.agents import agent_names, match_agent
+from tether.core.process_tree import process_table
 
 
 @dataclass(frozen=True)

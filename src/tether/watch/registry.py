@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tether.clock import Clock, SystemClock, from_iso, to_iso
-from tether.errors import UsageError
-from tether.store.db import transaction
+from tether.core.errors import UsageError
+from tether.store.state_db import transaction
 
 
 @dataclass(frozen=True)

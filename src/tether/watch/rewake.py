@@ -30,7 +30,7 @@ from typing import Any
 
 import psutil
 
-from tether.gate.agents import match_agent
+from tether.core.agents import match_agent
 from tether.watch.endpoints import live_endpoints, take_request, write_ack, write_endpoint
 
 EXIT_WAKE = 2

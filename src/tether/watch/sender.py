@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from tether.clock import Clock, to_iso
 from tether.config.schema import WatchSettings
-from tether.store.db import transaction
+from tether.store.state_db import transaction
 from tether.watch.acks import deaf_endpoints
 from tether.watch.registry import WakeRecord, last_wake_at, record_wake, swap_channels, update_wake
 from tether.watch.survey import OrchestratorView

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tether.config.schema import WatchSettings
-from tether.errors import TetherError
+from tether.core.errors import TetherError
 from tether.gate.eventlog import GateReader
 from tether.store.runs import get_run
 from tether.watch.activity import gate_process_key

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tether.errors import TetherError
+from tether.core.errors import TetherError
 
 if TYPE_CHECKING:
     import subprocess

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from tether.errors import TetherError
+from tether.core.errors import TetherError
 
 if TYPE_CHECKING:
     import numpy as np

@@ -2,7 +2,7 @@
 
 Every command that reads the index first makes sure it matches the files.
 The portable way is the *walk*: list every folder, ``stat`` every page, and
-compare with the stored change keys (``tether.wiki.store`` says what a key can
+compare with the stored change keys (``tether.wiki.index_store`` says what a key can
 and cannot show, and how racy keys are handled). It is the only honest check
 for a process that starts fresh: nothing observed the files before it started,
 and an edit in place changes nothing but the page's own inode — not its
@@ -29,9 +29,9 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tether.wiki import store
+from tether.wiki import index_store
+from tether.wiki.index_schema import MAX_PAGE_BYTES, UpdateStats
 from tether.wiki.layout import Wiki
-from tether.wiki.records import MAX_PAGE_BYTES, UpdateStats
 from tether.wiki.scan import Listing, look, walk
 
 if TYPE_CHECKING:
@@ -114,10 +114,10 @@ def tracker_for(index_path: str, pages_dir: str) -> Tracker:
 class Asked:
     """What an update of the index is asked for."""
 
-    progress: store.ProgressFn | None = None  # told (done, of) while pages are read
+    progress: index_store.ProgressFn | None = None  # told (done, of) while pages are read
     escaped: list[str] | None = None  # symlinks that leave the page folder go here (a walk)
     watch: bool = True  # keep a folder watch in this process for the next update
-    max_bytes: int = MAX_PAGE_BYTES  # pages over it are not read (tether.wiki.store)
+    max_bytes: int = MAX_PAGE_BYTES  # pages over it are not read (tether.wiki.index_store)
 
 
 def refresh(
@@ -143,9 +143,9 @@ def _by_walk(
     listing = Listing()
     walk(wiki, listing, watch=watch)
     while True:  # again only when another process wrote between the snapshot and the write
-        gen, stored = store.snapshot(conn)
-        todo = store.plan(listing.files, stored.keys() - listing.files.keys(), stored)
-        done = store.apply(conn, wiki, todo, gen, asked.progress, asked.max_bytes)
+        gen, stored = index_store.snapshot(conn)
+        todo = index_store.plan(listing.files, stored.keys() - listing.files.keys(), stored)
+        done = index_store.apply(conn, wiki, todo, gen, asked.progress, asked.max_bytes)
         if done is not None:
             break
     if tracker is not None:
@@ -159,7 +159,7 @@ def _by_events(
     conn: sqlite3.Connection, wiki: Wiki, tracker: Tracker, asked: Asked, t0: float
 ) -> UpdateStats | None:
     """An update from the watch's events; ``None`` when a walk is needed instead."""
-    gen = store.generation(conn)
+    gen = index_store.generation(conn)
     touched = tracker.pending(gen)
     if touched is None:
         return None
@@ -177,16 +177,16 @@ def _by_events(
             listing.files[path] = seen.key
             continue
         # gone, or a folder: what was stored under it goes unless it is found again
-        inside = store.stored_under(conn, path)
+        inside = index_store.stored_under(conn, path)
         if seen.folder:
             walk(wiki, listing, start=path, watch=tracker.watch)
         gone.append(path)
         gone.extend(p for p in inside if p not in listing.files)
     if not listing.watched:
         return None
-    stored = store.stored_some(conn, [*listing.files, *gone])
-    todo = store.plan(listing.files, gone, stored, touched=touched)
-    done = store.apply(conn, wiki, todo, gen, asked.progress, asked.max_bytes)
+    stored = index_store.stored_some(conn, [*listing.files, *gone])
+    todo = index_store.plan(listing.files, gone, stored, touched=touched)
+    done = index_store.apply(conn, wiki, todo, gen, asked.progress, asked.max_bytes)
     if done is None:
         return None
     tracker.generation = done.generation
@@ -196,7 +196,7 @@ def _by_events(
 
 def _stats(
     conn: sqlite3.Connection,
-    done: store.Applied,
+    done: index_store.Applied,
     walked: bool,
     t0: float,
     files: int | None = None,

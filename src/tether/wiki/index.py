@@ -3,8 +3,8 @@
 The files are the truth; the index can be deleted at any time. ``update``
 brings it up to date before it is read: it re-reads only pages that changed,
 forgets removed ones, and resolves links again where that can matter
-(``tether.wiki.freshness`` finds what changed, ``tether.wiki.store`` writes it,
-``tether.wiki.records`` has the schema). The index lives in
+(``tether.wiki.freshness`` finds what changed, ``tether.wiki.index_store`` writes it,
+``tether.wiki.index_schema`` has the schema). The index lives in
 ``$TETHER_HOME/wiki-index/`` (never inside the wiki, which may be read-only).
 """
 
@@ -20,11 +20,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tether.errors import UsageError
+from tether.core.errors import UsageError
 from tether.wiki.freshness import Asked, refresh
-from tether.wiki.layout import Wiki, clean_page_name, page_path_forms
-from tether.wiki.links import Resolver
-from tether.wiki.records import (
+from tether.wiki.index_schema import (
     COLS,
     DETAIL_COLS,
     MAX_PAGE_BYTES,
@@ -42,7 +40,9 @@ from tether.wiki.records import (
     page_kinds,
     page_row,
 )
-from tether.wiki.store import ProgressFn, generation
+from tether.wiki.index_store import ProgressFn, generation
+from tether.wiki.layout import Wiki, clean_page_name, page_path_forms
+from tether.wiki.links import Resolver
 
 if TYPE_CHECKING:
     from tether.wiki.endpoint import Endpoint

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tether.errors import UsageError
+from tether.core.errors import UsageError
 from tether.fs import resolve_inside
 
 PAGES_DIR = "wiki"

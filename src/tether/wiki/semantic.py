@@ -30,7 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tether.errors import TetherError
+from tether.core.errors import TetherError
 
 if TYPE_CHECKING:
     import numpy as np

@@ -27,7 +27,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tether.errors import TetherError
+from tether.core.errors import TetherError
 
 if TYPE_CHECKING:
     import numpy as np

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tether.errors import UsageError
+from tether.core.errors import UsageError
 
 if TYPE_CHECKING:
     from tether.wiki.index import Index
-    from tether.wiki.records import PageRow
+    from tether.wiki.index_schema import PageRow
 
 
 @dataclass(frozen=True)
@@ -104,8 +104,8 @@ def stale_reasons(index: Index) -> dict[str, str]:
     """
     import time
 
+    from tether.wiki.index_store import RACY_NS, generation
     from tether.wiki.scan import ctime_of, key_of
-    from tether.wiki.store import RACY_NS, generation
 
     path = index.wiki.stale_path
     now = time.time_ns()

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-    from tether.wiki.store import ProgressFn
+    from tether.wiki.index_store import ProgressFn
 
 BODY_WORDS = 60  # the start of a page's text that goes into its vector
 # Part of every stored vector's digest: change it when ``page_text`` changes, and every

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tether.board import frontmatter
+from tether.board import ticket_yaml
 from tether.board.board import Board
 from tether.board.errors import BoardError
 from tether.board.interop.common import (
@@ -78,9 +78,9 @@ def read(path: Path) -> tuple[list[Record], list[tuple[str, str]]]:
     skipped: list[tuple[str, str]] = []
     for kind, file in _task_files(path):
         try:
-            parts = frontmatter.split(file.read_text(encoding="utf-8"))
-            front = frontmatter.parse(parts[0]) if parts else None
-        except (OSError, UnicodeDecodeError, frontmatter.FrontMatterError) as exc:
+            parts = ticket_yaml.split(file.read_text(encoding="utf-8"))
+            front = ticket_yaml.parse(parts[0]) if parts else None
+        except (OSError, UnicodeDecodeError, ticket_yaml.FrontMatterError) as exc:
             skipped.append((file.name, f"unreadable: {exc}"))
             continue
         if parts is None or not isinstance(front, dict) or not front.get("id"):
@@ -218,7 +218,7 @@ def export_folder(board: Board, path: Path) -> ExportResult:
             result.unchanged.append((ticket.id, front["id"]))
             continue
         folder.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(target, frontmatter.join(frontmatter.dump(front), ticket.body))
+        atomic_write_text(target, ticket_yaml.join(ticket_yaml.dump(front), ticket.body))
         if old is not None and old != target:
             old.unlink(missing_ok=True)
         result.written.append((ticket.id, front["id"]))
@@ -228,9 +228,9 @@ def export_folder(board: Board, path: Path) -> ExportResult:
 def _tether_id(path: Path) -> str | None:
     """The ``tether_id`` an earlier export wrote into a task file, if any."""
     try:
-        parts = frontmatter.split(path.read_text(encoding="utf-8"))
-        front = frontmatter.parse(parts[0]) if parts is not None else None
-    except (OSError, UnicodeDecodeError, frontmatter.FrontMatterError):
+        parts = ticket_yaml.split(path.read_text(encoding="utf-8"))
+        front = ticket_yaml.parse(parts[0]) if parts is not None else None
+    except (OSError, UnicodeDecodeError, ticket_yaml.FrontMatterError):
         return None
     value = front.get("tether_id") if isinstance(front, dict) else None
     return value if is_ticket_id(value) else None
@@ -238,7 +238,7 @@ def _tether_id(path: Path) -> str | None:
 
 def _same(path: Path, front: Mapping[str, Any], body: str) -> bool:
     try:
-        parts = frontmatter.split(path.read_text(encoding="utf-8"))
-        return parts is not None and (frontmatter.parse(parts[0]), parts[1]) == (dict(front), body)
-    except (OSError, UnicodeDecodeError, frontmatter.FrontMatterError):
+        parts = ticket_yaml.split(path.read_text(encoding="utf-8"))
+        return parts is not None and (ticket_yaml.parse(parts[0]), parts[1]) == (dict(front), body)
+    except (OSError, UnicodeDecodeError, ticket_yaml.FrontMatterError):
         return False

@@ -17,7 +17,6 @@ from typing import Any
 
 from tether.board.board import Board
 from tether.board.errors import BoardError
-from tether.board.frontmatter import format_timestamp
 from tether.board.interop.common import (
     ExportResult,
     ImportResult,
@@ -33,6 +32,7 @@ from tether.board.interop.common import (
 )
 from tether.board.states import State
 from tether.board.ticket import Ticket
+from tether.board.ticket_yaml import format_timestamp
 from tether.fs import atomic_write_text
 
 FMT = "beads"

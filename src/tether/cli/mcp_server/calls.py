@@ -35,7 +35,7 @@ def _json_answer(data: JsonObject) -> Answer:
 def _watch() -> tuple[Any, Any]:
     from tether.config import load_config
     from tether.config.schema import WatchSettings
-    from tether.store import db
+    from tether.store import state_db
     from tether.watch.survey import Surveyor
 
     config = load_config()
@@ -44,7 +44,9 @@ def _watch() -> tuple[Any, Any]:
     # store of a project or of a home the person chose; a server outside any project with
     # no home of its own creates nothing in the folder it runs in.
     chosen = config.project_file is not None or "home" in config.sources
-    return surveyor, db.connect(config.home) if chosen else db.connect_existing(config.home)
+    return surveyor, state_db.connect(config.home) if chosen else state_db.connect_existing(
+        config.home
+    )
 
 
 def subagents_wait(args: Mapping[str, Any]) -> Answer:
@@ -62,7 +64,7 @@ def subagents_wait(args: Mapping[str, Any]) -> Answer:
 def subagents_list(args: Mapping[str, Any]) -> Answer:
     from tether.cli.mcp_server.warm import look_at_subagents, store
     from tether.config import load_config
-    from tether.watch.report import subagents_dict
+    from tether.watch.cycle_report import subagents_dict
 
     config = load_config()
     with store(config.home) as conn:

@@ -37,7 +37,7 @@ from typing import Any
 
 from tether.cli.mcp_server.install_entry import NAME, RefusedFileError, is_ours, marked_env
 from tether.cli.mcp_server.install_toml import codex_change, vibe_change
-from tether.errors import ConfigError, UsageError
+from tether.core.errors import ConfigError, UsageError
 from tether.fs import atomic_write_text
 from tether.harness_registry import BUILTIN
 

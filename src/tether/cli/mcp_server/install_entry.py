@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path, PurePath
 from typing import Any
 
-from tether.errors import ConfigError, TetherError
-from tether.exit_codes import ExitCode
+from tether.core.errors import ConfigError, TetherError
+from tether.core.exit_codes import ExitCode
 
 NAME = "tether"
 MARK_KEY = "TETHER_MCP_ENTRY"

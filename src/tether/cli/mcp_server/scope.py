@@ -18,7 +18,7 @@ from pathlib import Path
 from tether.config import Config, load_config
 from tether.config.mcp import McpSettings
 from tether.config.schema import WikiSettings
-from tether.errors import ConfigError, PathEscapeError, UsageError
+from tether.core.errors import ConfigError, PathEscapeError, UsageError
 from tether.fs import resolve_inside
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tether.cli.mcp_server.outputs import OUTPUTS, JsonObject, hints_of
-from tether.errors import UsageError
+from tether.core.errors import UsageError
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,8 @@ from tether.cli.mcp_server.calls import (
 from tether.cli.mcp_server.cap import cap_data, cap_text
 from tether.cli.mcp_server.outputs import JsonObject
 from tether.cli.mcp_server.tool import Tool, check_arguments, text
-from tether.errors import TetherError
-from tether.exit_codes import ExitCode
+from tether.core.errors import TetherError
+from tether.core.exit_codes import ExitCode
 
 # --- the table ------------------------------------------------------------------------
 

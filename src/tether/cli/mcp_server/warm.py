@@ -80,16 +80,16 @@ def fresh_index(ctx: WikiContext) -> Iterator[Index]:
 def store(home: Path) -> Iterator[sqlite3.Connection]:
     """The project's ``tether.db`` (``connect_existing``), kept open for this thread's next
     call once it exists on disk (an empty one in memory is opened anew each time)."""
-    from tether.store import db
+    from tether.store import state_db
 
     kept: dict[str, sqlite3.Connection] = _local.__dict__.setdefault("stores", {})
     conn = kept.get(str(home))
-    if conn is None or _inode(str(db.db_path(home))) is None:
+    if conn is None or _inode(str(state_db.db_path(home))) is None:
         if conn is not None:
             conn.close()
             del kept[str(home)]
-        conn = db.connect_existing(home)
-        if _inode(str(db.db_path(home))) is None:
+        conn = state_db.connect_existing(home)
+        if _inode(str(state_db.db_path(home))) is None:
             try:
                 yield conn
             finally:

@@ -12,7 +12,7 @@ from typing import Any
 
 from tether.outbox.errors import ProposalNotFoundError
 from tether.outbox.model import COLUMNS, PROPOSED, Proposal, decode, encode
-from tether.store import db
+from tether.store import state_db
 
 _SELECT = f"SELECT {', '.join(COLUMNS)} FROM outbox"  # noqa: S608
 _INSERT = (
@@ -22,7 +22,7 @@ _INSERT = (
 
 
 def insert(conn: sqlite3.Connection, proposal: Proposal) -> None:
-    with db.transaction(conn):
+    with state_db.transaction(conn):
         conn.execute(_INSERT, encode(proposal))
 
 
@@ -78,7 +78,7 @@ def change_state(
     if unknown:
         raise ValueError(f"not outbox columns: {sorted(unknown)}")
     sets = ", ".join(["state = ?", *(f"{name} = ?" for name in fields)])
-    with db.transaction(conn):
+    with state_db.transaction(conn):
         changed = conn.execute(
             f"UPDATE outbox SET {sets} WHERE id = ? AND state = ?",  # noqa: S608 - names checked
             (to, *fields.values(), proposal_id, was),

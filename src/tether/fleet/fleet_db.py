@@ -18,8 +18,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from tether.errors import TetherError
-from tether.exit_codes import ExitCode
+from tether.core.errors import TetherError
+from tether.core.exit_codes import ExitCode
 from tether.fleet.schema import metadata, projects, runs, server_now, signals, upgrade
 from tether.fleet.schema import workers as workers_table
 

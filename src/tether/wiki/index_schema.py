@@ -3,7 +3,7 @@
 ``files`` lists every file of the page folder: attachments count only by their
 path (links resolve to them), pages also by their change key (modification
 and change time, size, inode, packed; NULL while racy, see
-``tether.wiki.store``) and a hash of their bytes. ``pages`` and ``fts`` hold each
+``tether.wiki.index_store``) and a hash of their bytes. ``pages`` and ``fts`` hold each
 page's parse and text, ``edges`` the links with their resolved target. The
 ``generation`` in ``meta`` is a new random number after every update that
 wrote anything, so a process can tell that someone wrote since it last looked.

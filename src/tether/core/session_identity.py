@@ -17,7 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from tether.gate import proc
+    from tether.core import process_tree as proc
 
 # The harnesses' own session variables. Claude Code 2.1 exports
 # CLAUDE_CODE_SESSION_ID to hooks and tools; Codex 0.171 knows CODEX_THREAD_ID;
@@ -110,8 +110,8 @@ def walk(start_pid: int | None = None) -> Walk | None:
     :func:`tether.gate.anchor.settle`.
     """
     # /proc is read only when no id named the session: most calls never get here
-    from tether.gate import proc
-    from tether.gate.agents import match_agent
+    from tether.core import process_tree as proc
+    from tether.core.agents import match_agent
 
     parent = os.getppid() if start_pid is None else start_pid
     chain = proc.ancestors(parent)
@@ -152,7 +152,7 @@ def walk(start_pid: int | None = None) -> Walk | None:
 
 
 def process_key(info: proc.ProcInfo) -> str:
-    from tether.gate import proc
+    from tether.core import process_tree as proc
 
     return f"proc:{proc.boot_id()}:{info.pid}:{info.start_ticks}"
 

@@ -7,10 +7,10 @@ For speed, a policy remembers each text's verdict by the text's content
 most of its time matching unchanged INBOX entries against the rules again
 (0.5x the time of reading every board file at 1,000 tickets, 1x at 10,000;
 remembered, under 0.07x). The rules themselves have one home,
-``tether.config.policy``.
+``tether.config.autonomy_rules``.
 
 At triage and before a ticket's run, the unit's text is matched against the
-``[policy]`` rules (see ``tether.config.policy``): a request for an externally
+``[policy]`` rules (see ``tether.config.autonomy_rules``): a request for an externally
 visible or irreversible step goes to ``USER/approval``, one that needs a
 session only a person can start to ``USER/session``, each with the rule that
 matched and the words it matched. A ticket a person approved (``tether board
@@ -19,10 +19,10 @@ approve``, front matter ``approved``) passes the approval rules.
 During the runs the loop dispatches, the gate refuses tool calls that match
 the command rules but the exact commands a person approved after the gate
 refused them for this ticket (outside the sandbox only: see
-``tether.gate.policy``, a belt; the outbox is the way a run asks for such a
+``tether.gate.command_policy``, a belt; the outbox is the way a run asks for such a
 step). The policy reaches the gate as data: a small JSON file written at
 dispatch, named by ``TETHER_POLICY`` in the agent's environment
-(``tether.gate.policy`` reads it); the gate appends each refusal to
+(``tether.gate.command_policy`` reads it); the gate appends each refusal to
 ``<file>.refused.jsonl``, which the loop reads after the run.
 """
 
@@ -41,22 +41,22 @@ from typing import Any
 from tether.board import Board, State, Ticket
 from tether.clock import Clock, to_iso
 from tether.config import Config
-from tether.config.policy import (
+from tether.config.autonomy_rules import (
     DEFAULT_APPROVAL,
     DEFAULT_COMMANDS,
     DEFAULT_SESSION,
     PolicySettings,
     rules,
 )
-from tether.errors import TetherError, UsageError
-from tether.exit_codes import ExitCode
+from tether.core.errors import TetherError, UsageError
+from tether.core.exit_codes import ExitCode
 from tether.fs import atomic_write_text
 from tether.human_only import refuse_inside_agent, who
 
 APPROVED = "approved"  # front matter key: who approved, when, with which note, which commands
 GATE_REFUSED = "gate_refused"  # front matter key: the commands the gate refused in its last run
 ADVICE = "advice"  # front matter key: the step the policy expects will wait for a person
-POLICY_ENV = "TETHER_POLICY"  # the gate reads the file this names (tether.gate.policy)
+POLICY_ENV = "TETHER_POLICY"  # the gate reads the file this names (tether.gate.command_policy)
 
 
 class ApprovalRefusedError(TetherError):
@@ -242,7 +242,7 @@ def approve(
     Refused (``ApprovalRefusedError``, exit 30) inside an agent's process tree, and
     (exit 2) for a ticket that waits for outbox proposals: each is decided on its own.
     """
-    from tether.gate.stamp import stamp
+    from tether.core.session_stamp import stamp
 
     environ = os.environ if env is None else env
     refuse_inside_agent("board approve", environ=environ, error=ApprovalRefusedError)

@@ -16,7 +16,7 @@ import re
 import socket
 from datetime import UTC, datetime
 
-from tether.gate.session_id import HARNESS_VARS
+from tether.core.session_identity import HARNESS_VARS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

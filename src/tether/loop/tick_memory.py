@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from tether.clock import from_iso, to_iso
-from tether.store.db import transaction
+from tether.store.state_db import transaction
 
 
 def seen_items(conn: sqlite3.Connection, scope: str, role: str) -> set[str]:

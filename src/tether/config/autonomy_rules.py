@@ -10,7 +10,7 @@ Three tables of named regular expressions (case-insensitive) and one list:
 - ``session``: text asking for what only a person can do in a session of their
   own (a GUI, a login, hardware). A match sends the unit to ``USER/session``.
 - ``commands``: tool calls the gate refuses where no sandbox is the wall (see
-  ``tether.gate.policy``) unless the ticket carries a human approval
+  ``tether.gate.command_policy``) unless the ticket carries a human approval
   (``tether board approve``); the defaults live in the gate.
 - ``protected_branches``: ``git push`` to these is refused the same way.
 
@@ -26,7 +26,7 @@ from collections.abc import Mapping
 import msgspec
 
 from tether.config.section import Section
-from tether.gate.policy import DEFAULT_COMMANDS, DEFAULT_PROTECTED
+from tether.gate.command_policy import DEFAULT_COMMANDS, DEFAULT_PROTECTED
 
 DEFAULT_APPROVAL: dict[str, str] = {
     "publish": r"\b(publish(es|ed|ing)?|npm publish|twine upload|cargo publish)\b",

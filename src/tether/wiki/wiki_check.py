@@ -16,12 +16,12 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from tether.errors import PathEscapeError
+from tether.core.errors import PathEscapeError
 from tether.fs import resolve_inside
 from tether.wiki.index import Index
+from tether.wiki.index_schema import describe_size
 from tether.wiki.layout import RAW_DIR, is_page, unsafe_id
 from tether.wiki.page import Fact
-from tether.wiki.records import describe_size
 from tether.wiki.stale import stale_pages
 
 KINDS = (

@@ -21,7 +21,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from tether.gate.stamp import is_stamp
+from tether.core.session_stamp import is_stamp
 from tether.room.state import Room
 from tether.wiki.page import split_link
 

@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from itertools import count
 from pathlib import Path
 
-from tether.errors import StoreError
-from tether.gate.home import keep_home_out_of_git
+from tether.core.errors import StoreError
+from tether.core.project import keep_home_out_of_git
 
 DB_NAME = "tether.db"
 BUSY_TIMEOUT_MS = 10_000

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from tether.gate.agents import basename, is_interpreter, script_of
+from tether.core.agents import basename, is_interpreter, script_of
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "ash", "busybox"})
 # Programs that only run another program for the duration of one call.

@@ -37,9 +37,9 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from tether.wiki.index_schema import MAX_PAGE_BYTES, TOO_LARGE, kind_marks, page_values
 from tether.wiki.layout import Wiki, assign_ids
 from tether.wiki.links import Resolver
-from tether.wiki.records import MAX_PAGE_BYTES, TOO_LARGE, kind_marks, page_values
 from tether.wiki.scan import StatKey, ctime_of, size_of
 
 RACY_NS = 2_000_000_000

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from difflib import get_close_matches
 
-from tether.exit_codes import ExitCode
+from tether.core.exit_codes import ExitCode
 
 
 class TetherError(Exception):

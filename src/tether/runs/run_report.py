@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from tether.core.session_stamp import hostname, session_line
 from tether.events.accounting import Ledger
 from tether.gate.runstop import Refusal
-from tether.gate.stamp import hostname, session_line
 from tether.run_status import RunStatus
 from tether.runs.budget import Budget
 from tether.runs.failure import Failure

@@ -13,10 +13,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from tether.fleet.fleet_db import UnitRecord
 from tether.fleet.leases import Lease, assert_holder
 from tether.fleet.mirror import forget_live
 from tether.fleet.schema import projects, runs, signals
-from tether.fleet.store import UnitRecord
 
 
 def record_unit(conn: sa.Connection | Any, dialect: str, record: UnitRecord) -> bool:

@@ -283,7 +283,7 @@ def connect(home: str) -> sqlite3.Connection:
     except sqlite3.OperationalError:
         try:
             os.makedirs(home, exist_ok=True)
-            from tether.gate.home import keep_home_out_of_git
+            from tether.core.project import keep_home_out_of_git
 
             keep_home_out_of_git(home, created=True)
             conn = sqlite3.connect(path, timeout=timeout_ms / 1000, isolation_level=None)
@@ -294,7 +294,7 @@ def connect(home: str) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous = NORMAL")
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         if version != SCHEMA_VERSION:
-            from tether.gate.migrate import run_migrations  # only when the schema is behind
+            from tether.core.migrations import run_migrations  # only when the schema is behind
 
             _enable_wal(conn, timeout_ms)
             run_migrations(conn, MIGRATIONS, _too_new)

@@ -7,6 +7,9 @@ Also: a machine where no sandbox can start refuses the run with the fix
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -109,3 +112,32 @@ def test_allowed_hosts_are_checked_by_name_and_port() -> None:
     for bad in ("", "a b", "x.org:0", "http://x.org", "user@x.org", "x..org", "[::1"):
         with pytest.raises(HostError):
             parse_host(bad)
+
+
+def test_programs_installed_under_a_private_root_still_run_inside(
+    sandbox_project: SandboxProject,
+) -> None:
+    """A clone in /tmp with its virtual environment and pinned CLIs keeps working.
+
+    The sandbox's /tmp starts empty; a PATH folder under it, and what its
+    links point into next to it (``node_modules/.bin`` → ``node_modules``),
+    stay visible, read-only.
+    """
+    p = sandbox_project
+    tools = Path(tempfile.mkdtemp(prefix="tether-tools-", dir="/tmp"))
+    try:
+        (tools / "lib").mkdir()
+        (tools / "bin").mkdir()
+        script = tools / "lib" / "hello.sh"
+        script.write_text("#!/bin/sh\necho hello from lib > said\n", encoding="utf-8")
+        script.chmod(0o755)
+        (tools / "bin" / "hello").symlink_to("../lib/hello.sh")
+        p.configure(["hello", sh(f"touch {tools}/lib/written")])
+        path = f"{tools / 'bin'}{os.pathsep}{os.environ['PATH']}"
+        done, record = p.run(env={"PATH": path})
+        assert done.returncode == 0, done.stderr
+        assert record["sandbox"] == "bubblewrap"
+        assert (p.root / "said").read_text() == "hello from lib\n"
+        assert not (tools / "lib" / "written").exists()  # seen, never writable
+    finally:
+        shutil.rmtree(tools)

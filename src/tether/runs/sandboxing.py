@@ -45,7 +45,7 @@ from tether.sandbox.hosts import Host, HostError, host_of_url, parse_host
 from tether.sandbox.runtime import Sandbox, SandboxReport
 
 __all__ = ["SandboxReport"]
-from tether.sandbox.spec import GATE_SOCKET, SandboxSpec
+from tether.sandbox.spec import GATE_SOCKET, PRIVATE_ROOTS, SandboxSpec
 
 SECRETS = (".ssh", ".aws", ".config/gh", ".git-credentials", ".netrc", ".docker", ".gnupg")
 # per project: what runs later outside any sandbox, or configures tether itself
@@ -116,6 +116,30 @@ def _existing(paths: Iterable[Path]) -> list[Path]:
             if path.exists() or path.is_symlink():
                 found.append(path.resolve())
     return list(dict.fromkeys(found))
+
+
+def _installed_programs(env: Mapping[str, str]) -> list[Path]:
+    """Where tether and the agent's programs are installed: seen, read-only, inside.
+
+    The private roots (``/tmp``, ``/run``...) start empty inside the sandbox, so
+    an installation under one of them (a clone in ``/tmp`` with its virtual
+    environment and its pinned CLIs) would vanish. Each ``PATH`` folder under a
+    private root brings its parent along: ``node_modules/.bin`` links into
+    ``node_modules``, a virtual environment's ``bin`` into its ``lib``.
+    """
+    path_dirs = [Path(p) for p in env.get("PATH", "").split(os.pathsep) if p]
+    tether_source = Path(launcher.__file__).resolve().parents[2]  # holds the tether package
+    found = [
+        Path(sys.prefix),
+        Path(sys.executable).resolve().parent,
+        tether_source,
+        *path_dirs,
+    ]
+    for folder in path_dirs:
+        parent = folder.parent
+        if any(parent != root and root in parent.parents for root in PRIVATE_ROOTS):
+            found.append(parent)
+    return found
 
 
 def _homes(env: Mapping[str, str]) -> list[Path]:
@@ -210,10 +234,7 @@ def prepare(world: World) -> Prepared:
             *_homes(world.env),
             world.config.home,
             world.config.project_root,
-            Path(sys.prefix),
-            Path(sys.executable).resolve().parent,
-            Path(launcher.__file__).parent,
-            *(Path(p) for p in world.env.get("PATH", "").split(os.pathsep) if p),
+            *_installed_programs(world.env),
             world.paths.root,
             *needs.readable,
             *world.readable,

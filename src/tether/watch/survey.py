@@ -39,6 +39,10 @@ from tether.watch.wake import SubagentView
 # A pane without an agent stays "starting" this long after something last ran in it:
 # its shell is between two commands (`cd x && setup; agent`) for a moment.
 STARTING_GRACE = 2.0
+# how long a pane's agent may be gone before tmux marks the pane dead with its status
+# (the pane's shell exits with it); past it, the shell lives on and the end is said
+# without one
+DEAD_PANE_GRACE = 3.0
 NOT_COUNTED_EVERY = 5.0
 
 
@@ -84,6 +88,7 @@ class Surveyor:
         self._runs: dict[str, Subagent] = {}  # runs seen running, to report how they ended
         # pane subagents seen running: while their pane lives they are reported ended
         self._panes_ran: dict[str, Subagent] = {}
+        self._awaiting_dead: dict[str, float] = {}  # pane key -> when its agent was missed
         # the tmux session of each orchestrator's pane when last seen: a pane that closes
         # leaves its session watched (subagents_scope = session) while it is registered
         self._orch_sessions: dict[int, str] = {}
@@ -217,7 +222,12 @@ class Surveyor:
             pane = by_id.get(sub.pane.pane_id) if sub.pane is not None else None
             if pane is None:
                 del self._panes_ran[key]  # its pane closed: how it ended cannot be known
+                self._awaiting_dead.pop(key, None)
                 continue
+            if self._dead_pane_coming(sub, pane):
+                out.append(sub)  # as last seen, until tmux says how it ended
+                continue
+            self._awaiting_dead.pop(key, None)
             out.append(
                 replace(
                     sub,
@@ -230,6 +240,14 @@ class Surveyor:
                 )
             )
         return out
+
+    def _dead_pane_coming(self, sub: Subagent, pane: Pane) -> bool:
+        """The agent is gone and tmux has not marked its pane dead yet: it may, with the
+        status, a moment later (the person is told an end only once)."""
+        if pane.dead:
+            return False
+        first = self._awaiting_dead.setdefault(sub.key, time.monotonic())
+        return time.monotonic() - first < DEAD_PANE_GRACE
 
     def _ended_runs(self, conn: sqlite3.Connection, running: Sequence[Subagent]) -> list[Subagent]:
         """Runs seen running that are no longer: ``ended`` with their stop reason."""

@@ -16,7 +16,7 @@ import pytest
 from tests.gate.gate_support import load_payload, query, run_gate
 
 from tether.gate.counter import session_status, set_session_budget
-from tether.gate.hook import MAX_PAYLOAD_BYTES
+from tether.gate.payload import MAX_PAYLOAD_BYTES
 
 Env = Callable[..., dict[str, str]]
 SESSION = "malformed-session"

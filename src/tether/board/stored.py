@@ -37,7 +37,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from tether.board.ticket import Ticket, build
+from tether.board.ticket import KEY_ORDER, Ticket, build
 
 FORMAT: Final = 2
 # A file changed less than this before it was read is not written down (see above).
@@ -299,22 +299,9 @@ def decode(
     return build(fields)
 
 
-# The Ticket fields that come from a front matter key of the same name; body, front,
-# state, reason and path are not among them.
-_FROM_FRONT = (
-    "id",
-    "title",
-    "priority",
-    "created",
-    "blocked_by",
-    "check",
-    "until",
-    "marker",
-    "needs",
-    "runs",
-    "report",
-    "last_run",
-)
+# The Ticket fields that come from a front matter key of the same name (the known
+# keys); body, front, state, reason and path are not among them.
+_FROM_FRONT = KEY_ORDER
 
 
 def _given(front: Mapping[str, Any], name: str) -> Any:

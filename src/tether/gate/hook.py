@@ -44,6 +44,7 @@ from tether.gate.args import USAGE as USAGE
 from tether.gate.args import UsageError as UsageError
 from tether.gate.args import check_harness as _check_harness
 from tether.gate.args import parse_options as _parse_options
+from tether.gate.payload import MAX_PAYLOAD_BYTES, SALVAGE_BYTES, read_payload
 
 # Set by the supervisor of a sandboxed run: the socket its gate answers on.
 SOCKET_ENV = "TETHER_GATE_SOCKET"
@@ -65,8 +66,6 @@ _forced: str | None = None
 
 # Claude Code's Write/Edit payloads carry whole files; 16 MiB holds any sane
 # one. Larger payloads are drained unread and treated as malformed.
-MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
-_SALVAGE_BYTES = 64 * 1024
 _SALVAGE_PATTERN = rb'"(?:session_id|sessionId)"\s*:\s*"([^"\\]{1,200})"'
 
 
@@ -103,22 +102,11 @@ def _resolve(harness: str | None, payload_session: str | None) -> session_identi
     return session_identity.resolve(harness, payload_session)
 
 
-def _read_payload() -> tuple[bytes, bool]:
-    """(payload bytes, oversized). Oversized input is drained so the writer never blocks."""
-    stream = sys.stdin.buffer
-    data = stream.read(MAX_PAYLOAD_BYTES + 1)
-    if len(data) <= MAX_PAYLOAD_BYTES:
-        return data, False
-    while stream.read(1024 * 1024):
-        pass
-    return data[:_SALVAGE_BYTES], True
-
-
 def _salvage_session(raw: bytes) -> str | None:
     """The session id near the head of a damaged payload (re is imported only here)."""
     import re
 
-    match = re.search(_SALVAGE_PATTERN, raw[:_SALVAGE_BYTES])
+    match = re.search(_SALVAGE_PATTERN, raw[:SALVAGE_BYTES])
     return match.group(1).decode("utf-8", "replace") if match else None
 
 
@@ -192,7 +180,7 @@ def run_hook(args: list[str]) -> int:
         return EXIT_OK
     harness = _check_harness(options.get("harness"), required=True)
     assert harness is not None
-    raw, oversized = _read_payload()
+    raw, oversized = read_payload()
     return answer_hook(harness, options.get("event"), raw, oversized)
 
 

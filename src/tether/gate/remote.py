@@ -18,20 +18,11 @@ import json
 import socket
 import sys
 
-MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
+from tether.gate.payload import read_payload
+
 # the supervisor may wait up to the database's busy timeout (10 s) before it answers
 ANSWER_TIMEOUT_S = 25.0
 EXIT_REFUSED = 30
-
-
-def _payload() -> tuple[bytes, bool]:
-    stream = sys.stdin.buffer
-    data = stream.read(MAX_PAYLOAD_BYTES + 1)
-    if len(data) <= MAX_PAYLOAD_BYTES:
-        return data, False
-    while stream.read(1024 * 1024):
-        pass
-    return data[: 64 * 1024], True
 
 
 def _exchange(path: str, request: bytes) -> dict[str, object]:
@@ -71,7 +62,7 @@ def _refuse(args: list[str], why: str) -> int:
 
 def ask(path: str, args: list[str]) -> int:
     """Run ``tether-gate ARGS`` through the supervisor on ``path``; print its answer."""
-    raw, oversized = _payload() if args[0] == "hook" else (b"", False)
+    raw, oversized = read_payload() if args[0] == "hook" else (b"", False)
     head = json.dumps({"args": args, "oversized": oversized}).encode() + b"\n"
     try:
         reply = _exchange(path, head + raw)

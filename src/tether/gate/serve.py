@@ -25,12 +25,13 @@ import threading
 
 from tether.gate import contracts, hook
 from tether.gate.args import check_harness, parse_options
+from tether.gate.payload import MAX_PAYLOAD_BYTES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-MAX_REQUEST = hook.MAX_PAYLOAD_BYTES + 64 * 1024
+MAX_REQUEST = MAX_PAYLOAD_BYTES + 64 * 1024
 READ_TIMEOUT_S = 10.0
 _ONE_AT_A_TIME = threading.Lock()
 
@@ -128,8 +129,8 @@ class GateServer:
             args = request.get("args") if isinstance(request, dict) else None
             if not isinstance(args, list) or not args or not all(isinstance(a, str) for a in args):
                 raise ValueError("no command line")
-            oversized = bool(request.get("oversized")) or len(raw) > hook.MAX_PAYLOAD_BYTES
-            payload = raw[: hook.MAX_PAYLOAD_BYTES]
+            oversized = bool(request.get("oversized")) or len(raw) > MAX_PAYLOAD_BYTES
+            payload = raw[:MAX_PAYLOAD_BYTES]
             reply = answer(args, payload, oversized, self.session_id, self.env)
             client.sendall(json.dumps(reply).encode("utf-8"))
         except (OSError, ValueError):

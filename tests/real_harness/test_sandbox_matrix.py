@@ -14,21 +14,21 @@ stderr flood, and ``kill -9`` of ``tether run`` during a long command.
 from __future__ import annotations
 
 import hashlib
-import http.server
 import json
 import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import psutil
 import pytest
+from tests.support import processes
 from tests.support.limited_run import limited_run, limited_run_command
+from tests.support.local_service import serving
 
 from tether.harnesses.base import Harness
 from tether.testing.model_server import ModelServer
@@ -50,31 +50,10 @@ def commands_scenario(commands: list[str]) -> Scenario:
     return Scenario("escapes", action, last_step=len(commands) + 1)
 
 
-class _Service(http.server.BaseHTTPRequestHandler):
-    hits: ClassVar[list[str]] = []
-
-    def do_GET(self) -> None:
-        self.hits.append(self.path)
-        self.send_response(200)
-        self.end_headers()
-        self.wfile.write(b"secret")
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def local_service() -> Iterator[tuple[int, list[str]]]:
-    hits: list[str] = []
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), type("Service", (_Service,), {"hits": hits})
-    )
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield server.server_address[1], hits
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving() as service:
+        yield service
 
 
 def _digest(*paths: Path) -> dict[str, str]:
@@ -229,7 +208,7 @@ def test_kill_9_of_tether_run_ends_a_long_command(
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline:
             tree = psutil.Process(supervisor.pid).children(recursive=True)
-            if any(_argv(p)[:2] == ["sleep", "12"] for p in tree):
+            if any(processes.argv(p)[:2] == ["sleep", "12"] for p in tree):
                 break
             time.sleep(0.1)
         else:
@@ -241,18 +220,6 @@ def test_kill_9_of_tether_run_ends_a_long_command(
             supervisor.kill()
     time.sleep(13)
     assert not (work / "late").exists()
-    assert not [p for p in tree if _running(p)], [_argv(p) for p in tree if _running(p)]
-
-
-def _argv(proc: psutil.Process) -> list[str]:
-    try:
-        return proc.cmdline()
-    except psutil.Error:
-        return []
-
-
-def _running(proc: psutil.Process) -> bool:
-    try:
-        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
+    assert not [p for p in tree if processes.running(p)], [
+        processes.argv(p) for p in tree if processes.running(p)
+    ]

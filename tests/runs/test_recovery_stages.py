@@ -11,20 +11,7 @@ from pathlib import Path
 
 import psutil
 from tests.runs.conftest import TETHER, Project, poll
-
-
-def _argv(proc: psutil.Process) -> list[str]:
-    try:
-        return proc.cmdline()
-    except psutil.Error:
-        return []
-
-
-def _running(proc: psutil.Process) -> bool:
-    try:
-        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
+from tests.support import processes
 
 
 def test_kill_9_of_supervisor_takes_agent_group_down_and_run_is_abandoned(
@@ -57,12 +44,12 @@ def test_kill_9_of_supervisor_takes_agent_group_down_and_run_is_abandoned(
         # every process the run started (the sandbox, the agent, its child): their
         # pids as this machine sees them (inside the sandbox they have others)
         started = psutil.Process(supervisor.pid).children(recursive=True)
-        assert any("time.sleep(3600)" in " ".join(_argv(p)) for p in started)
+        assert any("time.sleep(3600)" in " ".join(processes.argv(p)) for p in started)
         supervisor.send_signal(signal.SIGKILL)
         supervisor.wait(timeout=5)
 
         def all_gone() -> bool:
-            return not any(_running(p) for p in started)
+            return not any(processes.running(p) for p in started)
 
         assert poll(all_gone, 5), "a process of the run outlived its supervisor"
     finally:

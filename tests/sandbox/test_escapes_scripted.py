@@ -9,21 +9,20 @@ five real CLIs: tests/real_harness/test_sandbox_matrix.py.
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import signal
 import sqlite3
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import ClassVar
 
 import psutil
 import pytest
 from tests.sandbox.conftest import TETHER, SandboxProject, digest, sh
+from tests.support import processes
+from tests.support.local_service import serving
 
 
 def _beating(path: Path) -> str:
@@ -136,31 +135,10 @@ def test_the_agent_cannot_approve_its_own_ticket(sandbox_project: SandboxProject
     assert "approved" not in ticket.read_text()
 
 
-class _Service(http.server.BaseHTTPRequestHandler):
-    hits: ClassVar[list[str]] = []
-
-    def do_GET(self) -> None:
-        self.hits.append(self.path)
-        self.send_response(200)
-        self.end_headers()
-        self.wfile.write(b"secret")
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def local_service() -> Iterator[tuple[int, list[str]]]:
-    hits: list[str] = []
-    handler = type("Service", (_Service,), {"hits": hits})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server.server_address[1], hits
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving() as service:
+        yield service
 
 
 def test_a_local_service_is_refused_at_once_and_recorded(
@@ -246,7 +224,7 @@ def test_kill_9_of_the_supervisor_ends_a_long_command(sandbox_project: SandboxPr
         tree: list[psutil.Process] = []
         while time.monotonic() < deadline:
             tree = psutil.Process(supervisor.pid).children(recursive=True)
-            if any(_argv(proc)[:2] == ["sleep", "6"] for proc in tree):
+            if any(processes.argv(proc)[:2] == ["sleep", "6"] for proc in tree):
                 break
             time.sleep(0.05)
         else:
@@ -258,21 +236,7 @@ def test_kill_9_of_the_supervisor_ends_a_long_command(sandbox_project: SandboxPr
             supervisor.kill()
     time.sleep(7)
     assert not (p.root / "late").exists()
-    assert not [proc for proc in tree if _running(proc)]
-
-
-def _argv(proc: psutil.Process) -> list[str]:
-    try:
-        return proc.cmdline()
-    except psutil.Error:
-        return []
-
-
-def _running(proc: psutil.Process) -> bool:
-    try:
-        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
+    assert not [proc for proc in tree if processes.running(proc)]
 
 
 def test_a_hook_file_the_run_creates_is_moved_aside(sandbox_project: SandboxProject) -> None:

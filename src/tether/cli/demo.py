@@ -6,10 +6,15 @@ import shlex
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from tether.loop.signal import Signal
+
+if TYPE_CHECKING:
+    from tether.loop.example import Example
+    from tether.loop.runner import RunResult
 
 
 def _say(text: str = "") -> None:
@@ -34,10 +39,7 @@ def demo(folder: Path | None) -> None:
     the report, a BLOCKED ticket whose check passes, the final STOP (blind),
     then what changes when the missing source becomes available.
     """
-    from tether.board import State
-    from tether.loop import open_loop, run_loop
     from tether.loop.example import build
-    from tether.loop.tick import TickResult
     from tether.sandbox.backend import backend_for_this_machine
 
     root = (folder or Path(tempfile.mkdtemp(prefix="tether-demo-"))).absolute()
@@ -45,9 +47,27 @@ def demo(folder: Path | None) -> None:
         raise click.UsageError(f"--dir {folder} is not empty; give a new or empty folder.")
     no_sandbox = backend_for_this_machine().unavailable()
     example = build(root, unsandboxed=no_sandbox is not None)
+    _introduce(root, example, sandboxed=no_sandbox is None)
+    signals: list[Signal] = []
+    outcome = _first_run(root, example, signals)
+    _source_arrives(root, example, signals)
+    approved = _user_answers(root, example, signals)
+    if no_sandbox is None:
+        _escape(root, example.env(with_later=True))
+    _say()
+    _say(f"The example stays in {root}: cd there and try `tether loop tick --json`,")
+    _say("`tether board list`, or add a note to tickets/INBOX/ and run `tether loop run`.")
+    # The story is only true if each act stopped the way it narrates; else the demo fails.
+    expected = [Signal.BLIND, Signal.USER_ONLY, Signal.EXHAUSTED, Signal.GUARD_EXHAUSTED]
+    ok = signals == expected and approved and not outcome.interrupted
+    sys.exit(0 if ok else 1)
+
+
+def _introduce(root: Path, example: Example, *, sandboxed: bool) -> None:
+    """Act 0: where the example lives, whether runs are sandboxed, and the board it starts with."""
     _say(f"tether demo: an example project in {root}")
     _say("(the agent is tether's scripted harness: a real process that fakes only the model)")
-    if no_sandbox is not None:
+    if not sandboxed:
         _say(
             "(its runs are unsandboxed: no sandbox can start here; to sandbox every run, "
             "install bubblewrap: apt install bubblewrap)"
@@ -78,7 +98,11 @@ def demo(folder: Path | None) -> None:
     )
     _say()
 
-    signals: list[Signal] = []
+
+def _first_run(root: Path, example: Example, signals: list[Signal]) -> RunResult:
+    """Act 1: ``tether loop run`` until it stops, then the report the follow-up run was given."""
+    from tether.loop import open_loop, run_loop
+    from tether.loop.tick import TickResult
 
     def progress(number: int, result: TickResult) -> None:
         _say(f"tick {number}: {result.progress()}")
@@ -94,6 +118,7 @@ def demo(folder: Path | None) -> None:
     for line in [*(last.bundle.lines() if last.bundle else []), last.line]:
         _say(line)
     signals.append(last.signal)
+    # The limit-stopped run is the one that left a report; showing it proves the hand-over.
     report = next(
         (
             t.dispatched.report
@@ -108,13 +133,26 @@ def demo(folder: Path | None) -> None:
         _say("which the follow-up run received in its prompt, begins:")
         for line in Path(report).read_text(encoding="utf-8").splitlines()[:7]:
             _say(f"  | {line}")
+    return outcome
 
+
+def _source_arrives(root: Path, example: Example, signals: list[Signal]) -> None:
+    """Act 2: the missing source goes on PATH, so "blind" can become a real answer."""
     _say()
     _say("memory.curated could not be asked (`usmc` is not on PATH), so tether does not")
     _say('claim "exhausted": it says "blind" and names the source. Make it available')
     _say("(in real life: install usmc; here a stand-in is ready):")
     _cmd(f"export PATH={shlex.quote(str(example.later))}:$PATH")
     signals.append(_tick(root, example.env(with_later=True), "tether loop tick"))
+
+
+def _user_answers(root: Path, example: Example, signals: list[Signal]) -> bool:
+    """Act 3: the person approves the proposal and answers the licence; False if approval failed.
+
+    Ends with a tick that changes nothing, to show the guard answering without the sources.
+    """
+    from tether.board import State
+    from tether.loop import open_loop
 
     _say()
     _say("Now every source answered and nothing autonomous is left, but two things wait")
@@ -133,15 +171,7 @@ def demo(folder: Path | None) -> None:
     _say()
     _say("Asked again while nothing changed, the guard answers without asking the sources:")
     signals.append(_tick(root, example.env(with_later=True), "tether loop tick", quiet=True))
-
-    if no_sandbox is None:
-        _escape(root, example.env(with_later=True))
-    _say()
-    _say(f"The example stays in {root}: cd there and try `tether loop tick --json`,")
-    _say("`tether board list`, or add a note to tickets/INBOX/ and run `tether loop run`.")
-    expected = [Signal.BLIND, Signal.USER_ONLY, Signal.EXHAUSTED, Signal.GUARD_EXHAUSTED]
-    ok = signals == expected and approved and not outcome.interrupted
-    sys.exit(0 if ok else 1)
+    return approved
 
 
 def _approve(root: Path, env: dict[str, str]) -> bool:

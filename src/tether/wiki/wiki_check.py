@@ -19,8 +19,8 @@ from pathlib import Path
 from tether.core.errors import PathEscapeError
 from tether.fs import resolve_inside
 from tether.wiki.index import Index
-from tether.wiki.index_schema import describe_size
-from tether.wiki.layout import RAW_DIR, is_page, unsafe_id
+from tether.wiki.index_schema import Edge, PageDetails, PageRow, describe_size
+from tether.wiki.layout import RAW_DIR, Wiki, is_page, unsafe_id
 from tether.wiki.page import Fact
 from tether.wiki.stale import stale_pages
 
@@ -87,13 +87,35 @@ def check(
     out: list[Finding] = []
     warnings: list[Finding] = []
     rows = index.pages()
-    rel = wiki.root_relative
-    for path in escaped or []:
-        out.append(
-            Finding(
-                rel(path), 1, "outside-root", "symlink resolves outside the wiki; it is not read"
-            )
-        )
+    out.extend(_unread_pages(index, escaped or []))
+    details = {r.path: d for r in rows if (d := index.details(r.path)) is not None}
+    # A page the index could not read has no details; every later step skips it.
+    rows = [r for r in rows if r.path in details]
+    out.extend(_page_findings(wiki, rows, details))
+    provenance = wiki.raw_dir.is_dir()
+    skipped: list[str] = []
+    if provenance and "provenance" not in skip:
+        for r in rows:
+            out.extend(_provenance(index, r.path, r.sources, details[r.path].facts))
+    elif not provenance:
+        skipped.append(f"provenance: no {RAW_DIR}/ folder, so this is not a tether wiki")
+    inbound = _link_findings(index, details, out, warnings)
+    if "orphan" not in skip:
+        out.extend(_orphans(wiki, rows, inbound))
+    out.extend(_stale_entries(index))
+    out = [f for f in out if f.kind not in skip]
+    out.sort(key=lambda f: (f.path, f.line, f.kind))
+    warnings.sort(key=lambda f: (f.path, f.line))
+    return CheckResult(out, warnings, len(rows), provenance and "provenance" not in skip, skipped)
+
+
+def _unread_pages(index: Index, escaped: list[str]) -> list[Finding]:
+    """Files the index left out (escaping symlinks, pages over the size cap), so none is unseen."""
+    rel = index.wiki.root_relative
+    out = [
+        Finding(rel(path), 1, "outside-root", "symlink resolves outside the wiki; it is not read")
+        for path in escaped
+    ]
     for large in index.skipped():
         out.append(
             Finding(
@@ -105,9 +127,17 @@ def check(
                 f"indexed, searched, checked or linked. Split it, or raise the cap.",
             )
         )
+    return out
+
+
+def _page_findings(
+    wiki: Wiki, rows: list[PageRow], details: dict[str, PageDetails]
+) -> list[Finding]:
+    """Front-matter problems and declared ids that are unsafe or already taken, page by page."""
+    rel = wiki.root_relative
+    out: list[Finding] = []
+    # Ids compare case-blind; the first page (in index order) to declare one keeps it.
     seen_ids: dict[str, str] = {}
-    details = {r.path: d for r in rows if (d := index.details(r.path)) is not None}
-    rows = [r for r in rows if r.path in details]
     for r in rows:
         for problem in details[r.path].problems:
             out.append(Finding(rel(r.path), problem.line, "front-matter", problem.message))
@@ -134,38 +164,28 @@ def check(
                         f"id {declared!r} is already used by {rel(first)}",
                     )
                 )
-    provenance = wiki.raw_dir.is_dir()
-    skipped: list[str] = []
-    if provenance and "provenance" not in skip:
-        for r in rows:
-            out.extend(_provenance(index, r.path, r.sources, details[r.path].facts))
-    elif not provenance:
-        skipped.append(f"provenance: no {RAW_DIR}/ folder, so this is not a tether wiki")
+    return out
+
+
+def _link_findings(
+    index: Index,
+    details: dict[str, PageDetails],
+    out: list[Finding],
+    warnings: list[Finding],
+) -> dict[str, int]:
+    """Broken links and missing files into ``out``, missing headings into ``warnings``.
+
+    Returns how many links from other pages reach each page, which the orphan step needs.
+    """
+    rel = index.wiki.root_relative
     inbound: dict[str, int] = defaultdict(int)
     for edge in index.all_edges():
         if edge.dst is None:
-            target = edge.target + (f"#{edge.heading}" if edge.heading else "")
-            if is_page(edge.target) or "." not in posixpath.basename(edge.target):
-                out.append(
-                    Finding(
-                        rel(edge.src),
-                        edge.line,
-                        "broken-link",
-                        f"{edge.raw} points at no page (no file, name or alias {target!r})",
-                    )
-                )
-            else:
-                out.append(
-                    Finding(
-                        rel(edge.src),
-                        edge.line,
-                        "missing-file",
-                        f"{edge.raw}: no file {edge.target!r} in the wiki",
-                    )
-                )
+            out.append(_unresolved_link(edge, rel(edge.src)))
             continue
         if edge.dst != edge.src:
             inbound[edge.dst] += 1
+        # A ``^block`` reference names no heading, so only real headings are checked.
         if edge.heading and not edge.heading.startswith("^") and edge.dst in details:
             wanted = _heading_key(edge.heading.split("#")[-1])
             have = {_heading_key(h) for h in details[edge.dst].headings}
@@ -178,16 +198,33 @@ def check(
                         f"{edge.raw}: {rel(edge.dst)} has no heading {edge.heading!r}",
                     )
                 )
+    return inbound
+
+
+def _unresolved_link(edge: Edge, src: str) -> Finding:
+    """A link that reaches nothing: a broken page link, or a missing attachment file."""
+    target = edge.target + (f"#{edge.heading}" if edge.heading else "")
+    # A target with a non-page extension is a file (an image, a PDF), not a page.
+    if is_page(edge.target) or "." not in posixpath.basename(edge.target):
+        return Finding(
+            src,
+            edge.line,
+            "broken-link",
+            f"{edge.raw} points at no page (no file, name or alias {target!r})",
+        )
+    return Finding(
+        src, edge.line, "missing-file", f"{edge.raw}: no file {edge.target!r} in the wiki"
+    )
+
+
+def _orphans(wiki: Wiki, rows: list[PageRow], inbound: dict[str, int]) -> list[Finding]:
+    """Pages no other page links to; the index page is the entry point, so it never is one."""
     index_page = wiki.index_page
-    for r in rows:
-        if inbound.get(r.path) or r.path == index_page or "orphan" in skip:
-            continue
-        out.append(Finding(rel(r.path), 1, "orphan", "no other page links here"))
-    out.extend(_stale_entries(index))
-    out = [f for f in out if f.kind not in skip]
-    out.sort(key=lambda f: (f.path, f.line, f.kind))
-    warnings.sort(key=lambda f: (f.path, f.line))
-    return CheckResult(out, warnings, len(rows), provenance and "provenance" not in skip, skipped)
+    return [
+        Finding(wiki.root_relative(r.path), 1, "orphan", "no other page links here")
+        for r in rows
+        if not inbound.get(r.path) and r.path != index_page
+    ]
 
 
 def _source_file(raw_dir: Path, name: str) -> Path | None:

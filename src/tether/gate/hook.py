@@ -53,6 +53,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from sqlite3 import Connection
+    from typing import Any
 
 # Where the answer goes and whose environment decides it. A hook process
 # answers on its own stdout/stderr from its own environment; a run's
@@ -186,6 +187,38 @@ def run_hook(args: list[str]) -> int:
 
 def answer_hook(harness: str, event: str | None, raw: bytes, oversized: bool) -> int:
     """Count and decide one hook payload (``raw``, cut short when ``oversized``)."""
+    parsed = _parse_call(harness, event, raw, oversized)
+    if isinstance(parsed, int):
+        return parsed
+    call, payload = parsed
+    if call.kind == contracts.KIND_TOOL and _env.get(ENV_ROOM_DIR):
+        from tether.gate import roomrule
+
+        refused = roomrule.check(call.tool_name, payload, _env)
+        if refused is not None:
+            return _deny(harness, refused)
+    resolved = _resolve(harness, call.session_id)
+    home = resolve_home(_env)
+    try:
+        conn = gate_db.connect(home)
+        try:
+            resolved = _settled(conn, resolved)
+            if resolved.unresolved:
+                if call.kind == contracts.KIND_TOOL:
+                    _deny(harness, messages.unresolved())
+                return EXIT_OK
+            return _count(conn, home, harness, call, payload, resolved)
+        finally:
+            conn.close()
+    except (gate_db.GateDatabaseError, gate_db.Error, OSError) as exc:
+        # resolved is the settled key when settling got that far, as the count used.
+        return _uncounted(home, harness, call.kind, resolved.key, exc)
+
+
+def _parse_call(
+    harness: str, event: str | None, raw: bytes, oversized: bool
+) -> tuple[contracts.HookCall, Any] | int:
+    """The call and its decoded payload, or the exit code of a malformed payload."""
     if oversized:
         return _malformed(harness, raw, f"larger than {MAX_PAYLOAD_BYTES} bytes")
     try:
@@ -197,82 +230,89 @@ def answer_hook(harness: str, event: str | None, raw: bytes, oversized: bool) ->
         call = contracts.parse(harness, payload, event)
     except contracts.PayloadError as exc:
         return _malformed(harness, raw, str(exc))
-    if call.kind == contracts.KIND_TOOL and _env.get(ENV_ROOM_DIR):
-        from tether.gate import roomrule
+    return call, payload
 
-        refused = roomrule.check(call.tool_name, payload, _env)
-        if refused is not None:
-            _err(refused)
-            _emit(contracts.deny(harness, refused))
-            return EXIT_OK
-    resolved = _resolve(harness, call.session_id)
-    home = resolve_home(_env)
-    try:
-        conn = gate_db.connect(home)
-        try:
-            resolved = _settled(conn, resolved)
-            if resolved.unresolved:
-                if call.kind == contracts.KIND_TOOL:
-                    text = messages.unresolved()
-                    _err(text)
-                    _emit(contracts.deny(harness, text))
-                return EXIT_OK
-            _bind_run_session(conn, resolved)
-            seen = counter.Seen(
-                resolved.key,
-                resolved.source,
-                harness,
-                call.event,
-                call.tool_name,
-                call.tool_use_id or call.batch_key,
-                call.detail,
-            )
-            if call.kind == contracts.KIND_TOOL:
-                outcome = counter.count_call(conn, seen)
-                if not outcome.allowed:
-                    text = messages.refusal(
-                        outcome.session_id, outcome.calls_used, outcome.call_budget
-                    )
-                    from tether.gate import runstop
 
-                    runstop.record_refusal(
-                        home,
-                        harness=harness,
-                        tool_name=call.tool_name,
-                        tool_use_id=call.tool_use_id,
-                        tool_input=call.detail[2],
-                        calls_used=outcome.calls_used,
-                        call_budget=outcome.call_budget,
-                        reason="call budget spent",
-                        environ=_env,
-                    )
-                    _err(text)
-                    _emit(contracts.deny(harness, text))
-                elif refused := command_policy.check(payload, _env):
-                    _err(refused)
-                    _emit(contracts.deny(harness, refused))
-                return EXIT_OK
-            if call.kind == contracts.KIND_BATCH:
-                return _answer_batch(counter.count_batch(conn, seen), harness)
-            if call.kind == contracts.KIND_MODEL_CALL:
-                return _answer_batch(counter.count_model_call(conn, seen), harness)
-            counter.record_event(conn, seen)
-            return EXIT_OK
-        finally:
-            conn.close()
-    except (gate_db.GateDatabaseError, gate_db.Error, OSError) as exc:
-        if call.kind == contracts.KIND_TOOL and gate_db.is_busy(exc):
-            text = _held_refusal(home, resolved.key)
-            _err(text)
-            _emit(contracts.deny(harness, text))
-            return EXIT_OK
-        # A busy file on an event that decides nothing costs only its record:
-        # every tool call meanwhile is refused above.
-        _err(f"tether-gate: warning: {messages.broken(str(exc))}")
-        if call.kind != contracts.KIND_TOOL:
-            _emit(contracts.warning(harness, messages.broken(str(exc))))
-            return EXIT_OK
-        return _open_or_closed(harness, messages.broken(str(exc)))
+def _deny(harness: str, text: str) -> int:
+    """Refuse the call: the reason on stderr and in the harness's deny answer."""
+    _err(text)
+    _emit(contracts.deny(harness, text))
+    return EXIT_OK
+
+
+def _count(
+    conn: Connection,
+    home: str,
+    harness: str,
+    call: contracts.HookCall,
+    payload: Any,
+    resolved: session_identity.Resolved,
+) -> int:
+    """Record the call under its session; only tool calls, batches and model calls decide."""
+    _bind_run_session(conn, resolved)
+    seen = counter.Seen(
+        resolved.key,
+        resolved.source,
+        harness,
+        call.event,
+        call.tool_name,
+        call.tool_use_id or call.batch_key,
+        call.detail,
+    )
+    if call.kind == contracts.KIND_TOOL:
+        return _answer_tool_call(conn, home, harness, call, payload, seen)
+    if call.kind == contracts.KIND_BATCH:
+        return _answer_batch(counter.count_batch(conn, seen), harness)
+    if call.kind == contracts.KIND_MODEL_CALL:
+        return _answer_batch(counter.count_model_call(conn, seen), harness)
+    counter.record_event(conn, seen)
+    return EXIT_OK
+
+
+def _answer_tool_call(
+    conn: Connection,
+    home: str,
+    harness: str,
+    call: contracts.HookCall,
+    payload: Any,
+    seen: counter.Seen,
+) -> int:
+    """Count a tool call; refuse it once the budget is spent, or when the command policy says."""
+    outcome = counter.count_call(conn, seen)
+    if not outcome.allowed:
+        text = messages.refusal(outcome.session_id, outcome.calls_used, outcome.call_budget)
+        from tether.gate import runstop  # only a refusal needs it
+
+        # The supervisor reads the refusal to stop the run that spent its budget.
+        runstop.record_refusal(
+            home,
+            harness=harness,
+            tool_name=call.tool_name,
+            tool_use_id=call.tool_use_id,
+            tool_input=call.detail[2],
+            calls_used=outcome.calls_used,
+            call_budget=outcome.call_budget,
+            reason="call budget spent",
+            environ=_env,
+        )
+        _deny(harness, text)
+    elif refused := command_policy.check(payload, _env):
+        _deny(harness, refused)
+    return EXIT_OK
+
+
+def _uncounted(home: str, harness: str, kind: str, key: str, exc: Exception) -> int:
+    """Answer a call the database could not count (see the failure policy above)."""
+    if kind == contracts.KIND_TOOL and gate_db.is_busy(exc):
+        # Held past the busy timeout: refuse, else holding the lock buys unlimited calls.
+        return _deny(harness, _held_refusal(home, key))
+    # A busy file on an event that decides nothing costs only its record:
+    # every tool call meanwhile is refused above.
+    _err(f"tether-gate: warning: {messages.broken(str(exc))}")
+    if kind != contracts.KIND_TOOL:
+        _emit(contracts.warning(harness, messages.broken(str(exc))))
+        return EXIT_OK
+    return _open_or_closed(harness, messages.broken(str(exc)))
 
 
 def _settled(

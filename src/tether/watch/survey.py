@@ -39,9 +39,8 @@ from tether.watch.wake import SubagentView
 # A pane without an agent stays "starting" this long after something last ran in it:
 # its shell is between two commands (`cd x && setup; agent`) for a moment.
 STARTING_GRACE = 2.0
-# how long a pane's agent may be gone before tmux marks the pane dead with its status
-# (the pane's shell exits with it); past it, the shell lives on and the end is said
-# without one
+# how long a pane's agent may be gone before tmux marks the pane dead with its status;
+# past it, the pane's shell lives on and the end is said without one
 DEAD_PANE_GRACE = 3.0
 NOT_COUNTED_EVERY = 5.0
 
@@ -184,8 +183,11 @@ class Surveyor:
         if sub.running:
             self._ran.add(sub.key)
             return sub
-        if sub.kind != "pane" or sub.pane is None or sub.key in self._ran or sub.pane.dead:
+        if sub.kind != "pane" or sub.pane is None or sub.pane.dead:
             return sub
+        if sub.key in self._ran:  # it ran: ended, once tmux has had its moment to say how
+            last = self._panes_ran.get(sub.key)
+            return last if last is not None and self._dead_pane_coming(sub, sub.pane) else sub
         moment = time.monotonic()
         if next(table.descendants(sub.pane.pane_pid), None) is not None:
             self._busy[sub.key] = moment
@@ -227,7 +229,6 @@ class Surveyor:
             if self._dead_pane_coming(sub, pane):
                 out.append(sub)  # as last seen, until tmux says how it ended
                 continue
-            self._awaiting_dead.pop(key, None)
             out.append(
                 replace(
                     sub,

@@ -158,24 +158,17 @@ _WRITERS: dict[str, Callable[[RunPaths, list[str], Mapping[str, str]], RunHooks]
 
 
 def write_run_hooks(
-    config: Config,
-    paths: RunPaths,
-    session_id: str,
-    budget: Budget,
-    run_id: str,
-    profile: Profile,
-    adapter: Harness,
-    env: Mapping[str, str] | None = None,
+    paths: RunPaths, profile: Profile, adapter: Harness, env: Mapping[str, str]
 ) -> RunHooks:
     """Per-run hooks that make the harness itself ask the gate before every tool call.
 
-    Whatever the harness, the gate gets the run's budget under the session id
-    tether chose, which installed hooks and tool wrappers count against. A
-    harness without a hook contract gets no per-run hook (``RunHooks()``): its
-    limits come from the event stream alone. ``env`` is the agent's environment
-    (Vibe's per-run home is laid over the user's ``VIBE_HOME`` read from it).
+    The gate holds the run's budget already (``register_budget``), under the
+    session id tether chose, which installed hooks and tool wrappers count
+    against. A harness without a hook contract gets no per-run hook
+    (``RunHooks()``): its limits come from the event stream alone. ``env`` is
+    the agent's environment (Vibe's per-run home is laid over the user's
+    ``VIBE_HOME`` read from it).
     """
-    _register_budget(config, session_id, budget, run_id)
     writer = _WRITERS.get(profile.harness)
     if profile.harness == "vibe" and stream_format(adapter) != "vibe":
         writer = None
@@ -186,11 +179,15 @@ def write_run_hooks(
     from tether.gate.hook_install import byte_compile
 
     byte_compile()
-    return writer(paths, gate_command(), {**(env or {}), **profile.env})
+    return writer(paths, gate_command(), {**env, **profile.env})
 
 
-def _register_budget(config: Config, session_id: str, budget: Budget, run_id: str) -> None:
-    """The run's call and iteration budgets, held by the gate under the run's session id."""
+def register_budget(config: Config, session_id: str, budget: Budget, run_id: str) -> None:
+    """The run's call and iteration budgets, held by the gate under the run's session id.
+
+    Whatever the harness: hooks the user installed (Codex, Copilot CLI) and
+    ``tether-gate tick`` in a tool wrapper count against it too.
+    """
     from tether.gate import gate_db as db
     from tether.gate.counter import set_session_budget
 

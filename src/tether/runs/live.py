@@ -39,6 +39,22 @@ class LiveResult:
     stream_ended: bool
 
 
+@dataclass(frozen=True)
+class BetweenReads:
+    """What the stream loop looks at between two reads, besides the events it counts."""
+
+    deadline: float  # monotonic: the run's wall clock ends here
+    cancelled: Callable[[], bool]
+    on_progress: Callable[[Ledger], None]  # the counts so far, every PROGRESS_EVERY_SECONDS
+    # a harness's own session file (Codex's rollout), read as it grows
+    session_tail: SessionTail | None = None
+    # True once the gate refused a call of this run: the run ends at once, even
+    # where the harness leaves the refused call out of its stream (Codex).
+    gate_refused: Callable[[], bool] | None = None
+    # True once stderr passed its cap (runs.stderr_sink): the run ends as output_limit
+    stderr_over: Callable[[], bool] | None = None
+
+
 class LiveRun:
     def __init__(
         self,
@@ -47,27 +63,19 @@ class LiveRun:
         ledger: Ledger,
         check: LimitCheck,
         events_out: BinaryIO,
-        deadline: float,
-        session_tail: SessionTail | None,
-        cancelled: Callable[[], bool],
-        on_progress: Callable[[Ledger], None],
-        gate_refused: Callable[[], bool] | None = None,
-        stderr_over: Callable[[], bool] | None = None,
+        between: BetweenReads,
     ) -> None:
         self.agent = agent
         self.harness = harness
         self.ledger = ledger
         self.check = check
         self.events_out = events_out
-        self.deadline = deadline
-        self.tail = session_tail
-        self.cancelled = cancelled
-        self.on_progress = on_progress
-        # True once the gate refused a call of this run: the run ends at once, even
-        # where the harness leaves the refused call out of its stream (Codex).
-        self.gate_refused = gate_refused
-        # True once stderr passed its cap (runs.stderr_sink): the run ends as output_limit
-        self.stderr_over = stderr_over
+        self.deadline = between.deadline
+        self.tail = between.session_tail
+        self.cancelled = between.cancelled
+        self.on_progress = between.on_progress
+        self.gate_refused = between.gate_refused
+        self.stderr_over = between.stderr_over
         self._last_progress = 0.0
         self._lines = LineBuffer()
         self._room = 0  # bytes events.jsonl may still take

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 from tether.events.accounting import Ledger, count, stream_upper_bound
 from tether.gate.runstop import mark_stopping
@@ -19,124 +19,138 @@ from tether.run_status import RunStatus
 from tether.runs.budget import Budget, LimitCheck
 from tether.runs.exit_verdict import after_cancel, natural_end
 from tether.runs.gate_setup import gate_verdict, lock_session, stream_format
-from tether.runs.live import LiveResult, LiveRun
+from tether.runs.live import BetweenReads, LiveResult, LiveRun
 from tether.runs.process import AgentProcess, wait_until
 from tether.runs.record import RunPaths
 from tether.runs.stream import SessionTail
-from tether.store import state_db
-from tether.store.runs import update_run
 
 
-def watch_agent(
-    agent: AgentProcess,
-    adapter: Harness,
-    ledger: Ledger,
-    budget: Budget,
-    paths: RunPaths,
-    t0: float,
-    env: Mapping[str, str],
-    cancel: Callable[[], bool],
-    conn: Any,
-    run_id: str,
-    grace: float,
-    hooked_session: str | None,
-    timing: dict[str, float],
-    self_stopping: bool = False,
-    stderr_over: Callable[[], bool] | None = None,
-) -> tuple[RunStatus, str]:
-    tail = SessionTail(adapter, env) if adapter.iteration_source == "session_file" else None
+@dataclass(frozen=True)
+class Watch:
+    """What watching one run's agent needs, decided before the agent starts."""
 
-    def progress(led: Ledger) -> None:
-        with state_db.transaction(conn):
-            update_run(
-                conn,
-                run_id,
-                iterations=led.iterations,
-                tool_calls=led.tool_calls,
-                tool_results=led.tool_results,
-                harness_session_id=led.session_id,
-            )
+    adapter: Harness
+    budget: Budget
+    paths: RunPaths
+    env: Mapping[str, str]  # the agent's: its TETHER_HOME holds the gate's session
+    grace: float  # seconds from SIGTERM to SIGKILL
+    # the run's gate session, when a per-run hook makes the harness ask the gate
+    hooked_session: str | None
+    # the hook ends the harness itself at the iteration limit (Pi's extension)
+    self_stopping: bool
+    cancelled: Callable[[], bool]
+    on_progress: Callable[[Ledger], None]  # the counts so far, for the run's record
+    stderr_over: Callable[[], bool] | None = None
 
-    check = LimitCheck(budget, stream_format(adapter))
-    refused = paths.refused
-    with paths.events.open("ab") as out:
-        live = LiveRun(
-            agent,
-            adapter,
-            ledger,
-            check,
-            out,
-            deadline=t0 + budget.timeout_seconds,
-            session_tail=tail,
-            cancelled=cancel,
-            on_progress=progress,
-            gate_refused=refused.exists if hooked_session else None,
-            stderr_over=stderr_over,
+
+@dataclass(frozen=True)
+class Watched:
+    """How the watch ended."""
+
+    stop: RunStatus
+    how: str  # "exited", "sigterm", "sigkill"
+    # seconds from the event that reached a limit to the agent's end, when tether stopped it
+    stop_latency: float | None = None
+
+
+def watch_agent(agent: AgentProcess, ledger: Ledger, watch: Watch, started: float) -> Watched:
+    """Count ``agent``'s stream into ``ledger`` until the agent ends or a limit stops it.
+
+    ``started`` is the monotonic time the run's wall clock began.
+    """
+    return _Watcher(agent, ledger, watch, started + watch.budget.timeout_seconds).run()
+
+
+class _Watcher:
+    def __init__(self, agent: AgentProcess, ledger: Ledger, watch: Watch, deadline: float) -> None:
+        self.agent = agent
+        self.ledger = ledger
+        self.watch = watch
+        self.deadline = deadline
+        adapter = watch.adapter
+        self.tail = (
+            SessionTail(adapter, watch.env) if adapter.iteration_source == "session_file" else None
         )
-        result = live.run()
-        if result.limit is not None:
-            stop, how = _stop_at_limit(
-                agent, live, result, check, paths, env, grace, hooked_session, timing, self_stopping
+        self.check = LimitCheck(watch.budget, stream_format(adapter))
+
+    def run(self) -> Watched:
+        with self.watch.paths.events.open("ab") as out:
+            live = LiveRun(
+                self.agent, self.watch.adapter, self.ledger, self.check, out, self._between()
             )
-    if result.limit is None:
-        # The stream ended: wait for the process to exit, still under the wall clock.
-        remaining = max(0.0, t0 + budget.timeout_seconds - time.monotonic())
-        if wait_until(lambda: agent.popen.poll() is not None, remaining):
-            how = "exited"
-            if tail is not None:
-                # The session file may close the run (Vibe's journal says which of
-                # its own limits ended the turn): read all of it before judging.
-                count(tail.drain(ledger.session_id), ledger)
-            # A harness that stopped on its own spending belt (Vibe's --max-tokens
-            # ends the turn the moment its usage passes the budget) is at that limit.
-            stop = check.spent(ledger) or natural_end(ledger, agent.popen.returncode)
-            if hooked_session is not None:
-                # The per-run hook may have ended the agent itself, exactly at the limit.
-                stop = gate_verdict(env["TETHER_HOME"], hooked_session) or stop
-            cancelled = after_cancel(stop, agent.popen.returncode) if cancel() else None
-            if cancelled is not None:
-                stop, how = cancelled  # its kill came before the loop saw the cancel
-        else:
-            mark_stopping(str(paths.root))
-            how = agent.stop(grace)
-            stop = RunStatus.TIMEOUT
-    if tail is not None:
-        count(tail.drain(ledger.session_id), ledger)
-        if ledger.iteration_source == "bound":
-            ledger.iterations = max(ledger.iterations, stream_upper_bound(ledger))
-    return stop, how
+            result = live.run()
+            if result.limit is not None:
+                watched = self._stop_at_limit(live, result)
+        if result.limit is None:
+            watched = self._wait_for_exit()
+        if self.tail is not None:
+            self._read_session_to_end(self.tail)
+        return watched
 
+    def _between(self) -> BetweenReads:
+        watch = self.watch
+        return BetweenReads(
+            deadline=self.deadline,
+            cancelled=watch.cancelled,
+            on_progress=watch.on_progress,
+            session_tail=self.tail,
+            gate_refused=watch.paths.refused.exists if watch.hooked_session else None,
+            stderr_over=watch.stderr_over,
+        )
 
-def _stop_at_limit(
-    agent: AgentProcess,
-    live: LiveRun,
-    result: LiveResult,
-    check: LimitCheck,
-    paths: RunPaths,
-    env: Mapping[str, str],
-    grace: float,
-    hooked_session: str | None,
-    timing: dict[str, float],
-    self_stopping: bool,
-) -> tuple[RunStatus, str]:
-    """Stop the agent at the limit the stream showed; keep what it printed until it died."""
-    assert result.limit is not None
-    # From here on the gate and the Pi extension refuse whatever they cannot count.
-    mark_stopping(str(paths.root))
-    if self_stopping and check.at_step_boundary:
-        # pi's run extension aborts before model request N+1 by itself; a signal
-        # now would kill the gate call it is waiting on and let that request out.
-        wait_until(lambda: not agent.group_alive(), grace)
-    # The session is locked right after the SIGTERM, before any wait: an agent
-    # that shrugs off SIGTERM gets every further tool call refused by its own
-    # hook until SIGKILL lands, and one that obeys is already going. (Locking
-    # first would open the same window for the former and only delay the latter.)
-    lock = None
-    if hooked_session is not None:
-        lock = partial(lock_session, env["TETHER_HOME"], hooked_session)
-    how = agent.stop(grace, signalled=lock)
-    stop = result.limit
-    if result.limit_at is not None:
-        timing["stop_latency_seconds"] = time.monotonic() - result.limit_at
-    live.drain()  # a request or step already under way shows up as in flight
-    return stop, how
+    def _stop_at_limit(self, live: LiveRun, result: LiveResult) -> Watched:
+        """Stop the agent at the limit the stream showed; keep what it printed until it died."""
+        assert result.limit is not None
+        watch, agent = self.watch, self.agent
+        # From here on the gate and the Pi extension refuse whatever they cannot count.
+        mark_stopping(str(watch.paths.root))
+        if watch.self_stopping and self.check.at_step_boundary:
+            # pi's run extension aborts before model request N+1 by itself; a signal
+            # now would kill the gate call it is waiting on and let that request out.
+            wait_until(lambda: not agent.group_alive(), watch.grace)
+        # The session is locked right after the SIGTERM, before any wait: an agent
+        # that shrugs off SIGTERM gets every further tool call refused by its own
+        # hook until SIGKILL lands, and one that obeys is already going. (Locking
+        # first would open the same window for the former and only delay the latter.)
+        lock = None
+        if watch.hooked_session is not None:
+            lock = partial(lock_session, watch.env["TETHER_HOME"], watch.hooked_session)
+        how = agent.stop(watch.grace, signalled=lock)
+        latency = None
+        if result.limit_at is not None:
+            latency = time.monotonic() - result.limit_at
+        live.drain()  # a request or step already under way shows up as in flight
+        return Watched(result.limit, how, latency)
+
+    def _wait_for_exit(self) -> Watched:
+        """The stream ended: wait for the process to exit, still under the wall clock."""
+        agent = self.agent
+        remaining = max(0.0, self.deadline - time.monotonic())
+        if not wait_until(lambda: agent.popen.poll() is not None, remaining):
+            mark_stopping(str(self.watch.paths.root))
+            return Watched(RunStatus.TIMEOUT, agent.stop(self.watch.grace))
+        if self.tail is not None:
+            # The session file may close the run (Vibe's journal says which of
+            # its own limits ended the turn): read all of it before judging.
+            count(self.tail.drain(self.ledger.session_id), self.ledger)
+        stop = self._exit_verdict()
+        cancelled = after_cancel(stop, agent.popen.returncode) if self.watch.cancelled() else None
+        if cancelled is not None:
+            return Watched(*cancelled)  # its kill came before the loop saw the cancel
+        return Watched(stop, "exited")
+
+    def _exit_verdict(self) -> RunStatus:
+        """What an agent that exited by itself ran into, if anything."""
+        watch, ledger = self.watch, self.ledger
+        # A harness that stopped on its own spending belt (Vibe's --max-tokens
+        # ends the turn the moment its usage passes the budget) is at that limit.
+        stop = self.check.spent(ledger) or natural_end(ledger, self.agent.popen.returncode)
+        if watch.hooked_session is not None:
+            # The per-run hook may have ended the agent itself, exactly at the limit.
+            stop = gate_verdict(watch.env["TETHER_HOME"], watch.hooked_session) or stop
+        return stop
+
+    def _read_session_to_end(self, tail: SessionTail) -> None:
+        count(tail.drain(self.ledger.session_id), self.ledger)
+        if self.ledger.iteration_source == "bound":
+            self.ledger.iterations = max(self.ledger.iterations, stream_upper_bound(self.ledger))

@@ -37,7 +37,6 @@ SHRINKING: dict[str, str] = {
     "board/board.py::Board.add": "board/board.py is being changed",
     "cli/mcp_server/install.py::plan": "the MCP install is being changed",
     "cli/mcp.py::_run": "the MCP install is being changed",
-    "cli/run.py::run": "tether run's flags are being changed (sandbox)",
     "gate/runstop.py::record_refusal": "gate/runstop.py is being changed",
     "loop/context.py::open_loop": "loop/context.py is being changed",
     "loop/dispatched.py::ran": "its callers in loop/dispatch*.py are being changed",

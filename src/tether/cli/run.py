@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from tether.cli.render import print_json
 from tether.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from tether.runs.outcome import RunOutcome
 
 
 @click.command()
@@ -90,23 +94,7 @@ def run(
     """
     from tether.runs.supervisor import RunRequest, supervise
 
-    if (prompt_text is None) == (prompt_file is None):
-        raise UsageError("give exactly one of --prompt TEXT or --prompt-file FILE.")
-    if prompt_file is not None:
-        try:
-            raw = sys.stdin.buffer.read() if str(prompt_file) == "-" else prompt_file.read_bytes()
-            text = raw.decode("utf-8")
-        except OSError as exc:
-            raise UsageError(f"cannot read --prompt-file {prompt_file}: {exc.strerror}") from exc
-        except UnicodeDecodeError as exc:
-            raise UsageError(
-                f"--prompt-file {prompt_file} is not UTF-8 text (byte {exc.start}); "
-                "save it as UTF-8."
-            ) from exc
-    else:
-        text = prompt_text or ""
-    if not text.strip():
-        raise UsageError("the prompt is empty.")
+    text = _prompt(prompt_text, prompt_file)
     if profile is None:
         _note_when_the_agent_is_fake()
     outcome = supervise(
@@ -125,46 +113,78 @@ def run(
             no_sandbox=no_sandbox,
         )
     )
-    collected = outcome.proposals
     if as_json:
-        print_json(
-            outcome.record()
-            | {
-                "report": outcome.report,
-                "proposals": outcome.pending_proposals,
-                "proposals_refused": collected.refused if collected else [],
-            }
-        )
+        _print_record(outcome)
     else:
-        led = outcome.ledger
-        why = outcome.failure.words() if outcome.failure is not None else ""
-        click.echo(
-            f"run {outcome.run_id}: {outcome.stop.value}{why} — {led.iterations} iteration(s), "
-            f"{led.tool_calls} tool call(s), {led.tool_results} result(s), "
-            f"session {led.session_id or outcome.row.session_id}"
-        )
-        if outcome.report is not None and outcome.paths is not None:
-            click.echo(f"report: {outcome.paths.report_md}")
-        from tether.runs.run_report import sandbox_lines
-
-        # news only: an unsandboxed run, a refused host, a process killed
-        for line in sandbox_lines(outcome.sandbox)[1:] or sandbox_lines(outcome.sandbox):
-            if line != "- sandbox: bubblewrap":
-                click.echo(line.removeprefix("- "))
-        failed = outcome.failed_stage
-        if failed is not None and outcome.paths is not None:
-            click.echo(
-                f"post-run stage failed (exit {failed.exit_code}): "
-                f"{' '.join(failed.command)} — output in {outcome.paths.stages}"
-            )
-        for proposal in collected.proposals if collected else []:
-            click.echo(
-                f"proposal {proposal.id} waits for a person: {proposal.headline} "
-                f"(`tether outbox show {proposal.id}`)"
-            )
-        for refused in collected.refused if collected else []:
-            click.echo(f"proposal not collected: {refused}")
+        _say_how_it_ended(outcome)
     sys.exit(int(outcome.exit_code))
+
+
+def _prompt(prompt_text: str | None, prompt_file: Path | None) -> str:
+    """The instruction from ``--prompt`` or ``--prompt-file`` (exactly one), never empty."""
+    if (prompt_text is None) == (prompt_file is None):
+        raise UsageError("give exactly one of --prompt TEXT or --prompt-file FILE.")
+    if prompt_file is not None:
+        try:
+            raw = sys.stdin.buffer.read() if str(prompt_file) == "-" else prompt_file.read_bytes()
+            text = raw.decode("utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot read --prompt-file {prompt_file}: {exc.strerror}") from exc
+        except UnicodeDecodeError as exc:
+            raise UsageError(
+                f"--prompt-file {prompt_file} is not UTF-8 text (byte {exc.start}); "
+                "save it as UTF-8."
+            ) from exc
+    else:
+        text = prompt_text or ""
+    if not text.strip():
+        raise UsageError("the prompt is empty.")
+    return text
+
+
+def _print_record(outcome: RunOutcome) -> None:
+    collected = outcome.proposals
+    print_json(
+        outcome.record()
+        | {
+            "report": outcome.report,
+            "proposals": outcome.pending_proposals,
+            "proposals_refused": collected.refused if collected else [],
+        }
+    )
+
+
+def _say_how_it_ended(outcome: RunOutcome) -> None:
+    """The run's end in a line, then only what is news: the report, the sandbox, proposals."""
+    led = outcome.ledger
+    why = outcome.failure.words() if outcome.failure is not None else ""
+    click.echo(
+        f"run {outcome.run_id}: {outcome.stop.value}{why} — {led.iterations} iteration(s), "
+        f"{led.tool_calls} tool call(s), {led.tool_results} result(s), "
+        f"session {led.session_id or outcome.row.session_id}"
+    )
+    if outcome.report is not None and outcome.paths is not None:
+        click.echo(f"report: {outcome.paths.report_md}")
+    from tether.runs.run_report import sandbox_lines
+
+    # news only: an unsandboxed run, a refused host, a process killed
+    for line in sandbox_lines(outcome.sandbox)[1:] or sandbox_lines(outcome.sandbox):
+        if line != "- sandbox: bubblewrap":
+            click.echo(line.removeprefix("- "))
+    failed = outcome.failed_stage
+    if failed is not None and outcome.paths is not None:
+        click.echo(
+            f"post-run stage failed (exit {failed.exit_code}): "
+            f"{' '.join(failed.command)} — output in {outcome.paths.stages}"
+        )
+    collected = outcome.proposals
+    for proposal in collected.proposals if collected else []:
+        click.echo(
+            f"proposal {proposal.id} waits for a person: {proposal.headline} "
+            f"(`tether outbox show {proposal.id}`)"
+        )
+    for refused in collected.refused if collected else []:
+        click.echo(f"proposal not collected: {refused}")
 
 
 def _note_when_the_agent_is_fake() -> None:

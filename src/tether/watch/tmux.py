@@ -4,11 +4,17 @@
 a plain name is ``-L NAME``, a path is ``-S PATH``. Typing into a pane is two
 calls: the text with ``send-keys -l`` (literal: no key names are looked up) and
 then ``Enter`` as a key of its own, so the text is submitted exactly as written.
+
+A full-screen agent (Claude Code, Pi) that reads the text and the Enter in one
+chunk takes the whole as a paste, and the Enter never submits it: the text sits
+in its input box. So the Enter waits until the pane shows the text was read,
+and is pressed once more when the pane did not change after it.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,6 +37,11 @@ _FIELDS = (
 )
 _SEP = "\t"
 TIMEOUT_S = 5.0
+ECHO_WAIT_S = 2.0  # for the pane to show typed text before Enter is pressed
+SETTLE_S = 0.15  # then a pause, so the Enter arrives in a read of its own
+ENTER_WAIT_S = 1.0  # for the pane to change after an Enter before it is pressed again
+ENTER_TRIES = 2
+POLL_S = 0.05
 
 
 class TmuxError(TetherError):
@@ -150,9 +161,33 @@ class Tmux:
         return next((p for p in self.list_panes() if p.pane_id == pane_id), None)
 
     def send_text(self, pane_id: str, text: str) -> None:
-        """Type ``text`` into the pane and press Enter (two calls: literal text, then the key)."""
+        """Type ``text`` into the pane and press Enter once the pane has read the text."""
+        before = self._screen(pane_id)
         self._run("send-keys", "-t", pane_id, "-l", "--", text)
-        self._run("send-keys", "-t", pane_id, "Enter")
+        typed = self._changed_from(pane_id, before, ECHO_WAIT_S)
+        time.sleep(SETTLE_S)
+        for _ in range(ENTER_TRIES):
+            self._run("send-keys", "-t", pane_id, "Enter")
+            if self._changed_from(pane_id, typed, ENTER_WAIT_S) != typed:
+                return
+
+    def capture(self, pane_id: str) -> str:
+        """What the pane shows now (its visible screen, as text)."""
+        return self._run("capture-pane", "-p", "-t", pane_id).stdout
+
+    def _screen(self, pane_id: str) -> tuple[str, str]:
+        """The pane's cursor and text: an Enter a shell took moves the cursor only."""
+        cursor = self._run("display-message", "-p", "-t", pane_id, "#{cursor_x},#{cursor_y}")
+        return cursor.stdout, self.capture(pane_id)
+
+    def _changed_from(self, pane_id: str, shown: tuple[str, str], wait_s: float) -> tuple[str, str]:
+        """The pane's screen once it differs from ``shown``, or as it is after ``wait_s``."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            now = self._screen(pane_id)
+            if now != shown or time.monotonic() >= deadline:
+                return now
+            time.sleep(POLL_S)
 
     def display_message(self, pane_id: str, text: str, hold: bool = False) -> None:
         """Show ``text`` in the status line of the client that shows the pane.

@@ -33,7 +33,6 @@ SHRINKING: dict[str, str] = {
     "dashboard/app.py::build_app": "the dashboard is being rewritten",
     "fleet/executor.py::_housekeeping": "the fleet is being rewritten",
     "fleet/git.py::push_unit": "the fleet is being rewritten",
-    "loop/level1.py::_scan": "level 1 is being changed",
     "board/board.py::Board.add": "board/board.py is being changed",
     "cli/mcp_server/install.py::plan": "the MCP install is being changed",
     "cli/mcp.py::_run": "the MCP install is being changed",

@@ -110,13 +110,13 @@ def _without_locked(view: BoardView, user_items: list[str]) -> BoardView:
 
 def scan(loop: Loop, view: BoardView, *, dry_run: bool, run_checks: bool = True) -> Level1:
     """Level 1 in order; ``run_checks=False`` skips BLOCKED checks (the stop hook's quick look)."""
-    evidence: list[dict[str, Any]] = []
     user_items: list[str] = []
     view = _without_locked(view, user_items)
-    held: list[todo.TodoItem] = []
     user_items += _fired_parked(loop, view)
     warnings = [f"malformed: {path}: {message}" for path, message in view.malformed]
-    found = _scan(loop, view, dry_run, run_checks, evidence, user_items, held)
+    looked = _Scan(loop, view, dry_run, run_checks, user_items)
+    found = looked.first_work()
+    evidence = looked.evidence
     reached = {e["source"] for e in evidence}
     evidence += [{"source": s, "reached": False} for s in SOURCES if s not in reached]
     unreadable = [
@@ -124,7 +124,7 @@ def scan(loop: Loop, view: BoardView, *, dry_run: bool, run_checks: bool = True)
         f"so no stop can prove there is none until it is fixed"
         for path, message in view.malformed
     ]
-    return Level1(found, evidence, user_items, warnings, held, unreadable)
+    return Level1(found, evidence, user_items, warnings, looked.held, unreadable)
 
 
 def _fired_parked(loop: Loop, view: BoardView) -> list[str]:
@@ -145,143 +145,185 @@ def _shown(loop: Loop, path: Path) -> str:
         return str(path)
 
 
-def _scan(
-    loop: Loop,
-    view: BoardView,
-    dry_run: bool,
-    run_checks: bool,
-    evidence: list[dict[str, Any]],
-    user_items: list[str],
-    held: list[todo.TodoItem],
-) -> Work | None:
-    # 1. intake gate
-    untriaged = view.untriaged()
-    inbox = loop.board.folder(State.INBOX)
-    broken = [(p, m) for p, m in view.malformed if inbox in p.parents]  # any depth
-    evidence.append(
-        {
-            "source": "intake",
-            "reached": True,
-            "untriaged": [str(p) for p in untriaged],
-            "malformed": [str(p) for p, _ in broken],
-        }
-    )
-    if untriaged:
-        noun = "entry" if len(untriaged) == 1 else "entries"
-        return Work(
-            "intake", f"INBOX has {len(untriaged)} untriaged {noun}: triage", triage=untriaged
-        )
-    if broken:
-        listing = "; ".join(f"{p.relative_to(inbox)}: {m}" for p, m in broken)
-        raise LoopError(
-            f"INBOX is not triaged and cannot be triaged by tether: {listing}. Fix or move "
-            f"these files by hand; no STOP may be claimed while INBOX is open."
-        )
-    # 2. ACTIONABLE
-    actionable = view.actionable_by_priority()
-    evidence.append({"source": "actionable", "reached": True, "open": [t.id for t in actionable]})
-    if actionable:
-        ticket = actionable[0]
-        return Work("actionable", f"ACTIONABLE {_title(ticket)}", ticket=ticket)
-    # 3. BLOCKED whose check passes
-    unblocked, outcome, checks = (
-        blockers.check_blocked(loop, view, dry_run=dry_run) if run_checks else (None, None, [])
-    )
-    evidence.append(
-        {"source": "blocked", "reached": True, "checks": checks, "skipped": not run_checks}
-    )
-    if unblocked is not None and outcome is not None:
-        return Work(
-            "blocked",
-            f"BLOCKED {_title(unblocked)}: {outcome.note()}",
-            ticket=unblocked,
-            check=outcome,
-        )
-    # 4. WAITING whose date or marker arrived
-    due, why, waiting = blockers.check_waiting(loop, view)
-    evidence.append(
-        {
-            "source": "waiting",
-            "reached": True,
-            "waiting": waiting,
-            "arrived": due.id if due else None,
-        }
-    )
-    if due is not None:
-        return Work("waiting", f"WAITING {_title(due)}: {why}", ticket=due, arrived=why)
-    # 5. TODO items
-    item = _todo(loop, evidence, user_items, held)
-    if item is not None:
-        return Work("todo", f"TODO {item.file}:{item.line} {item.text!r}", todo=item)
-    # 6. routine checks
-    routine, statuses = routines.due_routine(loop)
-    evidence.append(
-        {"source": "routine", "reached": True, "routines": [s.as_dict() for s in statuses]}
-    )
-    if routine is not None:
-        return Work("routine", f"routine {routine.name} is due", routine=routine)
-    # 7. limit-stopped runs without a follow-up
-    follow_up, given_up, looked_at = unfinished.manual_follow_ups(loop)
-    user_items += given_up
-    evidence.append(
-        {
-            "source": "follow-up",
-            "reached": True,
-            "candidates": looked_at,
-            "run": follow_up.run.id if follow_up else None,
-        }
-    )
-    if follow_up is not None:
-        run = follow_up.run
-        return Work(
-            "follow-up",
-            f"run {run.id} (unit {run.unit}) stopped at {run.status} with a report: follow up",
-            follow_up=follow_up,
-        )
-    return None
+class _Scan:
+    """The sources in order, each a step; every step reached leaves its evidence."""
 
+    def __init__(
+        self, loop: Loop, view: BoardView, dry_run: bool, run_checks: bool, user_items: list[str]
+    ) -> None:
+        self.loop = loop
+        self.view = view
+        self.dry_run = dry_run
+        self.run_checks = run_checks
+        self.user_items = user_items  # things only a person can unblock, found on the way
+        self.evidence: list[dict[str, Any]] = []
+        self.held: list[todo.TodoItem] = []  # TODO items waiting for a person
 
-def _todo(
-    loop: Loop,
-    evidence: list[dict[str, Any]],
-    user_items: list[str],
-    held: list[todo.TodoItem],
-) -> todo.TodoItem | None:
-    items, missing = todo.open_items(
-        loop.project_root, loop.settings.todo_files, loop.settings.todo_hold_words
-    )
-    held += [i for i in items if i.held]
-    chosen: todo.TodoItem | None = None
-    exhausted = 0
-    for item in items:
-        if item.held:
-            continue
-        verdict = loop.holding(loop.policy.assess(item.text))
-        if verdict is not None:
-            user_items.append(f"{item.file}:{item.line} waits for {verdict.needs()}: {item.text}")
-            continue
-        last = unfinished.last_run_of_unit(loop.conn, item.key)
-        if last is not None and last.status != RunStatus.COMPLETED:
-            streak = unfinished.chain_length(loop.conn, last)
-            if streak >= loop.settings.max_attempts:
-                exhausted += 1
+    def first_work(self) -> Work | None:
+        steps = (
+            self._intake,
+            self._actionable,
+            self._blocked,
+            self._waiting,
+            self._todo,
+            self._routine,
+            self._follow_up,
+        )
+        for step in steps:
+            work = step()
+            if work is not None:
+                return work
+        return None
+
+    def _intake(self) -> Work | None:
+        """1. The intake gate: nothing after it is looked at while INBOX is untriaged."""
+        untriaged = self.view.untriaged()
+        inbox = self.loop.board.folder(State.INBOX)
+        broken = [(p, m) for p, m in self.view.malformed if inbox in p.parents]  # any depth
+        self.evidence.append(
+            {
+                "source": "intake",
+                "reached": True,
+                "untriaged": [str(p) for p in untriaged],
+                "malformed": [str(p) for p, _ in broken],
+            }
+        )
+        if untriaged:
+            noun = "entry" if len(untriaged) == 1 else "entries"
+            return Work(
+                "intake", f"INBOX has {len(untriaged)} untriaged {noun}: triage", triage=untriaged
+            )
+        if broken:
+            listing = "; ".join(f"{p.relative_to(inbox)}: {m}" for p, m in broken)
+            raise LoopError(
+                f"INBOX is not triaged and cannot be triaged by tether: {listing}. Fix or move "
+                f"these files by hand; no STOP may be claimed while INBOX is open."
+            )
+        return None
+
+    def _actionable(self) -> Work | None:
+        """2. An ACTIONABLE ticket, P1 first, then the oldest."""
+        actionable = self.view.actionable_by_priority()
+        self.evidence.append(
+            {"source": "actionable", "reached": True, "open": [t.id for t in actionable]}
+        )
+        if actionable:
+            ticket = actionable[0]
+            return Work("actionable", f"ACTIONABLE {_title(ticket)}", ticket=ticket)
+        return None
+
+    def _blocked(self) -> Work | None:
+        """3. A BLOCKED ticket whose check passes now."""
+        unblocked, outcome, checks = (
+            blockers.check_blocked(self.loop, self.view, dry_run=self.dry_run)
+            if self.run_checks
+            else (None, None, [])
+        )
+        self.evidence.append(
+            {"source": "blocked", "reached": True, "checks": checks, "skipped": not self.run_checks}
+        )
+        if unblocked is not None and outcome is not None:
+            return Work(
+                "blocked",
+                f"BLOCKED {_title(unblocked)}: {outcome.note()}",
+                ticket=unblocked,
+                check=outcome,
+            )
+        return None
+
+    def _waiting(self) -> Work | None:
+        """4. A WAITING ticket whose date or marker arrived."""
+        due, why, waiting = blockers.check_waiting(self.loop, self.view)
+        self.evidence.append(
+            {
+                "source": "waiting",
+                "reached": True,
+                "waiting": waiting,
+                "arrived": due.id if due else None,
+            }
+        )
+        if due is not None:
+            return Work("waiting", f"WAITING {_title(due)}: {why}", ticket=due, arrived=why)
+        return None
+
+    def _todo(self) -> Work | None:
+        """5. An open TODO item (``_todo_item``)."""
+        item = self._todo_item()
+        if item is not None:
+            return Work("todo", f"TODO {item.file}:{item.line} {item.text!r}", todo=item)
+        return None
+
+    def _routine(self) -> Work | None:
+        """6. A due routine check."""
+        routine, statuses = routines.due_routine(self.loop)
+        self.evidence.append(
+            {"source": "routine", "reached": True, "routines": [s.as_dict() for s in statuses]}
+        )
+        if routine is not None:
+            return Work("routine", f"routine {routine.name} is due", routine=routine)
+        return None
+
+    def _follow_up(self) -> Work | None:
+        """7. A limit-stopped run without a follow-up."""
+        follow_up, given_up, looked_at = unfinished.manual_follow_ups(self.loop)
+        self.user_items += given_up
+        self.evidence.append(
+            {
+                "source": "follow-up",
+                "reached": True,
+                "candidates": looked_at,
+                "run": follow_up.run.id if follow_up else None,
+            }
+        )
+        if follow_up is not None:
+            run = follow_up.run
+            return Work(
+                "follow-up",
+                f"run {run.id} (unit {run.unit}) stopped at {run.status} with a report: follow up",
+                follow_up=follow_up,
+            )
+        return None
+
+    def _todo_item(self) -> todo.TodoItem | None:
+        """The first open TODO item no person holds that the policy and the attempts allow."""
+        loop, user_items = self.loop, self.user_items
+        items, missing = todo.open_items(
+            loop.project_root, loop.settings.todo_files, loop.settings.todo_hold_words
+        )
+        self.held += [i for i in items if i.held]
+        chosen: todo.TodoItem | None = None
+        exhausted = 0
+        for item in items:
+            if item.held:
+                continue
+            verdict = loop.holding(loop.policy.assess(item.text))
+            if verdict is not None:
                 user_items.append(
-                    f"{item.file}:{item.line} ended unfinished {streak} runs in a row "
-                    f"(last {last.id}): split it or give it a bigger budget: {item.text}"
+                    f"{item.file}:{item.line} waits for {verdict.needs()}: {item.text}"
                 )
                 continue
-        chosen = item
-        break
-    evidence.append(
-        {
-            "source": "todo",
-            "reached": True,
-            "files": list(loop.settings.todo_files),
-            "missing": missing,
-            "open": len(items),
-            "held": len(held),
-            "given_up": exhausted,
-            "chosen": chosen.key if chosen else None,
-        }
-    )
-    return chosen
+            last = unfinished.last_run_of_unit(loop.conn, item.key)
+            if last is not None and last.status != RunStatus.COMPLETED:
+                streak = unfinished.chain_length(loop.conn, last)
+                if streak >= loop.settings.max_attempts:
+                    exhausted += 1
+                    user_items.append(
+                        f"{item.file}:{item.line} ended unfinished {streak} runs in a row "
+                        f"(last {last.id}): split it or give it a bigger budget: {item.text}"
+                    )
+                    continue
+            chosen = item
+            break
+        self.evidence.append(
+            {
+                "source": "todo",
+                "reached": True,
+                "files": list(loop.settings.todo_files),
+                "missing": missing,
+                "open": len(items),
+                "held": len(self.held),
+                "given_up": exhausted,
+                "chosen": chosen.key if chosen else None,
+            }
+        )
+        return chosen

@@ -141,17 +141,48 @@ def build_app(
 ) -> ASGIApp:
     """The guarded app; ``stopping`` set ends every open page's stream (a clean shutdown)."""
     state = State(config)
-    stop = stopping or threading.Event()
+    endpoints = _Endpoints(config, state, Live(state, stopping or threading.Event()))
+    return Guard(Starlette(routes=endpoints.routes()), token, listening, once=once)
 
-    def with_conn(
-        handler: Callable[[Request, Any], Any],
+
+class _Endpoints:
+    """What each route answers; every one shares the app's ``State``."""
+
+    def __init__(self, config: Config, state: State, live: Live) -> None:
+        self.config = config
+        self.state = state
+        self.live = live
+
+    def routes(self) -> list[Route]:
+        with_conn = self._with_conn
+        return [
+            Route("/", self.index),
+            Route("/static/{name:path}", self.static),
+            Route("/api/session", self.session),
+            Route("/api/status", self.status),
+            Route("/api/runs", with_conn(self.runs)),
+            Route("/api/runs/{run_id}", with_conn(self.run)),
+            Route("/api/loop", with_conn(self.loop)),
+            Route("/api/board", self.board),
+            Route("/api/tickets/{ticket_id}", self.ticket),
+            Route("/api/outbox", with_conn(self.outbox)),
+            # the only routes that change state: the guard has checked session, Origin and CSRF
+            Route("/api/outbox/{proposal_id}/{action}", self.decide, methods=["POST"]),
+            Route("/events", self.events),
+        ]
+
+    def _with_conn(
+        self, handler: Callable[[Request, Any], Any]
     ) -> Callable[[Request], Awaitable[Response]]:
+        """A JSON route answered from a read-only connection to the store (``None``: no store)."""
+        home = self.config.home
+
         async def endpoint(request: Request) -> Response:
             from tether.core.errors import TetherError
             from tether.store.state_db import connect_reader
 
             def work() -> bytes:
-                conn = connect_reader(config.home)
+                conn = connect_reader(home)
                 try:
                     found = handler(request, conn)
                 finally:
@@ -166,12 +197,12 @@ def build_app(
 
         return endpoint
 
-    async def index(request: Request) -> Response:
+    async def index(self, request: Request) -> Response:
         return FileResponse(
             STATIC / "index.html", media_type="text/html", headers={"cache-control": "no-store"}
         )
 
-    async def static(request: Request) -> Response:
+    async def static(self, request: Request) -> Response:
         name = request.path_params["name"]
         media = STATIC_FILES.get(name)
         if media is None:  # only the files listed, never a path from the request
@@ -184,23 +215,24 @@ def build_app(
             return Response(status_code=304, headers={"etag": answer.headers["etag"]})
         return answer
 
-    async def session(request: Request) -> Response:
+    async def session(self, request: Request) -> Response:
         return json_answer(request, encode({"csrf": request.scope.get("state", {}).get("csrf")}))
 
-    async def status(request: Request) -> Response:
-        async with state.lock:
-            found, _ = await asyncio.to_thread(state.look)
+    async def status(self, request: Request) -> Response:
+        async with self.state.lock:
+            found, _ = await asyncio.to_thread(self.state.look)
         return json_answer(request, encode(found))
 
-    def runs(request: Request, conn: Any) -> Any:
+    def runs(self, request: Request, conn: Any) -> Any:
         from tether.dashboard.data import runs_page
 
         return runs_page(conn, dict(request.query_params))
 
-    def run(request: Request, conn: Any) -> bytes:
+    def run(self, request: Request, conn: Any) -> bytes:
         from tether.core.errors import RunNotFoundError
         from tether.dashboard.data import run_page
 
+        state = self.state
         if conn is None:
             raise RunNotFoundError(request.path_params["run_id"])
         with state.tails_lock:  # one run page made at a time: the tails are shared
@@ -208,33 +240,35 @@ def build_app(
                 conn, request.path_params["run_id"], time.time(), state.tails, state.pages
             )
 
-    def loop(request: Request, conn: Any) -> Any:
+    def loop(self, request: Request, conn: Any) -> Any:
         from tether.dashboard.data import loop_history
 
         return loop_history(conn, request.query_params.get("board"))
 
-    async def board(request: Request) -> Response:
+    async def board(self, request: Request) -> Response:
         from tether.dashboard.data import board_columns
 
-        found = await asyncio.to_thread(board_columns, config)
+        found = await asyncio.to_thread(board_columns, self.config)
         return json_answer(request, encode(found))
 
-    async def ticket(request: Request) -> Response:
+    async def ticket(self, request: Request) -> Response:
         from tether.core.errors import TetherError
         from tether.dashboard.data import ticket as read_ticket
 
         try:
-            found = await asyncio.to_thread(read_ticket, config, request.path_params["ticket_id"])
+            found = await asyncio.to_thread(
+                read_ticket, self.config, request.path_params["ticket_id"]
+            )
         except (TetherError, KeyError) as exc:
             return json_answer(request, encode({"error": str(exc)}), 404)
         return json_answer(request, encode(found))
 
-    def outbox(request: Request, conn: Any) -> Any:
+    def outbox(self, request: Request, conn: Any) -> Any:
         from tether.dashboard.outbox import proposals
 
         return proposals(conn)
 
-    async def decide(request: Request) -> Response:
+    async def decide(self, request: Request) -> Response:
         """A person's approve or reject (the guard checked session, Origin and CSRF)."""
         from tether.core.errors import TetherError
         from tether.dashboard.outbox import decide as carry
@@ -244,7 +278,7 @@ def build_app(
             body = parse_body(await request.body())
             answer = await asyncio.to_thread(
                 carry,
-                config,
+                self.config,
                 request.path_params["proposal_id"],
                 request.path_params["action"],
                 body,
@@ -254,27 +288,8 @@ def build_app(
             return json_answer(request, encode(error), status_code)
         return json_answer(request, encode(answer))
 
-    live = Live(state, stop)
-
-    async def events(request: Request) -> Response:
+    async def events(self, request: Request) -> Response:
         headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
         return StreamingResponse(
-            live.stream(request), media_type="text/event-stream", headers=headers
+            self.live.stream(request), media_type="text/event-stream", headers=headers
         )
-
-    routes = [
-        Route("/", index),
-        Route("/static/{name:path}", static),
-        Route("/api/session", session),
-        Route("/api/status", status),
-        Route("/api/runs", with_conn(runs)),
-        Route("/api/runs/{run_id}", with_conn(run)),
-        Route("/api/loop", with_conn(loop)),
-        Route("/api/board", board),
-        Route("/api/tickets/{ticket_id}", ticket),
-        Route("/api/outbox", with_conn(outbox)),
-        # the only routes that change state: the guard has checked session, Origin and CSRF
-        Route("/api/outbox/{proposal_id}/{action}", decide, methods=["POST"]),
-        Route("/events", events),
-    ]
-    return Guard(Starlette(routes=routes), token, listening, once=once)

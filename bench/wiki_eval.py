@@ -42,8 +42,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repository, for bench.*
 
 from tether.room.brief import make_brief  # noqa: E402
-from tether.wiki.index import Index, fts_phrase, query_terms  # noqa: E402
+from tether.wiki.index import Index, query_terms  # noqa: E402
 from tether.wiki.layout import Wiki  # noqa: E402
+from tether.wiki.word_search import fts_phrase  # noqa: E402
 
 VAULT = ROOT.parent / "shared" / "corpora" / "obsidian-help-en"
 # set -> (module, the names of its question -> expected path mappings)

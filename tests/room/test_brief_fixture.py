@@ -83,6 +83,31 @@ def test_two_pages_or_fewer_are_read_directly(gen: GenWiki, index: Index) -> Non
     assert brief.to_dict()["read_directly"] is True
 
 
+def test_a_question_whose_every_word_is_in_most_pages_still_gets_its_pages(
+    index: Index,
+) -> None:
+    # the generated pages all speak of operators, latency, errors and releases: bm25
+    # weighs these words at nothing and ranks no page by them; the vectors find the
+    # candidates, and the words still find far more than two pages
+    question = "How do operators watch latency and errors during releases?"
+    assert index.only_common_words(question)
+    brief = make_brief(index, question, 12)
+    assert not brief.read_directly
+    assert 0 < len(brief.pages) <= 12
+    assert brief.pages[0].why == "match"
+
+
+def test_a_common_word_beside_a_rare_one_still_counts_for_the_rule(
+    gen: GenWiki, index: Index
+) -> None:
+    # bm25 ranks by the rare word alone ("operators" is in nearly every page), yet the
+    # read-directly rule counts every page the question's words find, as before
+    brief = make_brief(index, f"What is {gen.word_of('isolated-1')} for the operators?", 12)
+    assert not brief.read_directly
+    assert brief.pages[0].id == "isolated-1"
+    assert make_brief(index, f"What is {gen.word_of('isolated-1')}?", 12).read_directly
+
+
 def test_no_match_means_nothing_to_read(index: Index) -> None:
     brief = make_brief(index, "xylophonequartz", 12)
     assert brief.pages == [] and brief.read_directly

@@ -192,11 +192,14 @@ def offline_signals() -> Signals:
 
 
 def fused_hits(index: Index, question: str, signals: Signals) -> tuple[list[Hit], set[str]]:
-    """The candidates for ``question``, best first, and the paths bm25 found.
+    """The candidates for ``question``, best first, and the paths its words found.
 
     Candidates are the ``POOL`` best bm25 hits and the ``POOL`` pages nearest to
-    the question by ``signals.nearest``; with no bm25 hit at all (no word of the
-    question is in the wiki) there are none. The sentence model reads only the
+    the question by ``signals.nearest``; with no word of the question in the wiki
+    there are none. bm25 ranks by the question's words that fewer than half the
+    pages hold (``Index.search(common=False)``: it weighs the others at nothing);
+    when every word is in half the pages or more, it ranks only the pages those
+    words title, and every candidate counts as found by the words. The sentence model reads only the
     ``SENTENCE_POOL`` best of them by ``b + SENTENCE_POOL_NEAREST_WEIGHT * n``
     (each page it reads costs tens of milliseconds the first time); the others get
     no ``s``. A candidate's score is
@@ -216,10 +219,13 @@ def fused_hits(index: Index, question: str, signals: Signals) -> tuple[list[Hit]
         if signals.sentence is signals.nearest
         else _Background(lambda: signals.sentence.embed([question])[0])
     )
-    hits = index.search(question, limit=POOL)
-    if not hits:
+    # bm25 ranks by the words fewer than half the pages hold (it weighs the others at
+    # nothing, and ranking every page that holds one costs the most on a large wiki)
+    hits = index.search(question, limit=POOL, common=False)
+    everywhere = index.only_common_words(question)
+    if not hits and not everywhere:
         return [], set()
-    best = hits[0].score
+    best = hits[0].score if hits else 0.0
     bm25 = {h.page.path: (h.score / best if best > 0 else 0.0) for h in hits}
     rows = {h.page.path: h.page for h in hits}
     asked = signals.nearest.embed([question])[0]
@@ -231,6 +237,9 @@ def fused_hits(index: Index, question: str, signals: Signals) -> tuple[list[Hit]
     if reading is not None:
         asked = reading.result()
     sentence = _spread(index.cosines(signals.sentence, asked, scored))
+    # when every word of the question is in half the pages or more, they tell no candidate
+    # from another: each counts as found by them
+    worded = set(pool) if everywhere else set(bm25)
     fused = [
         Hit(
             rows[path],
@@ -239,12 +248,12 @@ def fused_hits(index: Index, question: str, signals: Signals) -> tuple[list[Hit]
                 + NEAREST_SHARE * near.get(path, 0.0)
                 + SENTENCE_SHARE * sentence.get(path, 0.0)
             )
-            * (1.0 if path in bm25 else SEMANTIC_ONLY_WEIGHT),
+            * (1.0 if path in worded else SEMANTIC_ONLY_WEIGHT),
         )
         for path in pool
     ]
     fused.sort(key=lambda h: (-h.score, h.page.path))
-    return fused, set(bm25)
+    return fused, worded
 
 
 class _Background:
@@ -335,10 +344,13 @@ def make_brief(index: Index, question: str, budget: int = DEFAULT_BUDGET) -> Bri
             index, hit.page, MATCH, (hit.score / best) ** MATCH_POWER, stale, hit.score
         )
     _add_episodes(index, question, best, candidates, stale)
-    # the <= 2 rule counts the pages the question's words found (every bm25 hit, however
-    # weak) and the episodes, before any neighbour and before pages only the vectors suggest
-    found = [c for path, c in candidates.items() if path in worded or c.why == EPISODE]
-    words_found = worded | {c.page_path for c in found}
+    # the <= 2 rule counts the pages the question's words find, however weakly (the
+    # words bm25 left out too), and the episodes, before any neighbour and before pages
+    # only the vectors suggest
+    words_found = worded | {path for path, c in candidates.items() if c.why == EPISODE}
+    if len(words_found) <= READ_DIRECTLY_MAX:
+        words_found |= index.found_by_words(question, READ_DIRECTLY_MAX + 1)
+    found = [c for path, c in candidates.items() if path in words_found]
     # neighbours hang on what the words found (a page only the vectors suggest is
     # a weaker sign, and its links would crowd the list)
     roots = [h for h in matches if h.page.path in worded][:budget]
@@ -365,7 +377,7 @@ def _add_episodes(
     """Seed episodes: the best-matching episode pages, if they match well enough."""
     if best <= 0:
         return
-    episodes: list[Hit] = index.search(question, limit=EPISODES, kind="episode")
+    episodes: list[Hit] = index.search(question, limit=EPISODES, kind="episode", common=False)
     for hit in episodes:
         if hit.score < MATCH_CUTOFF * best:
             continue

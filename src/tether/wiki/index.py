@@ -16,7 +16,7 @@ import json
 import os
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,22 +35,17 @@ from tether.wiki.index_schema import (
     PageRow,
     SkippedPage,
     UpdateStats,
-    kind_mark,
     page_details,
-    page_kinds,
     page_row,
 )
 from tether.wiki.index_store import ProgressFn, generation
 from tether.wiki.layout import Wiki, clean_page_name, page_path_forms
 from tether.wiki.links import Resolver
+from tether.wiki.word_search import WordSearch, is_common
 
 if TYPE_CHECKING:
     from tether.wiki.endpoint import Endpoint
     from tether.wiki.vectors import Embedder
-
-# bm25 column weights: title, aliases, description, headings, body, kinds (markers only)
-WEIGHTS = (10.0, 8.0, 4.0, 3.0, 1.0, 0.0)
-TITLE_FLOOR = 2.0
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOP_TEXT = """a an and are as at be by can do does for from has have how i if in into is it its
@@ -76,15 +71,6 @@ def query_terms(text: str) -> list[str]:
     return seen
 
 
-def fts_phrase(term: str) -> str:
-    """``term`` as an FTS5 string (quoted: no operator or column filter in it counts)."""
-    return '"' + term.replace('"', '""') + '"'
-
-
-def _fts_query(terms: Sequence[str]) -> str:
-    return " OR ".join(fts_phrase(t) for t in terms)
-
-
 class Index:
     """An open index of one wiki."""
 
@@ -106,7 +92,7 @@ class Index:
         self.conn.execute("PRAGMA journal_mode = WAL")
         self.conn.execute("PRAGMA synchronous = NORMAL")
         self._resolver: tuple[int, Resolver] | None = None
-        self._cover: tuple[tuple[tuple[str, ...], int], dict[int, int]] | None = None
+        self._words = WordSearch(self.conn)
         self._ensure_schema()
 
     @classmethod
@@ -327,79 +313,29 @@ class Index:
             )
         return out
 
-    def search(self, question: str, limit: int = 20, kind: str | None = None) -> list[Hit]:
-        """Pages for ``question``, best first: bm25, lifted by question words in the title.
-
-        bm25 gives a word that most pages contain almost no weight, so a page
-        titled with the question's words ("Create a vault" for "create a new
-        vault") could drown among pages that mention rarer words once. Each
-        page's score is therefore ``bm25 * (1 + c) + 2 * c``, with ``c`` the share
-        of the question's words found in its title or aliases, and pages with
-        ``c >= 0.5`` are candidates even when bm25 alone would not rank them.
-        """
-        terms = query_terms(question)
-        if not terms:
-            return []
-        weights = ", ".join(map(str, WEIGHTS))
-        match = _fts_query(terms)
+    def search(
+        self, question: str, limit: int = 20, kind: str | None = None, common: bool = True
+    ) -> list[Hit]:
+        """Pages for ``question``, best first: bm25, lifted by question words in the title
+        (``tether.wiki.word_search``). ``common=False`` leaves the words at least half the
+        pages hold out of the ranked query: bm25 gives them no weight, and ranking every
+        page that holds one is what costs most on a large wiki."""
         try:
-            if kind is None:
-                ranked = self.conn.execute(
-                    f"SELECT rowid, bm25(fts, {weights}) AS r FROM fts WHERE fts MATCH ?"  # noqa: S608
-                    " ORDER BY r LIMIT ?",
-                    [match, limit],
-                ).fetchall()
-            else:
-                mark = kind_mark(kind)
-                ranked = (
-                    []
-                    if mark is None
-                    else self.conn.execute(
-                        f"SELECT rowid, bm25(fts, {weights}) AS r FROM fts WHERE fts MATCH ?"  # noqa: S608
-                        " ORDER BY r LIMIT ?",
-                        [f"({match}) AND {_fts_query([mark])}", limit],
-                    ).fetchall()
-                )
-            scores = {rowid: -float(rank) for rowid, rank in ranked}
-            cover = self._title_cover(terms)
-            extra = [rid for rid, n in cover.items() if rid not in scores and 2 * n >= len(terms)]
-            if extra:
-                marks = ",".join("?" * len(extra))
-                for rowid, rank in self.conn.execute(
-                    f"SELECT rowid, bm25(fts, {weights}) FROM fts WHERE fts MATCH ?"  # noqa: S608
-                    f" AND rowid IN ({marks})",
-                    [match, *extra],
-                ):
-                    scores[rowid] = -float(rank)
+            return self._words.search(query_terms(question), limit, kind, common)
         except sqlite3.OperationalError as exc:
             raise UsageError(f"cannot search for {question!r}: {exc}") from exc
-        rows = self._rows_by_rowid(list(scores))
-        hits = []
-        for rowid, row in rows.items():
-            if kind is not None and kind not in page_kinds(row.kind, row.path):
-                continue  # a marker two kinds share once reduced to letters and digits
-            share = cover.get(rowid, 0) / len(terms)
-            hits.append(Hit(row, scores[rowid] * (1 + share) + TITLE_FLOOR * share))
-        hits.sort(key=lambda h: (-h.score, h.page.path))
-        return hits[:limit]
 
-    def _title_cover(self, terms: list[str]) -> dict[int, int]:
-        """rowid -> how many of ``terms`` its title or aliases hold (at most 500 pages a term).
+    def only_common_words(self, question: str) -> bool:
+        """Whether the question has words the wiki holds and at least half of its pages
+        hold every one of them (bm25 then weighs no page above another by their rarity)."""
+        pages, held = self._words.holding(query_terms(question))
+        found = [n for n in held.values() if n > 0]
+        return bool(found) and all(is_common(n, pages) for n in found)
 
-        Kept for the last terms and generation: a brief asks for the same terms twice
-        (its matches, then its episodes)."""
-        key = (tuple(terms), generation(self.conn))
-        if self._cover is not None and self._cover[0] == key:
-            return self._cover[1]
-        cover: dict[int, int] = {}
-        for term in terms:
-            for (rowid,) in self.conn.execute(
-                "SELECT rowid FROM fts WHERE fts MATCH ? LIMIT 500",
-                ["{title aliases} : " + _fts_query([term])],
-            ):
-                cover[rowid] = cover.get(rowid, 0) + 1
-        self._cover = (key, cover)
-        return cover
+    def found_by_words(self, question: str, at_most: int) -> set[str]:
+        """Up to ``at_most`` pages any word of the question finds (unranked, so cheap)."""
+        rowids = self._words.found(query_terms(question), at_most)
+        return {row.path for row in self._words.rows_by_rowid(rowids).values()}
 
     def nearest(
         self, embedder: Embedder, question: Any, limit: int, also: Iterable[str] = ()
@@ -416,18 +352,6 @@ class Index:
         from tether.wiki.vectors import cosines
 
         return cosines(self.conn, embedder, question, paths)
-
-    def _rows_by_rowid(self, rowids: list[int]) -> dict[int, PageRow]:
-        out: dict[int, PageRow] = {}
-        for start in range(0, len(rowids), 500):
-            chunk = rowids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            for r in self.conn.execute(
-                f"SELECT {COLS}, rowid FROM pages WHERE rowid IN ({marks})",  # noqa: S608
-                chunk,
-            ):
-                out[r[-1]] = page_row(r[:-1])
-        return out
 
     def edges_from(self, paths: Iterable[str]) -> list[Edge]:
         return self._edges("src", paths)

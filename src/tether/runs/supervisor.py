@@ -38,7 +38,7 @@ from tether.runs.followup_prompt import compose_prompt
 from tether.runs.gate_setup import RunHooks, gate_db_held_open, register_budget, write_run_hooks
 from tether.runs.outcome import Ending, RunOutcome, finish_run
 from tether.runs.process import AgentProcess, spawn_agent
-from tether.runs.profiles import choose_budget, choose_profile
+from tether.runs.profiles import Asked, choose_budget, choose_profile
 from tether.runs.record import RunPaths, new_run_id
 from tether.runs.recovery import recover_abandoned
 from tether.runs.sandboxed_run import SandboxedRun as _SandboxedRun
@@ -88,9 +88,7 @@ def choose_run_budget(config: Config, request: RunRequest) -> tuple[Profile, Bud
     """The profile and the budget ``request`` runs on; a ``BudgetError`` if it may not run."""
     profile = choose_profile(config, request.profile, request.justification)
     harness = get_harness(profile.harness)
-    budget = choose_budget(
-        config,
-        profile,
+    asked = Asked(
         iterations=request.iterations,
         tool_calls=request.tool_calls,
         timeout=request.timeout,
@@ -98,6 +96,11 @@ def choose_run_budget(config: Config, request: RunRequest) -> tuple[Profile, Bud
         justification=request.justification,
         tokens=request.tokens,
         cost_usd=request.cost_usd,
+    )
+    budget = choose_budget(
+        config,
+        profile,
+        asked,
         reports_cost=bool(getattr(harness, "reports_cost", False)),
         reports_tokens=bool(getattr(harness, "reports_tokens", True)),
     )

@@ -35,7 +35,6 @@ SHRINKING: dict[str, str] = {
     "board/board.py::Board.add": "board/board.py is being changed",
     "cli/mcp_server/install.py::plan": "the MCP install is being changed",
     "cli/mcp.py::_run": "the MCP install is being changed",
-    "gate/runstop.py::record_refusal": "gate/runstop.py is being changed",
     "loop/context.py::open_loop": "loop/context.py is being changed",
     "loop/dispatched.py::ran": "its callers in loop/dispatch*.py are being changed",
     "loop/guard.py::save": "its caller loop/level2.py is being changed",

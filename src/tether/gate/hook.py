@@ -284,8 +284,7 @@ def _answer_tool_call(
         from tether.gate import runstop  # only a refusal needs it
 
         # The supervisor reads the refusal to stop the run that spent its budget.
-        runstop.record_refusal(
-            home,
+        refused_call = runstop.RefusedCall(
             harness=harness,
             tool_name=call.tool_name,
             tool_use_id=call.tool_use_id,
@@ -293,8 +292,8 @@ def _answer_tool_call(
             calls_used=outcome.calls_used,
             call_budget=outcome.call_budget,
             reason="call budget spent",
-            environ=_env,
         )
+        runstop.record_refusal(home, refused_call, environ=_env)
         _deny(harness, text)
     elif refused := command_policy.check(payload, _env):
         _deny(harness, refused)
@@ -390,8 +389,7 @@ def run_tick(args: list[str]) -> int:
         return EXIT_OK
     from tether.gate import runstop
 
-    runstop.record_refusal(
-        home,
+    refused_call = runstop.RefusedCall(
         harness=harness or "plain",
         tool_name=options.get("tool"),
         tool_use_id=None,
@@ -399,8 +397,8 @@ def run_tick(args: list[str]) -> int:
         calls_used=outcome.calls_used,
         call_budget=outcome.call_budget,
         reason="call budget spent",
-        environ=_env,
     )
+    runstop.record_refusal(home, refused_call, environ=_env)
     _err(messages.refusal(outcome.session_id, outcome.calls_used, outcome.call_budget))
     return EXIT_REFUSED
 

@@ -52,30 +52,51 @@ def mark_stopping(folder: str) -> None:
         pass
 
 
-def record_refusal(
-    home: str,
-    *,
-    harness: str,
-    tool_name: str | None,
-    tool_use_id: str | None,
-    tool_input: str | None,
-    calls_used: int,
-    call_budget: int,
-    reason: str,
-    environ: Mapping[str, str] | None = None,
-) -> None:
+class RefusedCall:
+    """A call the gate refused, as it is written for the run's supervisor."""
+
+    __slots__ = (
+        "call_budget",
+        "calls_used",
+        "harness",
+        "reason",
+        "tool_input",
+        "tool_name",
+        "tool_use_id",
+    )
+
+    def __init__(
+        self,
+        harness: str,
+        tool_name: str | None,
+        tool_use_id: str | None,
+        tool_input: str | None,
+        calls_used: int,
+        call_budget: int,
+        reason: str,
+    ) -> None:
+        self.harness = harness
+        self.tool_name = tool_name
+        self.tool_use_id = tool_use_id
+        self.tool_input = tool_input
+        self.calls_used = calls_used
+        self.call_budget = call_budget
+        self.reason = reason
+
+
+def record_refusal(home: str, call: RefusedCall, environ: Mapping[str, str] | None = None) -> None:
     """Leave the first refused call of the run where its supervisor looks for it."""
     folder = run_dir(home, environ)
     if folder is None:
         return
     record = {
-        "tool": tool_name,
-        "tool_use_id": tool_use_id,
-        "input": tool_input,
-        "harness": harness,
-        "calls_used": calls_used,
-        "call_budget": call_budget,
-        "reason": reason,
+        "tool": call.tool_name,
+        "tool_use_id": call.tool_use_id,
+        "input": call.tool_input,
+        "harness": call.harness,
+        "calls_used": call.calls_used,
+        "call_budget": call.call_budget,
+        "reason": call.reason,
         "at": time.time(),
     }
     import json  # only on a refusal: the allowed path stays free of it

@@ -38,7 +38,6 @@ SHRINKING: dict[str, str] = {
     "loop/context.py::open_loop": "loop/context.py is being changed",
     "loop/dispatched.py::ran": "its callers in loop/dispatch*.py are being changed",
     "loop/guard.py::save": "its caller loop/level2.py is being changed",
-    "store/runs.py::search_runs": "store/runs.py is being changed",
 }
 
 

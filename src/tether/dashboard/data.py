@@ -26,20 +26,15 @@ def runs_page(conn: sqlite3.Connection | None, query: dict[str, str]) -> dict[st
     """One page of the runs table: ``status``, ``stop``, ``harness``, ``unit``, ``since``,
     ``until`` filter; ``page`` (from 1) and ``size`` page."""
     from tether.status.collect import run_budget
-    from tether.store.runs import search_runs
+    from tether.store.runs import RunFilter, search_runs
 
     page = max(1, _int(query.get("page"), 1))
     size = min(MAX_PAGE_SIZE, max(1, _int(query.get("size"), PAGE_SIZE)))
     filters = {k: query.get(k) or None for k in ("status", "harness", "unit", "since", "until")}
     if conn is None:
         return {"page": page, "size": size, "total": 0, "runs": [], "filters": filters}
-    rows, total = search_runs(
-        conn,
-        stop_reason=query.get("stop") or None,
-        limit=size,
-        offset=(page - 1) * size,
-        **filters,
-    )
+    matching = RunFilter(stop_reason=query.get("stop") or None, **filters)
+    rows, total = search_runs(conn, matching, limit=size, offset=(page - 1) * size)
     return {
         "page": page,
         "size": size,

@@ -148,40 +148,51 @@ def list_runs(
     return [_decode(row) for row in conn.execute(query, params)]
 
 
-def search_runs(
-    conn: sqlite3.Connection,
-    *,
-    status: str | None = None,
-    stop_reason: str | None = None,
-    harness: str | None = None,
-    unit: str | None = None,
-    since: str | None = None,
-    until: str | None = None,
-    limit: int = 50,
-    offset: int = 0,
-) -> tuple[list[RunRow], int]:
-    """One page of runs, newest first, and how many match in all.
+@dataclass(frozen=True)
+class RunFilter:
+    """Which runs a search finds; a field left ``None`` (or empty) matches every run.
 
     ``stop_reason`` matches from the start (``iteration_limit`` finds
     ``iteration_limit (sigterm)``); ``since``/``until`` bound ``started_at`` (ISO
     text, ``until`` exclusive); the others match exactly.
     """
-    where: list[str] = []
-    params: list[Any] = []
-    for column, value in (("status", status), ("harness", harness), ("unit", unit)):
-        if value:
-            where.append(f"{column} = ?")
-            params.append(value)
-    if stop_reason:
-        where.append("substr(stop_reason, 1, ?) = ?")
-        params += [len(stop_reason), stop_reason]
-    if since:
-        where.append("started_at >= ?")
-        params.append(since)
-    if until:
-        where.append("started_at < ?")
-        params.append(until)
-    clause = f" WHERE {' AND '.join(where)}" if where else ""
+
+    status: str | None = None
+    stop_reason: str | None = None
+    harness: str | None = None
+    unit: str | None = None
+    since: str | None = None
+    until: str | None = None
+
+    def sql(self) -> tuple[str, list[Any]]:
+        """The ``WHERE`` clause (empty when nothing is filtered) and its parameters."""
+        where: list[str] = []
+        params: list[Any] = []
+        for column, value in (
+            ("status", self.status),
+            ("harness", self.harness),
+            ("unit", self.unit),
+        ):
+            if value:
+                where.append(f"{column} = ?")
+                params.append(value)
+        if self.stop_reason:
+            where.append("substr(stop_reason, 1, ?) = ?")
+            params += [len(self.stop_reason), self.stop_reason]
+        if self.since:
+            where.append("started_at >= ?")
+            params.append(self.since)
+        if self.until:
+            where.append("started_at < ?")
+            params.append(self.until)
+        return (f" WHERE {' AND '.join(where)}" if where else ""), params
+
+
+def search_runs(
+    conn: sqlite3.Connection, found: RunFilter, *, limit: int = 50, offset: int = 0
+) -> tuple[list[RunRow], int]:
+    """One page of the runs ``found`` matches, newest first, and how many match in all."""
+    clause, params = found.sql()
     (total,) = conn.execute(f"SELECT count(*) FROM runs{clause}", params).fetchone()  # noqa: S608
     rows = conn.execute(
         f"{_SELECT}{clause} ORDER BY started_at DESC, rowid DESC LIMIT ? OFFSET ?",

@@ -21,8 +21,8 @@ from tether.fleet.fleet_db import FencedError, FleetError, FleetStore, UnitRecor
 from tether.fleet.leases import (
     Lease,
     UnitHeldError,
-    assert_holder,
     claim_expired,
+    hold_for_write,
     register,
     renew,
     take_unit,
@@ -171,19 +171,118 @@ def test_only_the_holder_pushes_or_records(store: FleetStore) -> None:
         did_work=True,
     )  # fmt: skip
     with store.begin() as conn:
-        assert assert_holder(conn, store.dialect, "p", "wf-1", a, 5.0)
+        assert hold_for_write(conn, store.dialect, "p", "wf-1", a, 5.0)
     # another worker claims a (its lease ran out): a may neither push nor record any more
     rescuer = _worker(store, "rescuer")
     _expire(store, "a")
     assert [w.name for w in claim_expired(store, rescuer)] == ["a"]
     with pytest.raises(FencedError), store.begin() as conn:
-        assert_holder(conn, store.dialect, "p", "wf-1", a, 5.0)
+        hold_for_write(conn, store.dialect, "p", "wf-1", a, 5.0)
     with pytest.raises(FencedError), store.begin() as conn:
         record_unit(conn, store.dialect, record)
     assert store.signal_lines("p") == []
-    # a second execution of another workflow for the project is no holder either
-    with pytest.raises(FencedError), store.begin() as conn:
-        assert_holder(conn, store.dialect, "p", "wf-2", rescuer, 5.0)
+    # an execution of another workflow for the project is no holder either: it may write
+    # nothing until take_unit gave it the unit
+    with store.begin() as conn:
+        assert hold_for_write(conn, store.dialect, "p", "wf-2", rescuer, 5.0) is None
     with store.begin() as conn:
         held = conn.execute(sa.text("SELECT worker FROM tether_fleet_projects")).scalar_one()
     assert held == "a"
+
+
+def _record(lease: Lease, wid: str = "wf-1", line: str = "L") -> UnitRecord:
+    return UnitRecord(
+        project="p", seq=1, workflow_id=wid, worker=lease.worker, epoch=lease.epoch, line=line,
+        exit_code=0, did_work=True,
+    )  # fmt: skip
+
+
+def _holder(store: FleetStore) -> tuple[str | None, str | None, int | None]:
+    with store.begin() as conn:
+        row = conn.execute(
+            sa.text("SELECT holder_workflow, worker, holder_epoch FROM tether_fleet_projects")
+        ).one()
+    return row[0], row[1], row[2]
+
+
+def test_a_rescuer_records_a_dead_workers_unit_in_the_records_own_transaction(
+    store: FleetStore,
+) -> None:
+    """A replay on the rescuer: no step of its own takes the unit over before the record."""
+    a = _worker(store, "a")
+    _project_held_by(store, a, "wf-1")
+    rescuer = _worker(store, "rescuer")
+    _expire(store, "a")
+    assert [w.name for w in claim_expired(store, rescuer)] == ["a"]
+    with store.begin() as conn:
+        assert record_unit(conn, store.dialect, _record(rescuer, line="by the rescuer")) is True
+    assert [line for _, _, line, _ in store.signal_lines("p")] == ["by the rescuer"]
+    assert _holder(store) == (None, None, None)
+    # the dead worker's own record, had it got that far, writes nothing
+    with pytest.raises(FencedError), store.begin() as conn:
+        record_unit(conn, store.dialect, _record(a, line="by the dead worker"))
+    assert len(store.signal_lines("p")) == 1
+
+
+def test_a_record_never_takes_the_unit_from_a_holder_that_may_still_renew(
+    store: FleetStore,
+) -> None:
+    """Only an epoch that is over gives the unit up: a lease that ran out may be renewed."""
+    a = _worker(store, "a")
+    _project_held_by(store, a, "wf-1")
+    other = _worker(store, "other")
+    with store.begin() as conn:  # a live holder
+        assert record_unit(conn, store.dialect, _record(other)) is None
+    _expire(store, "a")  # its lease ran out, nobody claimed it yet
+    with store.begin() as conn:
+        assert record_unit(conn, store.dialect, _record(other)) is None
+    assert store.signal_lines("p") == []
+    assert _holder(store) == ("wf-1", "a", a.epoch)
+    renew(store, a, 30.0)  # it was only slow: the unit is still its own to record
+    with store.begin() as conn:
+        assert record_unit(conn, store.dialect, _record(a, line="by a")) is True
+    assert [line for _, _, line, _ in store.signal_lines("p")] == ["by a"]
+
+
+def test_a_record_takes_over_only_a_unit_of_its_own_workflow(store: FleetStore) -> None:
+    a = _worker(store, "a")
+    _project_held_by(store, a, "wf-1")
+    rescuer = _worker(store, "rescuer")
+    _expire(store, "a")
+    assert [w.name for w in claim_expired(store, rescuer)] == ["a"]
+    with store.begin() as conn:
+        assert record_unit(conn, store.dialect, _record(rescuer, wid="wf-2")) is None
+    assert store.signal_lines("p") == []
+    assert _holder(store) == ("wf-1", "a", a.epoch)
+
+
+def test_a_claim_of_a_recording_worker_waits_for_its_record(store: FleetStore) -> None:
+    """The record needs no lease time left because no claim can land inside it."""
+    r = _worker(store, "r")
+    _project_held_by(store, r, "wf-1")
+    claimer = _worker(store, "claimer")
+    looked, go = threading.Event(), threading.Event()
+    _expire(store, "r")  # its lease has run out; nobody has claimed it yet
+
+    def record() -> None:
+        with store.begin() as conn:
+            assert record_unit(conn, store.dialect, _record(r)) is True
+            looked.set()
+            go.wait(timeout=30)
+
+    recorder = threading.Thread(target=record)
+    recorder.start()
+    assert looked.wait(timeout=30)
+    claimed: list[str] = []
+    claim = threading.Thread(
+        target=lambda: claimed.extend(w.name for w in claim_expired(store, claimer))
+    )
+    claim.start()
+    claim.join(timeout=1.0)
+    blocked = claim.is_alive()  # it cannot finish while the record's transaction is open
+    go.set()
+    recorder.join(timeout=30)
+    claim.join(timeout=30)
+    assert blocked, "a claim went through while the worker's record was being written"
+    assert claimed == ["r"]  # then it does: after the record, which it re-runs nothing of
+    assert len(store.signal_lines("p")) == 1

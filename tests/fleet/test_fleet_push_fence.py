@@ -1,10 +1,11 @@
 """The push step pushes only while its worker holds the unit, with lease left for the whole push.
 
-Between the push step's first look (the unit is still this execution's) and
-the push, the worker's lease may run out and a rescuer take the unit over: the
-rescuer then pushes the same commit from its bundle. The fence in the push's
-own transaction (``assert_holder``, just before git runs) is what keeps the
-stale worker from pushing as well. Each race is forced at that moment on a
+Between the push step's start and its push, the worker's lease may run out
+and a rescuer take the unit over: the rescuer then pushes the same commit from
+its bundle. The fence in the transaction that reads the project just before
+git runs (``hold_for_write``) is what keeps the stale worker from pushing as
+well; the lease left that it asks for keeps anyone from taking over while git
+runs. Each race is forced at that moment on a
 real PostgreSQL, with real git repositories; nothing is faked.
 """
 
@@ -23,7 +24,7 @@ from tests.support.postgres import Postgres
 from tether.fleet import engine
 from tether.fleet.fleet_db import FencedError, FleetStore
 from tether.fleet.git import bundle, commit_all, prepare_clone
-from tether.fleet.leases import Lease, claim_expired, register, take_unit
+from tether.fleet.leases import Lease, claim_expired, hold_for_write, register, take_unit
 from tether.fleet.mirror import Mirror
 from tether.fleet.places import sqlalchemy_url
 from tether.fleet.schema import server_now, workers
@@ -104,24 +105,25 @@ def test_a_worker_taken_over_between_its_check_and_its_push_does_not_push(
     rescuer = _context(store, _worker(store, "rescuer"), tmp_path / "machine-b")
     incarnation, wid, outcome = _unit_with_a_commit(store, stale, project)
     before = _remote_head(project)
-    real_take = take_unit
     taken_over: list[str] = []
 
-    def then_the_lease_runs_out(store: FleetStore, **kwargs: Any) -> str | None:
-        why = real_take(store, **kwargs)
-        if kwargs["lease"] == stale.lease and not taken_over:
-            # the stale worker's check passed; now its lease runs out and the rescuer
-            # claims it and takes the unit over, before the stale worker's push
-            with store.begin() as conn:
-                conn.execute(
+    def after_the_lease_ran_out(conn: Any, dialect: str, *args: Any) -> bool | None:
+        if args[2] == stale.lease and not taken_over:
+            # the stale worker's push step has begun; now its lease runs out and the
+            # rescuer claims it and takes the unit over, before the stale worker's fence
+            with store.begin() as other:
+                other.execute(
                     workers.update().where(workers.c.name == "stale").values(lease_until=0.0)
                 )
             taken_over.extend(w.name for w in claim_expired(store, rescuer.lease))
-            again = dict(kwargs, lease=rescuer.lease, generation=None)
-            assert real_take(store, **again) is None
-        return why
+            again = dict(
+                project=project.name, incarnation=incarnation, generation=None,
+                workflow_id=wid, lease=rescuer.lease,
+            )  # fmt: skip
+            assert take_unit(store, **again) is None  # type: ignore[arg-type]
+        return hold_for_write(conn, dialect, *args)
 
-    monkeypatch.setattr(engine, "take_unit", then_the_lease_runs_out)
+    monkeypatch.setattr(engine, "hold_for_write", after_the_lease_ran_out)
     try:
         said: object = engine.push_held_unit(stale, project.name, incarnation, wid, outcome)
     except FencedError as exc:

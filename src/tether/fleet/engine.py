@@ -5,13 +5,16 @@
 1. ``tether_fleet_run`` takes the project's unit for this worker's lease,
    brings the project's clone and home up to date, ticks once and commits
    locally. Its output (plain values, the commit as a bundle) is checkpointed.
-2. ``tether_fleet_push`` pushes that commit, only while this worker's lease
-   has time left for it, and never twice (the unit's trailer is looked for on
-   the remote first).
+2. ``tether_fleet_push`` pushes that commit, only while this worker holds
+   the unit with lease left for it, and never twice (the unit's trailer is
+   looked for on the remote first).
 3. ``tether_fleet_record`` writes the signal line, the runs with their
    reports and the loop's memory in a DBOS datasource transaction: in the same
    database transaction as the step's checkpoint, and only while this worker
-   still holds the unit.
+   holds the unit. A rescuer replaying a unit whose worker's epoch is over
+   takes the unit over in that same transaction; only when another holder is
+   in the way (a live one) does ``tether_fleet_fence`` (``take_unit``, retried
+   while it waits) run before the record is tried once more.
 
 Then the successor is enqueued: at once after CONTINUE, after the poll
 interval after a STOP. Workflow ids are deterministic per project
@@ -41,10 +44,17 @@ from tether.fleet.fleet_db import (
     FencedError,
     FleetDatabaseError,
     FleetStore,
+    Project,
     UnitRecord,
     project_of,
 )
-from tether.fleet.leases import Lease, LeaseShortError, UnitHeldError, assert_holder, take_unit
+from tether.fleet.leases import (
+    Lease,
+    LeaseShortError,
+    UnitHeldError,
+    hold_for_write,
+    take_unit,
+)
 from tether.fleet.logs import log_to_file
 from tether.fleet.mirror import Mirror
 from tether.fleet.schema import projects
@@ -55,7 +65,7 @@ QUEUE = "tether_fleet"
 WORKFLOW = "tether_fleet_unit"
 APP_NAME = "tether-fleet"
 # Every worker runs the same workflow code; one version lets any of them take any unit.
-APP_VERSION = "tether-fleet-2"
+APP_VERSION = "tether-fleet-3"
 # what a push may take at most; it starts only with this much lease (and a margin) left
 PUSH_SHARE = 0.4
 
@@ -186,24 +196,17 @@ def push_held_unit(
 ) -> dict[str, Any]:
     """The unit's commit on the remote branch: ``pushed``, or ``conflict``/``failure``/``gone``.
 
-    Fenced twice: the unit must still be this execution's (taken over if its
-    holder died), then, in the transaction that reads the project just before
-    git runs, this worker must still hold it with lease left for the push's
-    whole timeout (``FencedError`` when another worker took it over in between;
-    ``RetryLaterError`` while the lease is too short: wait for a renewal).
+    Fenced in the transaction that reads the project just before git runs:
+    this worker must hold the unit (taken over there if the holder was a dead
+    execution of this workflow; through ``take_unit`` if another holder is in
+    the way) with lease left for the push's whole timeout (``FencedError``
+    when another worker took it over; ``RetryLaterError`` while the lease is
+    too short: wait for a renewal).
     """
-    if _hold(ctx, project, incarnation, 0, wid, starting=False) is not None:
+    found = _project_before_push(ctx, project, incarnation, wid)
+    if found is None:
         return {"gone": True}
     timeout = ctx.push_timeout
-    try:
-        with ctx.store.begin() as conn:
-            if not assert_holder(conn, ctx.store.dialect, project, wid, ctx.lease, ctx.push_needs):
-                return {"gone": True}
-            found = project_of(
-                conn.execute(sa.select(projects).where(projects.c.name == project)).one()._mapping
-            )
-    except (FleetDatabaseError, LeaseShortError) as exc:
-        raise RetryLaterError(str(exc)) from None
     unit = UnitOutcome.of(outcome)
     assert unit.commit is not None
     folder = ctx.workdir / project
@@ -225,25 +228,56 @@ def push_held_unit(
     return {"pushed": pushed}
 
 
+def _project_before_push(ctx: Context, project: str, incarnation: str, wid: str) -> Project | None:
+    """The project, read where the push's fence holds; None when the unit is not to be pushed."""
+    for _ in range(2):
+        try:
+            with ctx.store.begin() as conn:
+                dialect = ctx.store.dialect
+                held = hold_for_write(conn, dialect, project, wid, ctx.lease, ctx.push_needs)
+                if held:
+                    row = conn.execute(sa.select(projects).where(projects.c.name == project))
+                    return project_of(row.one()._mapping)
+        except (FleetDatabaseError, LeaseShortError) as exc:
+            raise RetryLaterError(str(exc)) from None
+        if held is False or _hold(ctx, project, incarnation, 0, wid, starting=False) is not None:
+            return None
+    raise RetryLaterError(f"the unit of {project} was taken again before its push")
+
+
 @DBOS.step(name="tether_fleet_fence", **RETRIES)
 def _fence(project: str, incarnation: str) -> bool:
-    """Before the record: this worker holds the unit (taken over if its holder died)."""
+    """Before a record that found another holder: this worker takes the unit (or waits)."""
     return _hold(_ctx(), project, incarnation, 0, DBOS.workflow_id or "", starting=False) is None
 
 
-def _record_body(record: UnitRecord) -> bool:
+def _record_body(record: UnitRecord) -> bool | None:
     ctx = _ctx()
     assert ctx.datasource is not None
     session = ctx.datasource.sql_session()
     return record_unit(session, ctx.store.dialect, record)
 
 
-def _record(record: UnitRecord) -> bool:
+def _record(record: UnitRecord) -> bool | None:
+    """The record step: True written, False the project is gone, None another holder first."""
     ctx = _ctx()
     assert ctx.datasource is not None
     isolation = "SERIALIZABLE" if ctx.store.dialect == "sqlite" else "READ COMMITTED"
     options: Any = {"name": "tether_fleet_record", "isolation_level": isolation}
-    return bool(ctx.datasource.run_tx_step(options, _record_body, record))
+    held: bool | None = ctx.datasource.run_tx_step(options, _record_body, record)
+    return held
+
+
+def _record_held(project: str, incarnation: str, record: UnitRecord) -> bool:
+    """Record the unit; when another holder is in the way, take the unit first (a step)."""
+    held = _record(record)
+    if held is None:
+        if not _fence(project, incarnation):
+            return False
+        held = _record(record)
+        if held is None:
+            raise RuntimeError(f"the unit of {project} was taken again before its record")
+    return held
 
 
 @DBOS.step(name="tether_fleet_stop", **RETRIES)
@@ -291,8 +325,6 @@ def _unit(project: str, incarnation: str, generation: int, seq: int) -> dict[str
         if push.get("gone"):
             return {"skipped": "removed"}
     stop_reason = unit.failure or push.get("conflict") or push.get("failure")
-    if not _fence(project, incarnation):
-        return {"skipped": "removed"}
     record = UnitRecord(
         project=project,
         seq=seq,
@@ -306,7 +338,7 @@ def _unit(project: str, incarnation: str, generation: int, seq: int) -> dict[str
         loop_state=unit.loop_state,
         stop_reason=stop_reason,
     )
-    if not _record(record) or stop_reason:
+    if not _record_held(project, incarnation, record) or stop_reason:
         return {"line": record.line, "stopped": stop_reason}
     enqueue_unit(
         project, incarnation, generation, seq + 1, delay=ctx.poll_interval if unit.stop else None

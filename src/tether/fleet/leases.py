@@ -7,8 +7,9 @@ units only once that lease has run out by the server's clock, and only through
 a compare-and-set on the epoch (``claim_expired``), so exactly one rescuer wins
 and a live worker is never claimed. A worker that cannot renew stops its
 agents before its lease could run out (``tether.fleet.keeper``), and every
-push or record a unit makes first checks that it still holds the unit
-(``assert_holder``): the unit's workflow, this worker, this epoch.
+push or record a unit makes first checks, in its own transaction, that it
+still holds the unit (``hold_for_write``): the unit's workflow, this worker,
+this epoch.
 """
 
 from __future__ import annotations
@@ -216,26 +217,38 @@ def recovered(store: FleetStore, name: str, rescuer: Lease) -> None:
         )
 
 
-def assert_holder(
+def hold_for_write(
     conn: sa.Connection | Any,
     dialect: str,
     project: str,
     workflow_id: str,
     lease: Lease,
     min_left: float | None,
-) -> bool:
-    """Whether the project still wants this unit; ``FencedError`` unless ``lease`` holds it.
+) -> bool | None:
+    """In the transaction of a push's look or a record: whether this execution holds the unit.
+
+    True: it holds it, or has just taken it over because the holder was another
+    execution of this same workflow whose worker's epoch is over (a rescuer, or
+    the executor started again, replaying a unit its dead predecessor had
+    begun): no separate step is needed for that. False: the project is gone.
+    None: anything else (a live holder, a holder of another workflow, a free
+    unit, this worker's lease not valid now): nothing may be written here, and
+    ``take_unit`` decides in a step of its own (waiting while a live worker
+    holds the unit). ``FencedError`` when this worker's own epoch is over.
 
     ``LeaseShortError`` when the lease is ours but ends in less than
     ``min_left`` seconds (the caller waits for a renewal); ``None``: no time
     condition, for a write that commits atomically with the unit's checkpoint
     (a claim that comes after it re-runs nothing). The worker row is read
-    ``FOR SHARE`` on PostgreSQL: a claim waits until this transaction ends.
+    ``FOR SHARE`` on PostgreSQL: a claim waits until this transaction ends. An
+    epoch that is over never comes back, so a holder seen with an ended epoch
+    can never write again; a holder whose lease merely ran out may still renew
+    and is left to ``take_unit``.
     """
     held = conn.execute(
-        sa.select(projects.c.holder_workflow, projects.c.holder_epoch, projects.c.worker).where(
-            projects.c.name == project
-        )
+        sa.select(projects.c.holder_workflow, projects.c.holder_epoch, projects.c.worker)
+        .where(projects.c.name == project)
+        .with_for_update()
     ).first()
     if held is None:
         return False
@@ -246,20 +259,30 @@ def assert_holder(
     ).first()
     if own is None or own.epoch != lease.epoch:
         raise FencedError(f"worker {lease.worker}'s lease (epoch {lease.epoch}) was taken over")
-    if (held.holder_workflow, held.worker, held.holder_epoch) != (
+    mine = (held.holder_workflow, held.worker, held.holder_epoch) == (
         workflow_id,
         lease.worker,
         lease.epoch,
-    ):
-        if held.holder_workflow is None:
-            return False  # the project was removed and added again: not this unit's any more
-        raise FencedError(
-            f"the unit of {project} is held by {held.worker} ({held.holder_workflow}), "
-            f"not by this execution"
+    )
+    if not mine:
+        if held.holder_workflow != workflow_id or own.left <= 0:
+            return None
+        if not _epoch_over(conn, held.worker, held.holder_epoch):
+            return None
+        conn.execute(
+            projects.update()
+            .where(projects.c.name == project)
+            .values(holder_epoch=lease.epoch, worker=lease.worker)
         )
     if min_left is not None and own.left < min_left:
         raise LeaseShortError(f"lease of {lease.worker} ends in {own.left:.1f} s")
     return True
+
+
+def _epoch_over(conn: sa.Connection | Any, worker: str | None, epoch: int | None) -> bool:
+    """The holder's worker was claimed or started again since it took the unit."""
+    now = conn.execute(sa.select(workers.c.epoch).where(workers.c.name == worker)).first()
+    return now is None or now.epoch != epoch
 
 
 def take_unit(

@@ -2,7 +2,8 @@
 
 ``record_unit`` runs inside the DBOS datasource transaction that also writes
 the unit's checkpoint, so it is written exactly once, and only while the
-worker writing it still holds the unit.
+worker writing it still holds the unit (taken over in the same transaction
+when it replays a unit whose worker's epoch is over).
 """
 
 from __future__ import annotations
@@ -14,21 +15,24 @@ from typing import Any
 import sqlalchemy as sa
 
 from tether.fleet.fleet_db import UnitRecord
-from tether.fleet.leases import Lease, assert_holder
+from tether.fleet.leases import Lease, hold_for_write
 from tether.fleet.mirror import forget_live
 from tether.fleet.schema import projects, runs, signals
 
 
-def record_unit(conn: sa.Connection | Any, dialect: str, record: UnitRecord) -> bool:
+def record_unit(conn: sa.Connection | Any, dialect: str, record: UnitRecord) -> bool | None:
     """The unit's signal line, its runs, the loop's memory and the project's progress.
 
     Run inside the transaction that also writes the unit's DBOS checkpoint, and
-    only while this worker still holds the unit (``FencedError`` otherwise: a
-    worker whose lease ran out writes nothing). False: the project was removed.
+    only while this worker holds the unit (``FencedError`` when its epoch is
+    over: a worker that was taken over writes nothing). False: the project
+    was removed. None: nothing written; the unit must first be taken with
+    ``take_unit`` (``hold_for_write`` says when).
     """
     lease = Lease(record.worker, record.epoch)
-    if not assert_holder(conn, dialect, record.project, record.workflow_id, lease, None):
-        return False
+    held = hold_for_write(conn, dialect, record.project, record.workflow_id, lease, None)
+    if not held:
+        return held
     now = time.time()
     conn.execute(
         signals.insert().values(

@@ -37,7 +37,6 @@ SHRINKING: dict[str, str] = {
     "cli/mcp.py::_run": "the MCP install is being changed",
     "loop/context.py::open_loop": "loop/context.py is being changed",
     "loop/dispatched.py::ran": "its callers in loop/dispatch*.py are being changed",
-    "loop/guard.py::save": "its caller loop/level2.py is being changed",
 }
 
 

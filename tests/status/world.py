@@ -283,14 +283,13 @@ def _loop_and_watch(home: Path, board: str) -> None:
                 "level2": {"outcome": "exhausted", "sources": []},
             },
         )
-        guard.save(
-            conn,
-            board,
+        exhausted = guard.GuardState.taken(
             "exhausted",
             datetime.fromtimestamp(NOW - 120, UTC),
             guard.Fingerprint({}, ()),
             person_items=["TODO.md: ask about the API key"],
         )
+        guard.save(conn, board, exhausted)
         clock = FakeClock(datetime.fromtimestamp(NOW - 3600, UTC))
         orch = add_orchestrator(
             conn, Registration(name="lead", pid=2**22 + 17, harness="claude-code"), clock=clock

@@ -61,6 +61,27 @@ class GuardState:
     person_items: tuple[str, ...] = ()  # what the reading left for the person
     failed: tuple[str, ...] = ()  # roles located but not answered (a read that failed)
 
+    @classmethod
+    def taken(
+        cls,
+        result: GuardResult,
+        at: datetime,
+        fp: Fingerprint,
+        *,
+        person_items: Sequence[str] = (),
+        failed: Sequence[str] = (),
+    ) -> GuardState:
+        """The guard a chain's ``result`` leaves, with the fingerprint taken for it."""
+        return cls(
+            result,
+            at,
+            fp.digest,
+            tuple(sorted(fp.unavailable)),
+            fp.situation,
+            tuple(person_items),
+            tuple(sorted(failed)),
+        )
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "result": self.result,
@@ -98,17 +119,9 @@ PERSON_ITEMS = "person_items"
 FAILED = "failed_roles"
 
 
-def save(
-    conn: sqlite3.Connection,
-    scope: str,
-    result: GuardResult,
-    at: datetime,
-    fp: Fingerprint,
-    *,
-    person_items: Sequence[str] = (),
-    failed: Sequence[str] = (),
-) -> GuardState:
-    stored = {**fp.situation, PERSON_ITEMS: list(person_items), FAILED: sorted(failed)}
+def save(conn: sqlite3.Connection, scope: str, state: GuardState) -> GuardState:
+    """Keep ``state`` as the guard of ``scope`` (one per scope) and return it."""
+    stored = {**state.situation, PERSON_ITEMS: list(state.person_items), FAILED: list(state.failed)}
     with transaction(conn):
         conn.execute(
             "INSERT INTO loop_guard (scope, result, at, fingerprint, situation, unavailable) "
@@ -117,22 +130,14 @@ def save(
             " situation = excluded.situation, unavailable = excluded.unavailable",
             (
                 scope,
-                result,
-                to_iso(at),
-                fp.digest,
+                state.result,
+                to_iso(state.at),
+                state.fingerprint,
                 json.dumps(stored, sort_keys=True, ensure_ascii=False),
-                json.dumps(sorted(fp.unavailable)),
+                json.dumps(list(state.unavailable)),
             ),
         )
-    return GuardState(
-        result,
-        at,
-        fp.digest,
-        tuple(sorted(fp.unavailable)),
-        fp.situation,
-        tuple(person_items),
-        tuple(sorted(failed)),
-    )
+    return state
 
 
 def holding(

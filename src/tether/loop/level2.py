@@ -151,15 +151,8 @@ def run_chain(loop: Loop, view: BoardView, *, dry_run: bool) -> Level2:
     # the count of unseen working-memory entries is taken again, after marking them seen.
     # A read that failed counts as unavailable: the next tick carries it (see guard).
     fp = _fingerprint(loop, view, locations, unavailable, config)
-    result.guard_after = guard.save(
-        loop.conn,
-        loop.scope,
-        outcome,
-        now,
-        fp,
-        person_items=result.user_items,
-        failed=failed,
-    )
+    taken = guard.GuardState.taken(outcome, now, fp, person_items=result.user_items, failed=failed)
+    result.guard_after = guard.save(loop.conn, loop.scope, taken)
     return result
 
 

@@ -36,7 +36,6 @@ SHRINKING: dict[str, str] = {
     "cli/mcp_server/install.py::plan": "the MCP install is being changed",
     "cli/mcp.py::_run": "the MCP install is being changed",
     "loop/context.py::open_loop": "loop/context.py is being changed",
-    "loop/dispatched.py::ran": "its callers in loop/dispatch*.py are being changed",
 }
 
 

@@ -274,9 +274,11 @@ def _refused(
     moved.append(f"{ticket.id} → USER/approval")
     return ran(
         outcome,
-        f"{kind} on {ticket.id}: the gate refused {steps} → USER/approval",
-        follow_up_of=follow_up,
-        moved=moved,
+        Dispatched(
+            f"{kind} on {ticket.id}: the gate refused {steps} → USER/approval",
+            follow_up_of=follow_up,
+            moved=moved,
+        ),
     )
 
 
@@ -309,9 +311,11 @@ def _proposed(
     moved.append(f"{ticket.id} → USER/approval")
     return ran(
         outcome,
-        f"{kind} on {ticket.id}: proposed {listed} → USER/approval",
-        follow_up_of=follow_up,
-        moved=moved,
+        Dispatched(
+            f"{kind} on {ticket.id}: proposed {listed} → USER/approval",
+            follow_up_of=follow_up,
+            moved=moved,
+        ),
     )
 
 

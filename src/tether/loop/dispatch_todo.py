@@ -54,7 +54,7 @@ def todo_unit(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
         shown = demonstrated(outcome, f"{where}; its box stays open", [])
         shown.decision, shown.unit = decision, item.key
         return shown
-    result = ran(outcome, "", follow_up_of=follow_up, decision=decision, unit=item.key)
+    result = ran(outcome, Dispatched("", follow_up_of=follow_up, decision=decision, unit=item.key))
     failed = outcome.failed_stage if outcome.stop is RunStatus.COMPLETED else None
     if outcome.pending_proposals:
         ids = ", ".join(outcome.pending_proposals)
@@ -116,8 +116,7 @@ def manual_follow_up(loop: Loop, found: unfinished.ManualFollowUp, dry_run: bool
     )
     outcome, refusals = run_gated(loop, request)
     refused = _refused_steps(refusals)
-    return ran(
-        outcome,
+    said = Dispatched(
         f"follow-up {outcome.run_id} of {run.id} (unit {run.unit}): {outcome.stop_text} "
         f"({counts(outcome)})"
         + (f"; the gate refused {refused}: it waits for a person" if refused else "")
@@ -127,3 +126,4 @@ def manual_follow_up(loop: Loop, found: unfinished.ManualFollowUp, dry_run: bool
         decision="follow-up",
         unit=run.unit,
     )
+    return ran(outcome, said)

@@ -79,28 +79,15 @@ def run_gated(
         gate.remove()
 
 
-def ran(
-    outcome: RunOutcome,
-    summary: str,
-    *,
-    follow_up_of: str | None = None,
-    moved: list[str] | None = None,
-    demonstration: bool = False,
-    decision: str = "",
-    unit: str | None = None,
-) -> Dispatched:
-    """What a unit that went to a run reports: the run, how it stopped, its report."""
-    return Dispatched(
-        summary,
+def ran(outcome: RunOutcome, said: Dispatched) -> Dispatched:
+    """What a unit that went to a run reports: what the tick ``said`` of it, with the run,
+    how it stopped and its report."""
+    return replace(
+        said,
         run_id=outcome.run_id,
         stop=outcome.stop.value,
-        follow_up_of=follow_up_of,
         report=report_path(outcome),
-        moved=[] if moved is None else moved,
         cancelled=outcome.stop is RunStatus.CANCELLED,
-        demonstration=demonstration,
-        decision=decision,
-        unit=unit,
     )
 
 
@@ -121,10 +108,12 @@ def demonstrated(outcome: RunOutcome, where: str, moved: list[str]) -> Dispatche
     """A run of the built-in agent nobody chose: reported, nothing written back."""
     return ran(
         outcome,
-        f"demonstration run {outcome.run_id} by the built-in scripted agent: "
-        f"{outcome.stop_text} ({counts(outcome)}); nothing recorded on {where}",
-        moved=moved,
-        demonstration=True,
+        Dispatched(
+            f"demonstration run {outcome.run_id} by the built-in scripted agent: "
+            f"{outcome.stop_text} ({counts(outcome)}); nothing recorded on {where}",
+            moved=moved,
+            demonstration=True,
+        ),
     )
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from tests.wikigen import GenWiki, generate
 
-from tether.room.brief import make_brief
+from tether.room.brief import MATCH_CUTOFF, fused_hits, make_brief, offline_signals
 from tether.wiki.index import Index
 from tether.wiki.layout import Wiki
 
@@ -73,6 +73,23 @@ def test_a_hub_overflows_b_and_the_rest_is_cut(gen: GenWiki, index: Index) -> No
     assert {p.id for p in brief.pages if p.why == "neighbour"} <= targets
     assert all(p.why in ("match", "episode") for p in brief.pages[1:] if p.id not in targets)
     assert brief.cut_total > len(brief.cut) == 20  # CUT_SHOWN of them are named
+
+
+@pytest.mark.parametrize("budget", [6, 12])
+def test_the_best_matches_keep_half_of_b_against_the_neighbours(
+    gen: GenWiki, index: Index, budget: int
+) -> None:
+    # the hub's many typed relations rank above the weaker matches by priority, but the
+    # best half of B by fused score is listed whatever its priority (in priority order)
+    question = _question(gen, "hub")
+    hits, _ = fused_hits(index, question, offline_signals())
+    matches = [h.page.id for h in hits if h.score >= MATCH_CUTOFF * hits[0].score]
+    assert len(matches) >= 3
+    brief = make_brief(index, question, budget)
+    assert set(matches[: budget // 2]) <= {p.id for p in brief.pages}
+    assert len(brief.pages) == budget and any(p.why == "neighbour" for p in brief.pages)
+    priorities = [p.priority for p in brief.pages]
+    assert priorities == sorted(priorities, reverse=True)
 
 
 def test_two_pages_or_fewer_are_read_directly(gen: GenWiki, index: Index) -> None:

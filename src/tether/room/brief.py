@@ -3,9 +3,10 @@
 Cheap, in the main session, before anything is read: candidates from the
 index, seed episodes, the 1-hop relation neighbours of the B best matches the
 question's words found, stale
-flags from the wiki's stale list. Every candidate gets a priority and the B
-highest make the list (matches, episodes and neighbours together never exceed
-B); the rest is the ``cut`` list. When the question finds two pages or fewer
+flags from the wiki's stale list. Every candidate gets a priority; the best
+half of B matches by fused score and then the highest priorities make the list
+(matches, episodes and neighbours together never exceed B), in priority order;
+the rest is the ``cut`` list. When the question finds two pages or fewer
 (the pages its words find, however weakly, and the episodes, before any
 neighbour) the answer is "read them directly": no room (what else the brief
 found is then only in ``cut``).
@@ -89,6 +90,10 @@ SEMANTIC_ONLY_WEIGHT = 0.7
 # sentence model finds many pages somewhat like the question, and a weak match
 # must not crowd out what the best match names as its relations.
 MATCH_POWER = 2.0
+# This share of B goes to the best matches by fused score, whatever their priority: the
+# fused score is the brief's strongest sign, and a hub's many relations must not push
+# its second- and third-best matches off the list.
+MATCHES_KEPT = 0.5
 
 MATCH = "match"
 NEIGHBOUR = "neighbour"
@@ -359,12 +364,24 @@ def make_brief(index: Index, question: str, budget: int = DEFAULT_BUDGET) -> Bri
     if len(words_found) <= READ_DIRECTLY_MAX:
         chosen = sorted(found, key=lambda p: (-p.priority, p.id.lower()))[:budget]
     else:
-        chosen = ranked[:budget]
+        chosen = _within_budget(ranked, [candidates[h.page.path] for h in matches], budget)
     taken = {p.page_path for p in chosen}
     rest = [p for p in ranked if p.page_path not in taken]
     return Brief(
         question, budget, query_terms(question), chosen, rest[:CUT_SHOWN], len(rest), notes
     )
+
+
+def _within_budget(
+    ranked: list[BriefPage], matches: list[BriefPage], budget: int
+) -> list[BriefPage]:
+    """The ``budget`` pages of the list, in ``ranked`` order: the best
+    ``MATCHES_KEPT * budget`` matches by fused score, whatever their priority, and the
+    highest priorities after them."""
+    kept = {p.page_path for p in matches[: int(MATCHES_KEPT * budget)]}
+    rest = [p for p in ranked if p.page_path not in kept][: budget - len(kept)]
+    taken = kept | {p.page_path for p in rest}
+    return [p for p in ranked if p.page_path in taken]
 
 
 def _add_episodes(

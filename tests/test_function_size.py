@@ -33,8 +33,6 @@ SHRINKING: dict[str, str] = {
     "fleet/executor.py::_housekeeping": "the fleet is being rewritten",
     "fleet/git.py::push_unit": "the fleet is being rewritten",
     "board/board.py::Board.add": "board/board.py is being changed",
-    "cli/mcp_server/install.py::plan": "the MCP install is being changed",
-    "cli/mcp.py::_run": "the MCP install is being changed",
     "loop/context.py::open_loop": "loop/context.py is being changed",
 }
 

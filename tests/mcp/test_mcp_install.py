@@ -252,7 +252,8 @@ def test_vibe_runs_a_command_whose_path_has_a_space(tmp_path: Path) -> None:
     project = tmp_path / "p"
     project.mkdir()
     argv = ["/opt/my tools/tether", "mcp"]
-    change = mcp_install.plan("vibe", "project", project, install=True, argv=argv, env={})
+    planner = mcp_install.Planner("project", project, install=True, env={}, argv=argv)
+    change = planner.plan("vibe")
     assert change.after is not None
     (entry,) = tomllib.loads(change.after)["mcp_servers"]
     assert entry["command"] == argv and "args" not in entry

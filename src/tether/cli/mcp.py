@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -45,39 +46,39 @@ _force = click.option(
 )
 
 
-def _run(
-    harness: str | None,
-    every: bool,
-    scope: str,
-    project_dir: Path | None,
-    dry_run: bool,
-    install: bool,
-    force: bool = False,
-) -> None:
+@dataclass(frozen=True)
+class _Asked:
+    """The flags install and uninstall share."""
+
+    harness: str | None
+    every: bool
+    scope: str
+    project_dir: Path | None
+    dry_run: bool
+    force: bool
+
+
+def _run(asked: _Asked, *, install: bool) -> None:
     from tether.cli.mcp_server import install as mcp_install
 
-    root = project_dir_root(project_dir)
-    pending: dict[Path, str | None] = {}
+    root = project_dir_root(asked.project_dir)
     verb = "registered in" if install else "removed from"
-    names = chosen(harness, every, HARNESS_NAMES)
+    names = chosen(asked.harness, asked.every, HARNESS_NAMES)
+    planner = mcp_install.Planner(asked.scope, root, install=install, force=asked.force)
     # every file is planned before any is written: one refusal writes nothing at all
-    changes = []
-    for name in names:
-        change = mcp_install.plan(name, scope, root, install=install, pending=pending, force=force)
-        pending[change.path] = change.after
-        changes.append((name, change))
+    changes = [(name, planner.plan(name)) for name in names]
     for name, change in changes:
         if not change.changed:
             click.echo(f"{name}: {change.path}: nothing to change")
             continue
-        if dry_run:
+        if asked.dry_run:
             click.echo(change.diff(), nl=False)
             click.echo(f"(dry run: {change.path} not written)", err=True)
             continue
         mcp_install.apply(change)
         click.echo(f"{name}: tether {verb} {change.path}")
         if install:
-            for note in mcp_install.notes(name, scope):
+            for note in mcp_install.notes(name, asked.scope):
                 click.echo(f"note: {note}")
 
 
@@ -97,7 +98,7 @@ def install_cmd(
     The entry is named tether and marked as tether's; an entry of that name tether did not
     write is refused (exit 41) unless --force.
     """
-    _run(harness, every, scope, project_dir, dry_run, install=True, force=force)
+    _run(_Asked(harness, every, scope, project_dir, dry_run, force), install=True)
 
 
 @mcp.command("uninstall")
@@ -112,4 +113,4 @@ def uninstall_cmd(
     force: bool,
 ) -> None:
     """Remove tether's own entry from HARNESS's MCP configuration; other servers stay."""
-    _run(harness, every, scope, project_dir, dry_run, install=False, force=force)
+    _run(_Asked(harness, every, scope, project_dir, dry_run, force), install=False)

@@ -31,7 +31,7 @@ import os
 import shutil
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -177,33 +177,36 @@ def _json_change(
     return json.dumps({**data, "mcpServers": servers}, indent=2) + "\n"
 
 
-def plan(
-    harness: str,
-    scope: str,
-    project_dir: Path,
-    *,
-    install: bool,
-    env: Mapping[str, str] | None = None,
-    argv: list[str] | None = None,
-    pending: Mapping[Path, str | None] | None = None,
-    force: bool = False,
-) -> Change:
-    """The change that registers (or, ``install=False``, removes) tether in ``harness``.
+@dataclass
+class Planner:
+    """The changes of one command, harness by harness, computed before any is written.
 
-    ``pending``: files as earlier changes of the same command left them (a dry run
-    of ``--all`` writes nothing, yet two harnesses may share a file). ``force``:
-    replace or remove an entry named ``tether`` that tether did not write.
+    A file two harnesses share is planned from what the earlier change left in
+    it (``pending``): a dry run of ``--all`` writes nothing in between.
     """
-    path = config_path(harness, scope, project_dir, env)
-    before = pending[path] if pending is not None and path in pending else _read(path)
-    command = (argv or server_argv()) if install else None
-    if harness == "codex":
-        after = codex_change(path, before, command, force=force)
-    elif harness == "vibe":
-        after = vibe_change(path, before, command, force=force)
-    else:
-        after = _json_change(harness, path, before, command, force)
-    return Change(path, before, after)
+
+    scope: str
+    project_dir: Path
+    install: bool  # False: take tether's entry out
+    # replace or remove an entry named ``tether`` that tether did not write
+    force: bool = False
+    env: Mapping[str, str] | None = None
+    argv: list[str] | None = None  # the server's command line; None: this tether's
+    pending: dict[Path, str | None] = field(default_factory=dict)
+
+    def plan(self, harness: str) -> Change:
+        """The change that registers (or removes) tether in ``harness``."""
+        path = config_path(harness, self.scope, self.project_dir, self.env)
+        before = self.pending[path] if path in self.pending else _read(path)
+        command = (self.argv or server_argv()) if self.install else None
+        if harness == "codex":
+            after = codex_change(path, before, command, force=self.force)
+        elif harness == "vibe":
+            after = vibe_change(path, before, command, force=self.force)
+        else:
+            after = _json_change(harness, path, before, command, self.force)
+        self.pending[path] = after
+        return Change(path, before, after)
 
 
 def apply(change: Change) -> None:

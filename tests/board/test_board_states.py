@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from tests.board.conftest import snapshot
 
-from tether.board import REASONS, Board, BoardError, State, TicketFormatError
+from tether.board import REASONS, Board, BoardError, NewTicket, State, TicketFormatError
 from tether.board.states import all_folders
 from tether.clock import FakeClock
 
@@ -179,9 +179,9 @@ def test_ids_have_the_documented_form_and_the_creation_date(board: Board) -> Non
 def test_a_given_id_must_be_free(board: Board) -> None:
     ticket = board.add("x")
     with pytest.raises(BoardError, match="is taken"):
-        board.add("y", ticket_id=ticket.id)
+        board.create(NewTicket("y"), ticket_id=ticket.id)
     with pytest.raises(BoardError, match="not a ticket id"):
-        board.add("y", ticket_id="../../etc")
+        board.create(NewTicket("y"), ticket_id="../../etc")
 
 
 def test_a_warm_load_returns_the_same_view_and_sees_every_change(board: Board) -> None:

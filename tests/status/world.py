@@ -16,7 +16,7 @@ from typing import IO, Any
 
 import pytest
 
-from tether.board import Board, State
+from tether.board import Board, NewTicket, State
 from tether.clock import FakeClock, to_iso
 from tether.gate import gate_db
 from tether.gate.counter import Seen, count_call, set_session_budget
@@ -163,7 +163,7 @@ def _board(project: Path) -> None:
     created = datetime(2026, 2, 1, 9, 0, tzinfo=UTC)
 
     def add(n: int, title: str, **fields: Any) -> None:
-        board.add(title, ticket_id=f"T-20260201-{n:09d}", created=created, **fields)
+        board.create(NewTicket(title, **fields), ticket_id=f"T-20260201-{n:09d}", created=created)
 
     add(1, "Tidy the parser", priority="P2", state=State.ACTIONABLE)
     add(2, "Fix the login redirect", priority="P1", state=State.ACTIONABLE)

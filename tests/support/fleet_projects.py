@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from tether.board import Board, State
+from tether.board import Board, NewTicket, State
 
 EMPTY_SOURCE = 'import json; print(json.dumps({"status": "empty", "items": []}))'
 
@@ -98,12 +98,8 @@ def make_project(
     start = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
     titles = tuple(f"{name} unit {i}" for i in range(1, units + 1))
     for i, title in enumerate(titles):
-        board.add(
-            title,
-            state=State.ACTIONABLE,
-            body=f"Unit {i + 1} of {name}.\n",
-            created=start + timedelta(minutes=i),
-        )
+        unit = NewTicket(title, state=State.ACTIONABLE, body=f"Unit {i + 1} of {name}.\n")
+        board.create(unit, created=start + timedelta(minutes=i))
     for folder in board.root.rglob("*"):
         if folder.is_dir() and not any(folder.iterdir()):
             (folder / ".gitkeep").touch()

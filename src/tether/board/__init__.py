@@ -11,7 +11,7 @@ The format is described in docs/reference/board.md.
 
 from __future__ import annotations
 
-from tether.board.board import Board
+from tether.board.board import Board, NewTicket
 from tether.board.errors import BoardError, TicketFormatError, TicketNotFoundError
 from tether.board.states import PRIORITIES, REASONS, State, is_ticket_id, parse_state
 from tether.board.ticket import Ticket
@@ -23,6 +23,7 @@ __all__ = [
     "Board",
     "BoardError",
     "BoardView",
+    "NewTicket",
     "State",
     "Ticket",
     "TicketFormatError",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,18 @@ from tether.fs import create_exclusive, resolve_inside
 
 # Keys only the board sets; `front` arguments may not change them.
 _FIXED_KEYS = ("id", "created")
+
+
+@dataclass(frozen=True)
+class NewTicket:
+    """What a new ticket says; the board gives it its id and its creation time."""
+
+    title: str
+    priority: str = "P2"
+    body: str = ""
+    state: State = State.INBOX
+    reason: str | None = None  # the state's reason folder (BLOCKED/lock, USER/approval, ...)
+    front: Mapping[str, Any] | None = None  # more front matter (never ``id`` or ``created``)
 
 
 class Board:
@@ -156,20 +169,24 @@ class Board:
         state: State = State.INBOX,
         reason: str | None = None,
         front: Mapping[str, Any] | None = None,
-        ticket_id: str | None = None,
-        created: datetime | None = None,
     ) -> Ticket:
-        """Create a ticket in ``state`` (default INBOX) with a new unique id.
+        """Create a ticket in ``state`` (default INBOX) with a new unique id."""
+        return self.create(NewTicket(title, priority, body, state, reason, front))
+
+    def create(
+        self, new: NewTicket, *, ticket_id: str | None = None, created: datetime | None = None
+    ) -> Ticket:
+        """Create ``new`` with a new unique id (``add`` says the same in keywords).
 
         ``ticket_id`` and ``created`` are for re-creating a known ticket (an
         import of an earlier export); the id must be free.
         """
-        state = State(state)
+        state = State(new.state)
         if ticket_id is not None and not is_ticket_id(ticket_id):
             raise BoardError(f"{ticket_id!r} is not a ticket id (T-YYYYMMDD-NNNNNNNNN).")
-        reason = check_reason(state, reason)
+        reason = check_reason(state, new.reason)
         folder = self.folder(state, reason)
-        extra = dict(front or {})
+        extra = dict(new.front or {})
         for key in _FIXED_KEYS:
             if key in extra:
                 raise BoardError(f"`{key}` is set by the board; leave it out of the front matter.")
@@ -184,9 +201,14 @@ class Board:
                         raise BoardError(f"ticket id {given} is taken ({taken}).")
                 new_id = given or self._new_id(now)
                 path = folder / f"{new_id}.md"
-                fields = {"id": new_id, "title": title, "priority": priority, "created": now}
-                ticket = self._checked(path, state, reason, {**fields, **_set(extra)}, body)
-                if create_exclusive(path, _render(ticket.front, body)):
+                fields = {
+                    "id": new_id,
+                    "title": new.title,
+                    "priority": new.priority,
+                    "created": now,
+                }
+                ticket = self._checked(path, state, reason, {**fields, **_set(extra)}, new.body)
+                if create_exclusive(path, _render(ticket.front, new.body)):
                     return ticket
                 if given is not None:
                     raise BoardError(f"ticket id {given} is taken ({path}).")

@@ -18,7 +18,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from tether.board.board import Board
+from tether.board.board import Board, NewTicket
 from tether.board.states import ALL_STATE_KEYS, State, is_ticket_id
 from tether.board.ticket import Ticket
 
@@ -178,16 +178,8 @@ def import_records(
         )
         ticket = matched[key]
         if ticket is None:
-            board.add(
-                record.title,
-                priority=record.priority,
-                body=record.body,
-                state=state,
-                reason=reason,
-                front=front,
-                ticket_id=ids[key],
-                created=record.created,
-            )
+            new = NewTicket(record.title, record.priority, record.body, state, reason, front)
+            board.create(new, ticket_id=ids[key], created=record.created)
             result.created.append((record.source_id, ids[key]))
         elif ticket.front.get("origin_hash") == front["origin_hash"] or fmt.key_fields(
             fmt.exported_as(ticket)

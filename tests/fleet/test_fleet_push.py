@@ -76,7 +76,8 @@ def test_a_unit_is_pushed_once_and_from_another_clone_by_its_bundle(tmp_path: Pa
     assert again == first
     log = _git(project.bare, "log", "--format=%s", "main")
     assert log.splitlines().count("unit 1") == 1
-    prepare_clone(other, project.url, "main")  # the clone is brought up to date, not made anew
+    # the clone is brought up to date, not made anew, and says which head it is at
+    assert prepare_clone(other, project.url, "main") == first == _git(other, "rev-parse", "HEAD")
     assert (other / "RESULT.md").read_text(encoding="utf-8") == "the unit's work\n"
 
 

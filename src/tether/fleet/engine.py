@@ -53,7 +53,7 @@ from tether.fleet.leases import (
     LeaseShortError,
     UnitHeldError,
     hold_for_write,
-    take_unit,
+    take_unit_reading,
 )
 from tether.fleet.logs import log_to_file
 from tether.fleet.mirror import Mirror
@@ -141,8 +141,15 @@ def _hold(
     ctx: Context, project: str, incarnation: str, generation: int, wid: str, *, starting: bool
 ) -> str | None:
     """Take (or take over) the project's unit for this worker; why not, if it must not run."""
+    return _hold_reading(ctx, project, incarnation, generation, wid, starting=starting)[0]
+
+
+def _hold_reading(
+    ctx: Context, project: str, incarnation: str, generation: int, wid: str, *, starting: bool
+) -> tuple[str | None, Project | None]:
+    """``_hold``, and the project as the same transaction read it."""
     try:
-        return take_unit(
+        return take_unit_reading(
             ctx.store,
             project=project,
             incarnation=incarnation,
@@ -158,13 +165,9 @@ def _hold(
 def _run(project: str, incarnation: str, generation: int, seq: int) -> dict[str, Any]:
     ctx = _ctx()
     wid = DBOS.workflow_id or workflow_id(project, incarnation, generation, seq)
-    why = _hold(ctx, project, incarnation, generation, wid, starting=True)
-    if why is not None:
-        return UnitOutcome("", 0, True, skipped=why).as_dict()
-    try:
-        found = ctx.store.project(project)
-    except FleetDatabaseError as exc:
-        raise RetryLaterError(str(exc)) from None
+    why, found = _hold_reading(ctx, project, incarnation, generation, wid, starting=True)
+    if why is not None or found is None:
+        return UnitOutcome("", 0, True, skipped=why or "removed").as_dict()
     spec = UnitSpec(
         project=project,
         repo=found.repo,

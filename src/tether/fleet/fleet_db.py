@@ -281,12 +281,6 @@ class FleetStore:
             ).all()
         return [FleetRun(**r._mapping) for r in rows]
 
-    def run_ids_of(self, name: str) -> list[str]:
-        with self.begin() as conn:
-            return list(
-                conn.execute(sa.select(runs.c.run_id).where(runs.c.project == name)).scalars()
-            )
-
     def runs_by_id(self, run_ids: list[str]) -> list[FleetRun]:
         if not run_ids:
             return []

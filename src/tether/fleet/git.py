@@ -122,7 +122,7 @@ def prepare_clone(folder: Path, repo: str, branch: str) -> str:
         _fetch(folder, branch, GIT_TIMEOUT)
         git(folder, "checkout", "--quiet", "--force", "-B", branch, _remote_ref(branch))
         git(folder, "clean", "-ffdxq")
-        return git(folder, "rev-parse", "HEAD")
+        return _fetched(folder) or git(folder, "rev-parse", "HEAD")
     shutil.rmtree(folder, ignore_errors=True)
     folder.parent.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
@@ -144,6 +144,19 @@ def _fetch(folder: Path, branch: str, timeout: float) -> None:
         folder, *NO_AUTO_MAINTENANCE, "fetch", "--quiet", "--no-tags", "origin", _refspec(branch),
         timeout=timeout,
     )  # fmt: skip
+
+
+def _fetched(folder: Path) -> str | None:
+    """The commit the last fetch of one branch brought (``FETCH_HEAD``'s first field).
+
+    Saves a ``git rev-parse`` per unit; None when the file is not as expected.
+    """
+    try:
+        first = (folder / ".git" / "FETCH_HEAD").read_text(encoding="utf-8").split("\t", 1)[0]
+    except OSError:
+        return None
+    sha = first.strip()
+    return sha if len(sha) in (40, 64) and all(c in "0123456789abcdef" for c in sha) else None
 
 
 def _refspec(branch: str) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 import psutil
 import sqlalchemy as sa
 
-from tether.fleet.fleet_db import FencedError, FleetError, FleetStore, Worker
+from tether.fleet.fleet_db import FencedError, FleetError, FleetStore, Project, Worker, project_of
 from tether.fleet.schema import projects, server_now, workers
 
 
@@ -296,6 +296,30 @@ def take_unit(
 ) -> str | None:
     """Make this execution the holder of the project's unit; None, or why it must not run.
 
+    ``take_unit_reading`` is the same and also returns the project as read there.
+    """
+    why, _ = take_unit_reading(
+        store,
+        project=project,
+        incarnation=incarnation,
+        generation=generation,
+        workflow_id=workflow_id,
+        lease=lease,
+    )
+    return why
+
+
+def take_unit_reading(
+    store: FleetStore,
+    *,
+    project: str,
+    incarnation: str,
+    generation: int | None,
+    workflow_id: str,
+    lease: Lease,
+) -> tuple[str | None, Project | None]:
+    """``take_unit``, and the project's row as that transaction read it (None if removed).
+
     The holder before may only be replaced when its worker's epoch ended or its
     lease ran out by the server's clock (``UnitHeldError`` otherwise: wait).
     ``generation`` None: the unit is under way (its push, its record), so a
@@ -310,9 +334,10 @@ def take_unit(
             sa.select(projects).where(projects.c.name == project).with_for_update()
         ).first()
         if found is None or (found.incarnation or "0") != incarnation:
-            return "removed"
+            return "removed", None
+        read = project_of(found._mapping)
         if generation is not None and (found.paused or found.generation != generation):
-            return "paused or stopped"
+            return "paused or stopped", read
         holder = found.holder_workflow
         if holder is not None and found.worker is not None:
             mine = (holder, found.worker, found.holder_epoch) == (
@@ -340,4 +365,4 @@ def take_unit(
                 unit_started_at=now_sql,
             )
         )
-    return None
+    return None, read

@@ -17,14 +17,14 @@ import json
 import os
 import sqlite3
 import threading
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 
 from tether.fleet.fleet_db import FleetDatabaseError, FleetRun, FleetStore
-from tether.fleet.schema import live_runs, run_events
+from tether.fleet.schema import live_runs, run_events, runs
 from tether.fs import atomic_write_text
 from tether.runs.record import RunPaths
 from tether.store import state_db
@@ -132,17 +132,30 @@ def forget_live(conn: sa.Connection | Any, run_ids: list[str]) -> None:
         conn.execute(run_events.delete().where(run_events.c.run_id.in_(run_ids)))
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """What the database holds of a project's runs, read in one transaction before a tick."""
+
+    run_ids: list[str]  # runs recorded by units that ended
+    live: list[Any]  # rows of runs in progress (``live_runs``), mirrored by their worker
+
+
+def recorded_runs(store: FleetStore, project: str) -> Recorded:
+    with store.begin() as tx:
+        ids = tx.execute(sa.select(runs.c.run_id).where(runs.c.project == project)).scalars()
+        live = tx.execute(sa.select(live_runs).where(live_runs.c.project == project)).all()
+        return Recorded(list(ids), list(live))
+
+
 def adopt_orphans(
-    store: FleetStore, project: str, home: Path, conn: sqlite3.Connection
+    store: FleetStore, home: Path, conn: sqlite3.Connection, rows: list[Any]
 ) -> list[str]:
-    """Runs of ``project`` that a dead worker left, written into this home as still running.
+    """Runs a dead worker left (``Recorded.live``), written into this home as still running.
 
     Only called by the execution that holds the project's unit, which it could
     take only once the worker before had lost its lease: whatever is in
     progress for the project is that worker's.
     """
-    with store.begin() as tx:
-        rows = tx.execute(sa.select(live_runs).where(live_runs.c.project == project)).all()
     adopted: list[str] = []
     present = local_run_ids(conn) if rows else set()
     for live in rows:
@@ -163,9 +176,9 @@ def adopt_orphans(
     return adopted
 
 
-def hydrate(store: FleetStore, project: str, home: Path, conn: sqlite3.Connection) -> int:
-    """Runs of ``project`` that other workers recorded, with their reports, into this home."""
-    missing = sorted(set(store.run_ids_of(project)) - local_run_ids(conn))
+def hydrate(store: FleetStore, home: Path, conn: sqlite3.Connection, run_ids: list[str]) -> int:
+    """Recorded runs (``Recorded.run_ids``) that this home lacks, with their reports, into it."""
+    missing = sorted(set(run_ids) - local_run_ids(conn))
     brought = 0
     for run in store.runs_by_id(missing):
         if run.row_json is None:

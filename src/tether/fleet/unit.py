@@ -27,7 +27,14 @@ from typing import Any
 from tether.core.exit_codes import ExitCode
 from tether.fleet import git
 from tether.fleet.fleet_db import FleetDatabaseError, FleetRun, FleetStore
-from tether.fleet.mirror import Mirror, adopt_orphans, fleet_runs, hydrate, local_run_ids
+from tether.fleet.mirror import (
+    Mirror,
+    adopt_orphans,
+    fleet_runs,
+    hydrate,
+    local_run_ids,
+    recorded_runs,
+)
 
 
 class NotYetError(Exception):
@@ -96,10 +103,11 @@ def prepare(spec: UnitSpec, store: FleetStore) -> tuple[str, set[str], list[str]
     try:
         _reap_leftovers(conn)
         head = git.prepare_clone(spec.clone, spec.repo, spec.branch)
-        hydrate(store, spec.project, spec.state_home, conn)
+        recorded = recorded_runs(store, spec.project)
+        hydrate(store, spec.state_home, conn, recorded.run_ids)
         before = local_run_ids(conn)
         left = [r.id for r in running_runs(conn)]
-        adopted = [*left, *adopt_orphans(store, spec.project, spec.state_home, conn)]
+        adopted = [*left, *adopt_orphans(store, spec.state_home, conn, recorded.live)]
     except (git.TransientGitError, FleetDatabaseError) as exc:
         raise NotYetError(str(exc)) from None
     finally:

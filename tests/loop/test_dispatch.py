@@ -12,7 +12,7 @@ import pytest
 from tests.loop.conftest import BASE_TOML, Project
 
 from tether.board import State
-from tether.loop import Signal, run_loop, tick
+from tether.loop import ProfileChoice, Signal, run_loop, tick
 from tether.runs.followup_prompt import embedded_report
 from tether.store import connect
 from tether.store.runs import get_run
@@ -237,7 +237,7 @@ def test_the_builtin_scripted_agent_only_demonstrates_unless_chosen(
     project.write_config(**config)
     recorded = _unit(project, kind)
     before = {p: p.read_bytes() for p in project.root.rglob("*.md") if p.is_file()}
-    loop = project.open(profile=flag)
+    loop = project.open(chosen=ProfileChoice(flag))
     result = tick(loop)
     assert result.dispatched is not None and result.dispatched.stop == "completed"
     assert result.dispatched.run_id is not None  # the run happened, as a demonstration

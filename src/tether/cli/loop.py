@@ -40,9 +40,9 @@ def tick_cmd(as_json: bool, dry_run: bool, profile: str | None, justification: s
     none), 30 another loop works this board, 41 an INBOX entry tether cannot
     triage (fix it by hand).
     """
-    from tether.loop import open_loop, tick
+    from tether.loop import ProfileChoice, open_loop, tick
 
-    current = open_loop(profile=profile, justification=justification)
+    current = open_loop(chosen=ProfileChoice(profile, justification))
     current.refuse_demonstration = True
     try:
         result = tick(current, dry_run=dry_run)
@@ -74,7 +74,7 @@ def run_cmd(max_ticks: int | None, profile: str | None, justification: str | Non
     cleanly after recording (exit 24); no agent profile configured when a
     unit needs one: exit 3.
     """
-    from tether.loop import open_loop, run_loop
+    from tether.loop import ProfileChoice, open_loop, run_loop
     from tether.loop.tick import TickResult
 
     def progress(number: int, result: TickResult) -> None:
@@ -82,7 +82,7 @@ def run_cmd(max_ticks: int | None, profile: str | None, justification: str | Non
         for line in result.run_lines():
             click.echo(line)
 
-    current = open_loop(profile=profile, justification=justification)
+    current = open_loop(chosen=ProfileChoice(profile, justification))
     current.refuse_demonstration = True
     try:
         outcome = run_loop(current, max_ticks=max_ticks, on_tick=progress)

@@ -20,7 +20,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tether.loop.context import Loop, LoopBusyError, LoopError, open_loop
+    from tether.loop.context import Loop, LoopBusyError, LoopError, ProfileChoice, open_loop
     from tether.loop.runner import RunResult, run_loop
     from tether.loop.signal import Signal, render
     from tether.loop.tick import TickResult, tick
@@ -32,6 +32,7 @@ _HOMES = {
     "LoopBusyError": "context",
     "LoopError": "context",
     "open_loop": "context",
+    "ProfileChoice": "context",
     "RunResult": "runner",
     "run_loop": "runner",
     "Signal": "signal",
@@ -68,6 +69,7 @@ __all__ = [
     "Loop",
     "LoopBusyError",
     "LoopError",
+    "ProfileChoice",
     "RunResult",
     "Signal",
     "TickResult",

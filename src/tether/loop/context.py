@@ -192,20 +192,27 @@ class Loop:
             os.close(fd)
 
 
+@dataclass(frozen=True)
+class ProfileChoice:
+    """The profile a person chose for the loop's runs (``--profile``), and why
+    (``--justification``: needed for a profile stronger than the default)."""
+
+    profile: str | None = None
+    justification: str | None = None
+
+
 def open_loop(
     cwd: Path | None = None,
     *,
     env: Mapping[str, str] | None = None,
     clock: Clock | None = None,
-    config: Config | None = None,
     sources: Sequence[Source] | None = None,
     dispatcher: Dispatcher | None = None,
-    profile: str | None = None,
-    justification: str | None = None,
+    chosen: ProfileChoice | None = None,
 ) -> Loop:
     """The loop of the project that ``cwd`` belongs to (its ``tether.toml``)."""
     environ = dict(os.environ if env is None else env)
-    config = config or load_config(env=environ, cwd=cwd)
+    config = load_config(env=environ, cwd=cwd)
     settings = config.section("loop", LoopSettings)
     root = config.project_root
     clock = clock or SystemClock()
@@ -214,8 +221,9 @@ def open_loop(
         sources = build_sources(settings, root, environ)
     if dispatcher is None:
         dispatcher = _supervisor(config, environ)
-    chosen = profile or settings.profile
-    runs_with = _check_choices(config, settings, chosen, justification)
+    chosen = chosen or ProfileChoice()
+    profile = chosen.profile or settings.profile
+    runs_with = _check_choices(config, settings, profile, chosen.justification)
     conn = state_db.connect(config.home)
     return Loop(
         config=config,
@@ -227,9 +235,9 @@ def open_loop(
         env=environ,
         sources=sources,
         dispatcher=dispatcher,
-        profile=profile,
-        justification=justification,
-        demonstration=runs_with.builtin and chosen is None,
+        profile=chosen.profile,
+        justification=chosen.justification,
+        demonstration=runs_with.builtin and profile is None,
     )
 
 

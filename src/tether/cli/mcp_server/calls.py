@@ -76,10 +76,11 @@ def subagents_list(args: Mapping[str, Any]) -> Answer:
 
 
 def loop_tick(args: Mapping[str, Any]) -> Answer:
-    from tether.loop import open_loop, tick
+    from tether.loop import ProfileChoice, open_loop, tick
 
     served().require_project("loop_tick")
-    current = open_loop(profile=args.get("profile"), justification=args.get("justification"))
+    chosen = ProfileChoice(args.get("profile"), args.get("justification"))
+    current = open_loop(chosen=chosen)
     try:
         result = tick(current, dry_run=bool(args.get("dry_run", False)))
     finally:

@@ -140,6 +140,7 @@ class RunPlan:
 def supervise(
     request: RunRequest, config: Config | None = None, env: Mapping[str, str] | None = None
 ) -> RunOutcome:
+    """Run ``request`` on its budget to its end, and say how it ended."""
     base_env = {**(os.environ if env is None else env), **request.env}
     sandboxing.refuse_nested(base_env)
     config = config or load_config(env=base_env, cwd=request.cwd)
@@ -198,7 +199,8 @@ def _prompt(conn: Any, request: RunRequest) -> tuple[str, str | None]:
 
 @dataclass(frozen=True)
 class _Ready:
-    """A run laid out on disk and in the record, its agent not started yet."""
+    """What the agent starts with: its command line and environment, the reader of its
+    stream, the gate's hooks and its sandbox."""
 
     argv: list[str]
     env: dict[str, str]

@@ -34,7 +34,9 @@ def main() -> int:
                 chunk = os.read(fd, 65536).decode("utf-8", "replace")
                 if not chunk:
                     return 0
-                if chunk == "\r" and buffer:
+                if chunk == "\r":
+                    if not buffer:
+                        continue  # nothing to submit: an empty box ignores Enter
                     out.write(buffer + "\n")
                     out.flush()
                     buffer = ""

@@ -28,7 +28,11 @@ def test_a_typed_wake_is_submitted_once_to_an_agent_that_reads_bursts_as_pastes(
     wait_until(lambda: out.exists() and "<ready>" in out.read_text("utf-8"), what="the agent")
     lab.tmux.send_text(pane, "[tether watch] first wake")
     lab.tmux.send_text(pane, "[tether watch] second wake")
-    submitted = wait_until(lambda: len(got := _submitted(out)) >= 2 and got, what="2 submits")
+    try:
+        submitted = wait_until(lambda: len(got := _submitted(out)) >= 2 and got, timeout=30)
+    except AssertionError:
+        shown = lab.run("capture-pane", "-p", "-t", pane)
+        raise AssertionError(f"submitted {_submitted(out)}; the pane shows {shown!r}") from None
     assert submitted == ["[tether watch] first wake", "[tether watch] second wake"]
 
 

@@ -37,7 +37,7 @@ _FIELDS = (
 )
 _SEP = "\t"
 TIMEOUT_S = 5.0
-ECHO_WAIT_S = 2.0  # for the pane to show typed text before Enter is pressed
+ECHO_WAIT_S = 3.0  # for the pane to show typed text before Enter is pressed
 SETTLE_S = 0.15  # then a pause, so the Enter arrives in a read of its own
 ENTER_WAIT_S = 1.0  # for the pane to change after an Enter before it is pressed again
 ENTER_TRIES = 2

@@ -1,0 +1,214 @@
+"""Data that crosses a package travels as a typed record, not a loose dict.
+
+A public function of ``src/tether`` may not take or give ``dict[str, Any]``
+(also inside ``list[...]``, ``tuple[...]`` or ``... | None``) nor answer a bare
+``Any`` — except where the dict *is* a document, printed or written as it is:
+
+- a record's own document method (``DOCUMENT_NAMES``: ``as_dict``, ``to_dict``,
+  ``to_json``): the record is typed, its document is what ``--json`` prints or
+  a file holds;
+- a module whose job is somebody else's format (``DOCUMENT_MODULES``, each with
+  its reason): an agent CLI's hook payload or settings file, YAML front matter,
+  another board's records, the MCP protocol, the fakes' wire formats.
+
+``SHRINKING`` names the public functions that still pass a loose dict today,
+each with its reason; it may only shrink: a function on it that is typed (or
+gone) must leave it, and no function may join it.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "src" / "tether"
+
+DOCUMENT_NAMES = frozenset({"as_dict", "to_dict", "to_json"})
+
+# "path relative to src/tether" (a folder ends with "/") -> why its dicts are documents
+DOCUMENT_MODULES: dict[str, str] = {
+    "gate/": "the agent CLI's hook payload and settings files, read and written as they are "
+    "(standard library only, on every tool call's path)",
+    "watch/rewake.py": "Claude Code's settings.json hook entries, merged as they are",
+    "board/ticket_yaml.py": "YAML as parsed: the front matter before it is checked",
+    "board/interop/": "other boards' records (Backlog.md front matter, Beads JSONL) as they are",
+    "cli/mcp_server/": "MCP tool arguments and results: JSON as the protocol carries it",
+    "testing/": "the fakes' wire formats (model APIs, hook tool input) as the real CLIs send them",
+}
+
+_DOC = "document: "
+_TODO = "to type: "
+
+# "path relative to src/tether::qualified name" -> why it still passes a loose dict
+SHRINKING: dict[str, str] = {
+    # documents under another name: printed, served or written as they are
+    "board/ticket.py::jsonable": _DOC + "a front-matter value made JSON for --json",
+    "board/ticket.py::ordered": _DOC + "the ticket file's front matter in its written order",
+    "board/ticket.py::build": _DOC + "front matter read from a ticket file, checked here",
+    "cli/board.py::state_front": _DOC + "front matter a person's flags add to a ticket",
+    "config/model.py::Config.settings": _DOC + "the settings as `tether config show` prints them",
+    "dashboard/data.py::runs_page": _DOC + "the dashboard API's JSON answer",
+    "dashboard/data.py::loop_history": _DOC + "the dashboard API's JSON answer",
+    "dashboard/data.py::board_columns": _DOC + "the dashboard API's JSON answer",
+    "dashboard/data.py::ticket": _DOC + "the dashboard API's JSON answer",
+    "dashboard/app.py::State.look": _DOC + "the dashboard API's JSON answers (overview, status)",
+    "dashboard/live.py::Looks.look": _DOC + "the dashboard API's JSON answers (overview, status)",
+    "dashboard/outbox.py::proposals": _DOC + "the dashboard API's JSON answer",
+    "dashboard/outbox.py::parse_body": _DOC + "a POST's JSON body as the page sent it",
+    "dashboard/outbox.py::decide": _DOC + "the dashboard API's JSON answer",
+    "dashboard/outbox.py::refused": _DOC + "the dashboard API's JSON answer",
+    "dashboard/runview.py::downsample": _DOC + "a run page's series as the API serves it",
+    "ingest/manifest.py::load_capture": _DOC + "a capture file as the capturing tool wrote it",
+    "loop/autonomy.py::Policy.gate_data": _DOC + "the gate's policy file, written as it is",
+    "loop/autonomy.py::GateFile.refusals": _DOC + "refusals as the gate's policy file holds them",
+    "loop/blockers.py::evidence_front": _DOC + "front matter written on a blocked ticket",
+    "loop/proposals.py::parking_front": _DOC + "front matter written on a parked ticket",
+    "loop/project_board.py::listing": _DOC + "`tether board list --json`",
+    "runs/inspect.py::run_status": _DOC + "`run_status` as the MCP tool answers it",
+    "watch/cycle_report.py::subagents_dict": _DOC + "`tether watch --json`'s subagent list",
+    "watch/cycle_report.py::subagent_dict": _DOC + "`tether watch --json`'s subagent entry",
+    "watch/endpoints.py::write_endpoint": _DOC + "an endpoint file as an orchestrator gave it",
+    "watch/acks.py::acknowledged_at": _DOC + "a wake channel as registry.json holds it",
+    "watch/registry.py::update_wake": _DOC + "a wake channel as registry.json holds it",
+    "watch/registry.py::swap_channels": _DOC + "wake channels as registry.json holds them",
+    # Any by nature
+    "cli/main.py::main": "click's standalone answer is untyped",
+    "cli/wiki.py::root_option": "a click decorator",
+    "loop/__init__.py::__getattr__": "the package's lazy attributes",
+    "fleet/schema.py::server_now": "a SQLAlchemy expression; the fleet is being rewritten",
+    # data crossing a package or module as a loose dict
+    "fleet/engine.py::push_held_unit": _TODO + "the fleet is being rewritten",
+    "fleet/engine.py::fleet_unit": _TODO + "the fleet is being rewritten",
+    "fleet/status.py::status_panel": _TODO + "a status panel (see status/)",
+    "cli/room.py::cut_lines": _TODO + "room brief's document, owned with room/brief.py",
+    "room/room.py::room_data": _TODO + "room.json, made from room/brief.py's Brief",
+    "room/state.py::Room.create": _TODO + "room.json",
+    "room/state.py::Room.pages": _TODO + "a room's page list entries",
+    "room/state.py::Room.cut": _TODO + "a room's page list entries",
+    "room/state.py::Room.identify": _TODO + "a room's page list entries",
+    "room/state.py::Room.on_list": _TODO + "a room's page list entries",
+    "room/state.py::Room.reads": _TODO + "reads.jsonl lines",
+    "room/state.py::Room.summary": _TODO + "what a room read and refused",
+    "ingest/instructions.py::entry_summary": _TODO + "an ingest entry's summary",
+    "ingest/intake.py::Intake.collect": _TODO + "a capture",
+    "loop/blockers.py::check_blocked": _TODO + "a blocked check's evidence",
+    "loop/dispatched.py::run_gated": _TODO + "the gate's refusals of a run",
+    "loop/guard.py::situation": _TODO + "the guard's situation",
+    "loop/tick_memory.py::record_tick": _TODO + "a tick's result",
+    "runs/outcome.py::StageEnd.parse": _TODO + "a post stage's result",
+    "runs/outcome.py::RunOutcome.record": _TODO + "a run's record",
+    "runs/outcome.py::row_to_record": _TODO + "a run's record",
+    "runs/outcome.py::write_recovered_report": _TODO + "a run's report",
+    "runs/run_report.py::build": _TODO + "a run's report",
+    "runs/run_report.py::render_markdown": _TODO + "a run's report",
+    "runs/run_report.py::sandbox_lines": _TODO + "a run's report",
+    "runs/run_report.py::dumps": _TODO + "a run's report",
+    "runs/stages.py::run_post_stages": _TODO + "a post stage's result",
+    "status/board.py::board_panel": _TODO + "a status panel",
+    "status/collect.py::collect": _TODO + "the status panels",
+    "status/collect.py::fleet_panel": _TODO + "a status panel",
+    "status/collect.py::run_budget": _TODO + "a status panel",
+    "status/collect.py::running_panel": _TODO + "a status panel",
+    "status/collect.py::ended_panel": _TODO + "a status panel",
+    "status/collect.py::loops_panel": _TODO + "a status panel",
+    "status/collect.py::watch_panel": _TODO + "a status panel",
+    "status/collect.py::gate_panel": _TODO + "a status panel",
+    "status/collect.py::ingest_panel": _TODO + "a status panel",
+    "status/collect.py::room_panel": _TODO + "a status panel",
+    "status/live.py::frame": _TODO + "the status panels",
+    "status/live.py::redraw_until_interrupted": _TODO + "the status panels",
+    "status/view.py::running": _TODO + "a status panel",
+    "status/view.py::loops": _TODO + "a status panel",
+    "status/view.py::board": _TODO + "a status panel",
+    "status/view.py::watch": _TODO + "a status panel",
+    "status/view.py::gate": _TODO + "a status panel",
+    "status/view.py::ingest": _TODO + "a status panel",
+    "status/view.py::room": _TODO + "a status panel",
+    "status/view.py::unsandboxed": _TODO + "a status panel",
+    "status/view.py::ended": _TODO + "a status panel",
+    "status/view.py::fleet": _TODO + "a status panel",
+    "status/view.py::panel": _TODO + "the status panels",
+    "status/view.py::screen": _TODO + "the status panels",
+    "wiki/vectors.py::load": _TODO + "a page's stored vectors",
+}
+
+
+@dataclass(frozen=True)
+class Loose:
+    where: str  # "runs/outcome.py::RunOutcome.record"
+    module: str  # "runs/outcome.py"
+    name: str  # "record"
+    signature: str
+
+
+def _loose(annotation: ast.expr | None) -> bool:
+    return annotation is not None and "dict[str, Any]" in ast.unparse(annotation)
+
+
+def _bare_any(annotation: ast.expr | None) -> bool:
+    return annotation is not None and ast.unparse(annotation) in ("Any", "typing.Any")
+
+
+def _public(name: str) -> bool:
+    return not name.startswith("_") or (name.startswith("__") and name.endswith("__"))
+
+
+def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    returns = f" -> {ast.unparse(node.returns)}" if node.returns is not None else ""
+    return f"({ast.unparse(node.args)}){returns}"
+
+
+def _visit(node: ast.AST, module: str, scope: list[str], found: list[Loose]) -> None:
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.ClassDef) and _public(child.name):
+            _visit(child, module, [*scope, child.name], found)
+        elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) and _public(child.name):
+            args = child.args
+            params = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+            annotations = [p.annotation for p in params if p is not None]
+            if any(_loose(a) for a in [*annotations, child.returns]) or _bare_any(child.returns):
+                where = f"{module}::{'.'.join([*scope, child.name])}"
+                found.append(Loose(where, module, child.name, _signature(child)))
+
+
+def loose_functions() -> list[Loose]:
+    found: list[Loose] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = path.relative_to(PACKAGE).as_posix()
+        _visit(ast.parse(path.read_text(encoding="utf-8"), str(path)), module, [], found)
+    return found
+
+
+def _document_module_of(entry: str, module: str) -> bool:
+    return module == entry or (entry.endswith("/") and module.startswith(entry))
+
+
+def _document_module(module: str) -> bool:
+    return any(_document_module_of(entry, module) for entry in DOCUMENT_MODULES)
+
+
+def _excused(f: Loose) -> bool:
+    return f.name in DOCUMENT_NAMES or _document_module(f.module) or f.where in SHRINKING
+
+
+def test_no_public_function_passes_a_loose_dict() -> None:
+    loose = [f for f in loose_functions() if not _excused(f)]
+    assert not loose, (
+        "give these a typed record (a dataclass or msgspec Struct, as the package does), "
+        "or name the document method as_dict/to_dict/to_json:\n"
+        + "\n".join(f"{f.where}{f.signature}" for f in loose)
+    )
+
+
+def test_the_list_only_shrinks() -> None:
+    still = {f.where for f in loose_functions()}
+    stale = [where for where in SHRINKING if where not in still]
+    assert not stale, f"typed now (or gone): remove from SHRINKING: {stale}"
+
+
+def test_every_document_module_still_holds_a_document() -> None:
+    modules = {f.module for f in loose_functions()}
+    unused = [m for m in DOCUMENT_MODULES if not any(_document_module_of(m, x) for x in modules)]
+    assert not unused, f"no loose dict there any more: remove from DOCUMENT_MODULES: {unused}"

@@ -51,7 +51,7 @@ def _check(tmp_path: Path, text: str, room: str = "r1") -> subprocess.CompletedP
 
 
 def _second(room: Room) -> str:
-    return str(room.pages[1]["id"])
+    return str(room.pages[1].id)
 
 
 def test_a_good_conclusion_passes(room: Room, tmp_path: Path) -> None:
@@ -120,8 +120,8 @@ def test_budget_hit_requires_the_line_naming_each_refused_page(
         brief = make_brief(index, room_question(gen.word_of("hub")), 12)
     room = Room.create(tether_home, "r2", room_data("r2", wiki, brief))
     for page in room.pages:
-        assert room.read_page(page["id"]).outcome == "read"
-    cut = room.cut[0]["id"]
+        assert room.read_page(page.id).outcome == "read"
+    cut = room.cut[0].id
     assert room.read_page(cut).outcome == "refused-budget"
     base = "The hub ties them together [[hub]].\n"
     missing_line = _check(tmp_path, base, "r2")
@@ -169,14 +169,14 @@ def test_only_page_names_are_demanded_in_the_budget_line(
         brief = make_brief(index, room_question(gen.word_of("hub")), 12)
     room = Room.create(tether_home, "r3", room_data("r3", wiki, brief))
     for page in room.pages:
-        assert room.read_page(page["id"]).outcome == "read"
+        assert room.read_page(page.id).outcome == "read"
     assert room.read_page("../../etc/passwd").outcome == "refused-not-a-page"
     assert room.read_page("Document.pdf").outcome == "refused-not-a-page"
-    cut = room.cut[0]["id"]
+    cut = room.cut[0].id
     assert room.read_page(cut).outcome == "refused-budget"
     summary = room.summary()
-    assert summary["refused_budget"] == [cut]
-    assert summary["refused_not_pages"] == ["../../etc/passwd", "Document.pdf"]
+    assert summary.refused_budget == [cut]
+    assert summary.refused_not_pages == ["../../etc/passwd", "Document.pdf"]
     done = _check(
         tmp_path, f"The hub ties them together [[hub]].\n\nbudget reached, not read: {cut}\n", "r3"
     )

@@ -134,7 +134,7 @@ def test_inside_a_room_the_same_forms_name_the_same_page(kb: Path, tether_home: 
     assert room.prefix == "wiki/"
     for form in ("wiki/concepts/hub", "wiki/concepts/hub.md", "concepts/hub", "[[hub]]", "Hub"):
         entry = room.identify(form)
-        assert entry is not None and entry["id"] == "hub", form
+        assert entry is not None and entry.id == "hub", form
     for form in ("../secret.md", "/etc/passwd", "wiki/../secret"):
         assert room.identify(form) is None, form
 

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from tether.core.session_stamp import is_stamp
-from tether.room.state import Room
+from tether.room.state import ReadSummary, Room
 from tether.wiki.page import split_link
 
 MAX_WORDS = 500
@@ -130,9 +130,7 @@ def check_conclusion(text: str, room: Room) -> ConclusionCheck:
     out.extend(_budget_rules(lines, summary, room))
     has_missing = _missing_rules(lines, summary, out)
     out.sort(key=lambda v: v.line)
-    return ConclusionCheck(
-        out, words, list(dict.fromkeys(cited)), summary["budget_hit"], has_missing
-    )
+    return ConclusionCheck(out, words, list(dict.fromkeys(cited)), summary.budget_hit, has_missing)
 
 
 def _stale_flagged(lines: list[str], room: Room) -> set[str]:
@@ -144,16 +142,16 @@ def _stale_flagged(lines: list[str], room: Room) -> set[str]:
             for inner in citations(line) or match["list"].split(","):
                 entry = room.identify(split_link(inner)[0] or inner)
                 if entry is not None:
-                    flagged.add(entry["id"].lower())
+                    flagged.add(entry.id.lower())
     return flagged
 
 
 def _citation_rules(
-    lines: list[str], summary: dict[str, Any], room: Room, out: list[Violation]
+    lines: list[str], summary: ReadSummary, room: Room, out: list[Violation]
 ) -> list[str]:
     """Every claim cites a page the room read, a stale one flagged; the pages cited."""
-    read = {pid.lower() for pid in summary["read"]}
-    stale = {p["id"].lower() for p in room.pages + room.cut if p.get("stale")}
+    read = {pid.lower() for pid in summary.read}
+    stale = {p.id.lower() for p in room.pages + room.cut if p.stale}
     stale_flagged = _stale_flagged(lines, room)
     cited: list[str] = []
     for number, claim in _claims(lines):
@@ -168,9 +166,9 @@ def _citation_rules(
         for inner in links:
             target = split_link(inner)[0]
             entry = room.identify(target)
-            if entry is None or entry["id"].lower() not in read:
-                shown = entry["id"] if entry else target
-                read_list = ", ".join(summary["read"]) or "none"
+            if entry is None or entry.id.lower() not in read:
+                shown = entry.id if entry else target
+                read_list = ", ".join(summary.read) or "none"
                 out.append(
                     Violation(
                         number,
@@ -179,22 +177,22 @@ def _citation_rules(
                     )
                 )
                 continue
-            cited.append(entry["id"])
-            key = entry["id"].lower()
+            cited.append(entry.id)
+            key = entry.id.lower()
             if key in stale and key not in stale_flagged and "stale" not in claim.lower():
                 out.append(
                     Violation(
                         number,
                         "stale",
-                        f"cites stale page [[{entry['id']}]] without flagging it: "
-                        f"write 'stale' in the claim or a `stale: [[{entry['id']}]]` "
+                        f"cites stale page [[{entry.id}]] without flagging it: "
+                        f"write 'stale' in the claim or a `stale: [[{entry.id}]]` "
                         f"line",
                     )
                 )
     return cited
 
 
-def _missing_rules(lines: list[str], summary: dict[str, Any], out: list[Violation]) -> bool:
+def _missing_rules(lines: list[str], summary: ReadSummary, out: list[Violation]) -> bool:
     """Pages that could not be read are named on a ``missing:`` line; whether one is there."""
     has_missing = False
     for number, line in enumerate(lines, 1):
@@ -207,8 +205,8 @@ def _missing_rules(lines: list[str], summary: dict[str, Any], out: list[Violatio
                         number, "missing", "`missing:` names nothing; say what data was missing"
                     )
                 )
-    if summary["missing"] and not has_missing:
-        gone = ", ".join(summary["missing"])
+    if summary.missing and not has_missing:
+        gone = ", ".join(summary.missing)
         out.append(
             Violation(
                 0,
@@ -220,11 +218,11 @@ def _missing_rules(lines: list[str], summary: dict[str, Any], out: list[Violatio
     return has_missing
 
 
-def _budget_rules(lines: list[str], summary: dict[str, Any], room: Room) -> list[Violation]:
+def _budget_rules(lines: list[str], summary: ReadSummary, room: Room) -> list[Violation]:
     found = [(n, BUDGET_LINE.match(line)) for n, line in enumerate(lines, 1)]
     budget_lines = [(n, m) for n, m in found if m is not None]
-    refused: list[str] = summary["refused_budget"]
-    if summary["budget_hit"] and not budget_lines:
+    refused: list[str] = summary.refused_budget
+    if summary.budget_hit and not budget_lines:
         return [
             Violation(
                 0,
@@ -234,13 +232,13 @@ def _budget_rules(lines: list[str], summary: dict[str, Any], room: Room) -> list
                 f"`budget reached, not read: <list>` line",
             )
         ]
-    if not summary["budget_hit"] and budget_lines:
+    if not summary.budget_hit and budget_lines:
         return [
             Violation(
                 budget_lines[0][0],
                 "budget",
                 "the conclusion says the budget was reached, but the room never hit "
-                f"it ({summary['used']} of {room.budget} pages read, none refused)",
+                f"it ({summary.used} of {room.budget} pages read, none refused)",
             )
         ]
     out: list[Violation] = []

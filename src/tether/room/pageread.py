@@ -59,13 +59,13 @@ def _read_in_room(room: Room, page_id: str) -> PageRead:
             f"conclusion."
         )
     if result.outcome == REFUSED_NOT_PAGE:
-        listed = ", ".join(p["id"] for p in room.pages)
+        listed = ", ".join(p.id for p in room.pages)
         raise RoomRefusedError(
             f"refused: {page_id!r} names no page of this room's brief; read only the "
             f"listed pages ({listed})."
         )
     if result.outcome == REFUSED_LIST:
-        listed = ", ".join(p["id"] for p in room.pages)
+        listed = ", ".join(p.id for p in room.pages)
         raise RoomRefusedError(f"refused: {page_id!r} is not on this room's page list ({listed}).")
     if result.outcome == MISSING:
         raise UsageError(

@@ -57,6 +57,7 @@ from tether.room.locks import held_by as _held_by
 from tether.room.state import (
     CHECK_FILE,
     SESSION_KEY,
+    ReadSummary,
     Room,
     RoomRefusedError,
     rooms_dir,
@@ -89,7 +90,7 @@ class RoomResult:
     run: dict[str, Any] = field(default_factory=dict)
     conclusion: str | None = None
     check: ConclusionCheck | None = None
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: ReadSummary | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -99,7 +100,7 @@ class RoomResult:
             "run": self.run,
             "conclusion": self.conclusion,
             "check": self.check.to_dict() if self.check else None,
-            "reads": self.summary,
+            "reads": self.summary.as_dict() if self.summary else {},
             "brief": self.brief.to_dict(),
         }
 

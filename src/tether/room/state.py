@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -60,6 +60,85 @@ class RoomRefusedError(TetherError):
     """A room action that the room's rules do not allow (nesting, a second room, a read)."""
 
     exit_code = ExitCode.GATE_REFUSED
+
+
+@dataclass(frozen=True)
+class ListedPage:
+    """A page of ``room.json``'s list (or cut), by what the room knows it."""
+
+    id: str
+    title: str
+    page_path: str  # relative to the page folder
+    aliases: tuple[str, ...] = ()
+    stale: bool = False
+
+    @classmethod
+    def parse(cls, entry: Mapping[str, Any]) -> ListedPage:
+        """One entry of ``room.json``'s ``pages`` or ``cut`` as the brief wrote it."""
+        return cls(
+            str(entry["id"]),
+            str(entry["title"]),
+            str(entry["page_path"]),
+            tuple(str(a) for a in entry.get("aliases", ())),
+            bool(entry.get("stale")),
+        )
+
+
+@dataclass(frozen=True)
+class ReadLine:
+    """One line of ``reads.jsonl``: a read attempt or a refused tool call."""
+
+    asked: str
+    outcome: str
+    page_id: str | None
+    page_path: str | None
+
+    @classmethod
+    def parse(cls, line: str) -> ReadLine:
+        data = json.loads(line)
+        return cls(data["asked"], data["outcome"], data.get("page_id"), data.get("page_path"))
+
+
+@dataclass(frozen=True)
+class ReadSummary:
+    """What a room read, refused and left unread, from its read log."""
+
+    room: str
+    budget: int
+    read: list[str]
+    refused_budget: list[str]
+    refused_list: list[str]
+    refused_not_pages: list[str]
+    refused_tools: list[str]
+    missing: list[str]
+    unread_on_list: list[str]
+
+    @property
+    def used(self) -> int:
+        return len(self.read)
+
+    @property
+    def budget_hit(self) -> bool:
+        return bool(self.refused_budget)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "room": self.room,
+            "budget": self.budget,
+            "read": self.read,
+            "used": self.used,
+            "refused_budget": self.refused_budget,
+            "refused_list": self.refused_list,
+            "refused_not_pages": self.refused_not_pages,
+            "refused_tools": self.refused_tools,
+            "missing": self.missing,
+            "unread_on_list": self.unread_on_list,
+            "budget_hit": self.budget_hit,
+        }
+
+
+def _unique(values: Iterable[str | None]) -> list[str]:
+    return [v for v in dict.fromkeys(values) if v is not None]
 
 
 @dataclass(frozen=True)
@@ -158,26 +237,26 @@ class Room:
         return int(self.data["budget"])
 
     @property
-    def pages(self) -> list[dict[str, Any]]:
-        return list(self.data["pages"])
+    def pages(self) -> list[ListedPage]:
+        return [ListedPage.parse(p) for p in self.data["pages"]]
 
     @property
-    def cut(self) -> list[dict[str, Any]]:
-        return list(self.data.get("cut", []))
+    def cut(self) -> list[ListedPage]:
+        return [ListedPage.parse(p) for p in self.data.get("cut", [])]
 
     @property
     def wiki_pages_dir(self) -> Path:
         return Path(self.data["pages_dir"])
 
-    def _all_known(self) -> list[dict[str, Any]]:
+    def _all_known(self) -> list[ListedPage]:
         return self.pages + self.cut
 
     def resolver(self) -> Resolver:
         if self._resolver is None:
             known = self._all_known()
             self._resolver = Resolver(
-                [p["page_path"] for p in known],
-                [(p["page_path"], a) for p in known for a in [p["id"], p["title"], *p["aliases"]]],
+                [p.page_path for p in known],
+                [(p.page_path, a) for p in known for a in [p.id, p.title, *p.aliases]],
             )
         return self._resolver
 
@@ -190,7 +269,7 @@ class Room:
             return ""
         return "" if rel == Path() else f"{rel.as_posix()}/"
 
-    def identify(self, name: str) -> dict[str, Any] | None:
+    def identify(self, name: str) -> ListedPage | None:
         """The list (or cut) entry ``name`` means, read as ``Index.find`` reads a name:
         its id, its path relative to the page folder or the wiki root (``.md``
         optional), a file name, alias or link text, or its title."""
@@ -200,45 +279,47 @@ class Room:
         known = self._all_known()
         low = text.lower()
         for entry in known:
-            if entry["id"].lower() == low:
+            if entry.id.lower() == low:
                 return entry
         forms = page_path_forms(text, self.prefix)
         for form in forms:
             for entry in known:
-                if _path_key(entry["page_path"]) == _path_key(form):
+                if _path_key(entry.page_path) == _path_key(form):
                     return entry
         for form in forms or [text]:
             hit = self.resolver().resolve(form)
             if hit is not None:
-                return next(p for p in known if p["page_path"] == hit.path)
+                return next(p for p in known if p.page_path == hit.path)
         return None
 
-    def on_list(self, entry: dict[str, Any]) -> bool:
-        return any(p["page_path"] == entry["page_path"] for p in self.pages)
+    def on_list(self, entry: ListedPage) -> bool:
+        return any(p.page_path == entry.page_path for p in self.pages)
 
     @contextmanager
     def _locked_reads(self) -> Iterator[Any]:
         with (self.folder / READS_FILE).open("a+", encoding="utf-8") as handle, flocked(handle):
             yield handle
 
-    def reads(self) -> list[dict[str, Any]]:
+    def reads(self) -> list[ReadLine]:
         path = self.folder / READS_FILE
         if not path.exists():
             return []
-        return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+        return [
+            ReadLine.parse(line) for line in path.read_text("utf-8").splitlines() if line.strip()
+        ]
 
     def read_page(self, name: str) -> ReadResult:
         """Read ``name`` through the room's budget; the attempt is recorded whatever happens."""
         with self._locked_reads() as handle:
             handle.seek(0)
-            done = [json.loads(x) for x in handle.read().splitlines() if x.strip()]
-            read_paths = {r["page_path"] for r in done if r["outcome"] == READ}
+            done = [ReadLine.parse(x) for x in handle.read().splitlines() if x.strip()]
+            read_paths = {r.page_path for r in done if r.outcome == READ}
             used = len(read_paths)
             entry = self.identify(name)
             outcome: str
             text: str | None = None
             if entry is not None and self.on_list(entry):
-                if entry["page_path"] in read_paths:
+                if entry.page_path in read_paths:
                     outcome = REREAD
                 else:
                     text = self._load(entry)
@@ -257,49 +338,37 @@ class Room:
                 read_line(
                     name,
                     outcome,
-                    entry["id"] if entry else None,
-                    entry["page_path"] if entry else None,
+                    entry.id if entry else None,
+                    entry.page_path if entry else None,
                 )
             )
             handle.flush()
             os.fsync(handle.fileno())
-        return ReadResult(outcome, entry["id"] if entry else None, text, used, self.budget)
+        return ReadResult(outcome, entry.id if entry else None, text, used, self.budget)
 
-    def _load(self, entry: dict[str, Any]) -> str | None:
+    def _load(self, entry: ListedPage) -> str | None:
         try:
-            file = resolve_inside(self.wiki_pages_dir, entry["page_path"])
+            file = resolve_inside(self.wiki_pages_dir, entry.page_path)
             return file.read_text("utf-8", "replace")
         except (OSError, PathEscapeError):
             return None
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> ReadSummary:
         """What was read, refused and left unread, from the read log."""
         reads = self.reads()
-        read_ids = list(dict.fromkeys(r["page_id"] for r in reads if r["outcome"] == READ))
-        refused_budget = list(
-            dict.fromkeys(
-                r["page_id"] for r in reads if r["outcome"] == REFUSED_BUDGET and r["page_id"]
-            )
+
+        def of(outcome: str) -> list[ReadLine]:
+            return [r for r in reads if r.outcome == outcome]
+
+        read_ids = _unique(r.page_id for r in of(READ))
+        return ReadSummary(
+            room=self.id,
+            budget=self.budget,
+            read=read_ids,
+            refused_budget=_unique(r.page_id for r in of(REFUSED_BUDGET) if r.page_id),
+            refused_list=_unique(r.page_id or r.asked for r in of(REFUSED_LIST)),
+            refused_not_pages=_unique(r.asked for r in of(REFUSED_NOT_PAGE)),
+            refused_tools=[r.asked for r in of(REFUSED_TOOL)],
+            missing=_unique(r.page_id for r in of(MISSING)),
+            unread_on_list=[p.id for p in self.pages if p.id not in read_ids],
         )
-        refused_list = list(
-            dict.fromkeys(r["page_id"] or r["asked"] for r in reads if r["outcome"] == REFUSED_LIST)
-        )
-        not_pages = list(
-            dict.fromkeys(r["asked"] for r in reads if r["outcome"] == REFUSED_NOT_PAGE)
-        )
-        refused_tools = [r["asked"] for r in reads if r["outcome"] == REFUSED_TOOL]
-        missing = list(dict.fromkeys(r["page_id"] for r in reads if r["outcome"] == MISSING))
-        unread = [p["id"] for p in self.pages if p["id"] not in read_ids]
-        return {
-            "room": self.id,
-            "budget": self.budget,
-            "read": read_ids,
-            "used": len(read_ids),
-            "refused_budget": refused_budget,
-            "refused_list": refused_list,
-            "refused_not_pages": not_pages,
-            "refused_tools": refused_tools,
-            "missing": missing,
-            "unread_on_list": unread,
-            "budget_hit": bool(refused_budget),
-        }

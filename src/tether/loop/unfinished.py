@@ -29,6 +29,7 @@ from tether.board import Ticket
 from tether.core.errors import RunNotFoundError
 from tether.run_status import LIMITS, RunStatus
 from tether.runs.record import RunPaths
+from tether.runs.stages import StageEnd
 from tether.store.runs import RunRow, get_run
 
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ def ticket_streak(conn: sqlite3.Connection, ticket: Ticket) -> int:
 
 def stage_failed(row: RunRow) -> bool:
     """The run completed, but one of its post-run stages (a check, a push) failed."""
-    return any(stage.get("status") == "failed" for stage in row.stages or ())
+    return any(StageEnd.parse(stage).status == "failed" for stage in row.stages or ())
 
 
 def chain_length(conn: sqlite3.Connection, row: RunRow) -> int:

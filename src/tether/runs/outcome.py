@@ -20,27 +20,9 @@ from tether.runs import worktree
 from tether.runs.budget import Budget
 from tether.runs.failure import Failure, failure_of
 from tether.runs.record import RunPaths
-from tether.runs.stages import run_post_stages
+from tether.runs.stages import StageEnd, run_post_stages
 from tether.store import state_db
 from tether.store.runs import RunRow, get_run, update_run
-
-
-@dataclass(frozen=True)
-class StageEnd:
-    """How one post-run stage ended, as the run's record keeps it."""
-
-    command: tuple[str, ...]
-    status: str  # ok, failed, skipped
-    exit_code: int | None
-
-    @classmethod
-    def parse(cls, data: dict[str, Any]) -> StageEnd:
-        code = data.get("exit_code")
-        return cls(
-            tuple(str(a) for a in data.get("command") or ()),
-            str(data.get("status")),
-            code if isinstance(code, int) else None,
-        )
 
 
 @dataclass
@@ -136,12 +118,12 @@ def finish_run(conn: Any, end: Ending) -> RunOutcome:
         stop_reason = f"{stop_reason}: {failure.reason}"
     if end.stop is RunStatus.COMPLETED and end.profile.post_run:
         results = run_post_stages(end.profile.post_run, end.cwd)
-        atomic_write_json(end.paths.stages, results)
-        stages = [{k: r.get(k) for k in ("command", "status", "exit_code")} for r in results]
-        failed = next((r for r in results if r["status"] == "failed"), None)
+        atomic_write_json(end.paths.stages, [r.as_dict() for r in results])
+        stages = [r.end().as_dict() for r in results]
+        failed = next((r for r in results if r.failed), None)
         if failed is not None:
             exit_code = ExitCode.CHECK_FAILED
-            stop_reason = f"{stop_reason}; post-run stage failed: {' '.join(failed['command'])}"
+            stop_reason = f"{stop_reason}; post-run stage failed: {' '.join(failed.command)}"
     ledger = end.ledger
     fields: dict[str, Any] = dict(
         status=end.stop.value,
@@ -227,7 +209,7 @@ def row_to_record(row: RunRow, ledger: Ledger | None = None) -> dict[str, Any]:
     return plain
 
 
-def write_recovered_report(row: RunRow, ledger: Ledger) -> dict[str, Any]:
+def write_recovered_report(row: RunRow, ledger: Ledger) -> None:
     """The report of a run whose supervisor died, from what its events recorded.
 
     The files changed compare the work tree now with the snapshot the run kept
@@ -277,4 +259,3 @@ def write_recovered_report(row: RunRow, ledger: Ledger) -> dict[str, Any]:
     )
     atomic_write_json(paths.report_json, report)
     atomic_write_text(paths.report_md, reports.render_markdown(report))
-    return report

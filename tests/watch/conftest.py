@@ -10,9 +10,18 @@ from tests.watch.watch_support import TmuxLab
 
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[TmuxLab]:
+    yield from _lab(TmuxLab(tmp_path / "lab"))
+
+
+@pytest.fixture
+def deaf_lab(tmp_path: Path) -> Iterator[TmuxLab]:
+    """A lab whose tmux server never hears that a pane's process ended (see TmuxLab)."""
+    yield from _lab(TmuxLab(tmp_path / "lab", hears_children=False))
+
+
+def _lab(lab: TmuxLab) -> Iterator[TmuxLab]:
     if shutil.which("tmux") is None:
         pytest.skip("tmux is not installed")
-    lab = TmuxLab(tmp_path / "lab")
     lab.root.mkdir(parents=True)
     try:
         yield lab

@@ -148,6 +148,46 @@ def test_the_orchestrator_pane_closed_while_a_subagent_runs_is_told_in_the_defau
         daemon.wait(timeout=20)
 
 
+def _watch_forever(lab: TmuxLab, orchestrator_pane: str, tmp_path: Path) -> psutil.Process:
+    """The watch daemon, detached, for the lab's orchestrator (the default scope)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "tether.toml").write_text(
+        f"[watch]\ntmux_socket = {json.dumps(lab.socket)}\ninterval = 0.5\n", encoding="utf-8"
+    )
+    env = dict(os.environ)
+    pane = orchestrator_pane
+    _tether(project, env, "watch", "add-orchestrator", "--tmux-pane", pane, "--name", "main")
+    pid_file = tmp_path / "watch.pid"
+    _tether(project, env, "watch", "--detach", "--pid-file", str(pid_file), "--forever")
+    return psutil.Process(int(pid_file.read_text()))
+
+
+def _waiting_agent(tmp_path: Path) -> tuple[Path, list[str]]:
+    """Scripted-agent options for an agent that works until the returned file exists."""
+    go = tmp_path / "go"
+    commands = tmp_path / "commands.txt"
+    commands.write_text(
+        f'bash -c "while [ ! -e {go} ]; do sleep 0.1; done"\n', encoding="utf-8"
+    )  # the steps' commands run without a shell: the loop needs its own
+    return go, ["--format", "claude-code", "--commands-file", str(commands)]
+
+
+def _said(log: Path, pane_id: str, words: str) -> bool:
+    return any(f"(pane {pane_id}): {words}" in line for line in _lines(log))
+
+
+def _end_both(lab: TmuxLab, log: Path, go: Path, done_pane: str, killed_pane: str) -> None:
+    """Seen working, the two agents end at once: one by itself, one killed with SIGKILL."""
+    for sub in (done_pane, killed_pane):
+        wait_until(partial(_said, log, sub, "working"), timeout=30, what=f"{sub} seen working")
+    victim = int(lab.run("display-message", "-p", "-t", killed_pane, "#{pane_pid}"))
+    os.kill(victim, signal.SIGKILL)
+    go.touch()
+    wait_until(partial(_said, log, done_pane, "ended (exit 3)"), timeout=30, what="exit 3")
+    wait_until(partial(_said, log, killed_pane, "killed (SIGKILL)"), timeout=30, what="SIGKILL")
+
+
 def test_how_a_subagent_ended_is_said_as_far_as_it_can_be_known(
     lab: TmuxLab, tmp_path: Path, tether_home: Path
 ) -> None:
@@ -155,50 +195,48 @@ def test_how_a_subagent_ended_is_said_as_far_as_it_can_be_known(
     # itself with exit 3, one is killed with SIGKILL (tmux keeps both dead panes,
     # remain-on-exit, and knows how each ended), one ends under its pane's shell,
     # which alone knows its status. None of them is "gone".
-    go = tmp_path / "go"
-    commands = tmp_path / "commands.txt"
-    commands.write_text(
-        f'bash -c "while [ ! -e {go} ]; do sleep 0.1; done"\n', encoding="utf-8"
-    )  # the steps' commands run without a shell: the loop needs its own
-    waiting = ["--format", "claude-code", "--commands-file", str(commands)]
-    pane, _recording = lab.orchestrator()
+    go, waiting = _waiting_agent(tmp_path)
+    orchestrator, _recording = lab.orchestrator()
     lab.run("set-option", "-g", "remain-on-exit", "on")
     done_pane = lab.window(tmp_path / "done", agent_argv(*waiting, "--exit-code", "3"))
     killed_pane = lab.window(tmp_path / "killed", agent_argv("--format", "claude-code", "--silent"))
     shell_pane = lab.subagent(tmp_path / "shell", waiting, then="read -r done")
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "tether.toml").write_text(
-        f"[watch]\ntmux_socket = {json.dumps(lab.socket)}\ninterval = 0.5\n", encoding="utf-8"
-    )
-    env = dict(os.environ)
-    _tether(project, env, "watch", "add-orchestrator", "--tmux-pane", pane, "--name", "main")
-    pid_file = tmp_path / "watch.pid"
-    _tether(project, env, "watch", "--detach", "--pid-file", str(pid_file), "--forever")
-    daemon = psutil.Process(int(pid_file.read_text()))
+    daemon = _watch_forever(lab, orchestrator, tmp_path)
     log = tether_home / "watch" / "watch.log"
     try:
-
-        def working(pane_id: str) -> bool:
-            return f"(pane {pane_id}): working" in "".join(_lines(log))
-
-        for sub in (done_pane, killed_pane, shell_pane):
-            wait_until(partial(working, sub), timeout=30, what=f"pane {sub} seen working")
-        victim = int(lab.run("display-message", "-p", "-t", killed_pane, "#{pane_pid}"))
-        os.kill(victim, signal.SIGKILL)
-        go.touch()
-
-        def said(pane_id: str, words: str) -> bool:
-            return any(f"(pane {pane_id}): {words}" in line for line in _lines(log))
-
-        wait_until(lambda: said(done_pane, "ended (exit 3)"), timeout=30, what="exit 3")
-        wait_until(lambda: said(killed_pane, "killed (SIGKILL)"), timeout=30, what="SIGKILL")
+        wait_until(partial(_said, log, shell_pane, "working"), timeout=30, what="shell pane")
+        _end_both(lab, log, go, done_pane, killed_pane)
         wait_until(
-            lambda: said(shell_pane, "ended (its exit status is not known)"),
+            partial(_said, log, shell_pane, "ended (its exit status is not known)"),
             timeout=30,
             what="an end only its shell knows",
         )
         assert not any(": gone" in line for line in _lines(log))
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(timeout=20)
+
+
+def test_an_end_the_tmux_server_missed_is_said_with_its_status(
+    deaf_lab: TmuxLab, tmp_path: Path, tether_home: Path
+) -> None:
+    # A tmux before 3.6 built with libutempter can miss the SIGCHLD of a pane's process
+    # (one that ends while another pane closes): it lists the pane dead without its
+    # status and leaves the process unreaped, for as long as no other child of it ends.
+    # The deaf server misses every one; the person is still told how each ended.
+    lab = deaf_lab
+    go, waiting = _waiting_agent(tmp_path)
+    orchestrator, _recording = lab.orchestrator()
+    lab.run("set-option", "-g", "remain-on-exit", "on")
+    done_pane = lab.window(tmp_path / "done", agent_argv(*waiting, "--exit-code", "3"))
+    killed_pane = lab.window(tmp_path / "killed", agent_argv("--format", "claude-code", "--silent"))
+    daemon = _watch_forever(lab, orchestrator, tmp_path)
+    log = tether_home / "watch" / "watch.log"
+    try:
+        _end_both(lab, log, go, done_pane, killed_pane)
+        listed = lab.run("list-panes", "-a", "-F", "#{pane_id} #{pane_dead}|#{pane_dead_status}")
+        assert f"{done_pane} 1|" in listed.splitlines()  # tmux itself does not know how
+        assert not any("not known" in line or ": gone" in line for line in _lines(log))
     finally:
         daemon.send_signal(signal.SIGTERM)
         daemon.wait(timeout=20)

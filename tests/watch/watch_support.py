@@ -62,21 +62,38 @@ class Recording:
         return self.path.exists() and "<ready>" in self.path.read_text("utf-8")
 
 
+# Runs a program with SIGCHLD blocked (the mask outlives exec): a tmux server started so
+# never hears that a pane's process ended, as a tmux before 3.6 built with libutempter
+# misses it when the process ends while another pane closes.
+DEAF_TO_CHILDREN = [
+    PYTHON,
+    "-c",
+    "import os, signal, sys; signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD}); "
+    "os.execvp(sys.argv[1], sys.argv[1:])",
+]
+
+
 @dataclass
 class TmuxLab:
-    """A tmux server of its own (``tmux -L <unique>``), killed at teardown."""
+    """A tmux server of its own (``tmux -L <unique>``), killed at teardown.
+
+    ``hears_children=False`` starts the server deaf to its panes' processes ending: it
+    lists such a pane dead without its status and leaves the process unreaped.
+    """
 
     root: Path
     socket: str = field(default_factory=lambda: f"tether-test-{uuid.uuid4().hex[:10]}")
+    hears_children: bool = True
 
     def __post_init__(self) -> None:
         self.tmux = Tmux(self.socket)
         self._started = False
 
-    def run(self, *args: str) -> str:
-        done = subprocess.run(
-            self.tmux.argv(*args), capture_output=True, text=True, timeout=10, check=True
-        )
+    def run(self, *args: str, starts_server: bool = False) -> str:
+        argv = self.tmux.argv(*args)
+        if starts_server and not self.hears_children:
+            argv = [*DEAF_TO_CHILDREN, *argv]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=True)
         return done.stdout.strip()
 
     def window(self, cwd: Path, argv: Sequence[str]) -> str:
@@ -99,6 +116,7 @@ class TmuxLab:
                 "-F",
                 "#{pane_id}",
                 *argv,
+                starts_server=True,
             )
         return self.run(
             "new-window", "-d", "-t", "lab", "-c", str(cwd), "-P", "-F", "#{pane_id}", *argv

@@ -148,6 +148,51 @@ def is_alive(pid: int, start_ticks: int) -> bool:
         return False
 
 
+def unreaped_end(pid: int, parent: int) -> tuple[int | None, int | None] | None:
+    """How ``pid``, an ended child of ``parent`` not yet reaped, ended: ``(exit status,
+    None)`` or ``(None, signal)``, from the kernel's record (``/proc/PID/stat`` field 52,
+    Linux 3.5+). None while it runs, once reaped, for another's child, or when the
+    record is not ours to read (the kernel then shows 0, which must not pass for exit 0).
+    """
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+        with open(f"/proc/{pid}/status", "rb") as handle:
+            status = handle.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    try:
+        state, ppid, code = fields[0], int(fields[1]), int(fields[49])
+    except (IndexError, ValueError):
+        return None
+    if state != b"Z" or ppid != parent or not _readable(status):
+        return None
+    if os.WIFEXITED(code):
+        return os.WEXITSTATUS(code), None
+    if os.WIFSIGNALED(code):
+        return None, os.WTERMSIG(code)
+    return None
+
+
+def _readable(status: bytes) -> bool:
+    """Whether a process's exit record is ours to read: the kernel shows it to a caller
+    whose user and group match all of the process's (real, effective, saved)."""
+    wanted = {b"Uid:": os.geteuid(), b"Gid:": os.getegid()}
+    seen = 0
+    for line in status.splitlines():
+        parts = line.split()
+        if parts and parts[0] in wanted:
+            try:
+                ids = {int(value) for value in parts[1:4]}
+            except ValueError:
+                return False
+            if ids != {wanted[parts[0]]}:
+                return False
+            seen += 1
+    return seen == len(wanted)
+
+
 def boot_id() -> str:
     try:
         with open("/proc/sys/kernel/random/boot_id") as handle:

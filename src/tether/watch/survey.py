@@ -20,6 +20,7 @@ from tether.store.runs import get_run
 from tether.watch.activity import gate_process_key
 from tether.watch.confirm import wait_state
 from tether.watch.endpoints import Endpoint, live_endpoints
+from tether.watch.pane_ends import PaneEnds
 from tether.watch.permissions import asks_permission
 from tether.watch.proctree import AgentProcess, ProcessInspector, ProcessTable
 from tether.watch.registry import Orchestrator, list_extra_subagents, list_orchestrators
@@ -36,12 +37,6 @@ from tether.watch.tmux import Pane, Tmux
 from tether.watch.transcript import TranscriptReader
 from tether.watch.wake import SubagentView
 
-# A pane without an agent stays "starting" this long after something last ran in it:
-# its shell is between two commands (`cd x && setup; agent`) for a moment.
-STARTING_GRACE = 2.0
-# how long a pane's agent may be gone before tmux marks the pane dead with its status;
-# past it, the pane's shell lives on and the end is said without one
-DEAD_PANE_GRACE = 3.0
 NOT_COUNTED_EVERY = 5.0
 
 
@@ -83,15 +78,11 @@ class Surveyor:
         self.logs = TranscriptReader()
         self.finder = LogFinder()
         self._keys: dict[tuple[int, float], str | None] = {}
-        self._ran: set[str] = set()  # subagents seen running: without an agent now, they ended
         self._runs: dict[str, Subagent] = {}  # runs seen running, to report how they ended
-        # pane subagents seen running: while their pane lives they are reported ended
-        self._panes_ran: dict[str, Subagent] = {}
-        self._awaiting_dead: dict[str, float] = {}  # pane key -> when its agent was missed
+        self.pane_ends = PaneEnds()  # pane subagents seen running: starting, ended, how
         # the tmux session of each orchestrator's pane when last seen: a pane that closes
         # leaves its session watched (subagents_scope = session) while it is registered
         self._orch_sessions: dict[int, str] = {}
-        self._busy: dict[str, float] = {}  # agentless panes: when something last ran in them
         self._ignored: list[NotCounted] = []
         self._ignored_at: float | None = None
 
@@ -144,10 +135,10 @@ class Surveyor:
             self.finder,
             skip_pids,
         )
-        found += self._ended_panes(found, panes)
+        found += self.pane_ends.ended(found, panes)
         runs = run_subagents(conn, table, skip_runs)
         found += runs + self._ended_runs(conn, runs)
-        found = [self._starting_or_ended(s, table) for s in found]
+        found = [self.pane_ends.starting_or_ended(s, table) for s in found]
         # the whole process table is looked through for agents seen but not counted at
         # most every NOT_COUNTED_EVERY seconds: on a busy machine each new process costs
         # a read of its command line
@@ -178,24 +169,6 @@ class Surveyor:
         )
         return Survey(now, views, orchestrators, table, panes, list(self._ignored))
 
-    def _starting_or_ended(self, sub: Subagent, table: ProcessTable) -> Subagent:
-        """A pane without an agent yet is ``starting`` while something runs in it."""
-        if sub.running:
-            self._ran.add(sub.key)
-            return sub
-        if sub.kind != "pane" or sub.pane is None or sub.pane.dead:
-            return sub
-        if sub.key in self._ran:  # it ran: ended, once tmux has had its moment to say how
-            last = self._panes_ran.get(sub.key)
-            return last if last is not None and self._dead_pane_coming(sub, sub.pane) else sub
-        moment = time.monotonic()
-        if next(table.descendants(sub.pane.pane_pid), None) is not None:
-            self._busy[sub.key] = moment
-        elif moment - self._busy.get(sub.key, -STARTING_GRACE) >= STARTING_GRACE:
-            return sub  # nothing runs in the pane: its shell waits, no agent is coming
-        # something runs there (or ran a moment ago: the shell between two commands)
-        return replace(sub, starting=True)
-
     def _watched_sessions(
         self, orchestrators: Sequence[OrchestratorView], panes: Sequence[Pane]
     ) -> frozenset[str]:
@@ -208,47 +181,6 @@ class Surveyor:
                 self._orch_sessions[view.orchestrator.id] = pane.session
         self._orch_sessions = {k: s for k, s in self._orch_sessions.items() if k in registered}
         return frozenset(self._orch_sessions.values())
-
-    def _ended_panes(self, found: Sequence[Subagent], panes: Sequence[Pane]) -> list[Subagent]:
-        """Pane subagents seen running whose agent is gone while the pane is there: ended,
-        with how (a dead pane tmux keeps knows its status). A closed pane drops out."""
-        listed = {s.key for s in found}
-        for sub in found:
-            if sub.kind == "pane" and sub.running:
-                self._panes_ran[sub.key] = sub
-        by_id = {p.pane_id: p for p in panes}
-        out: list[Subagent] = []
-        for key, sub in list(self._panes_ran.items()):
-            if key in listed:
-                continue
-            pane = by_id.get(sub.pane.pane_id) if sub.pane is not None else None
-            if pane is None:
-                del self._panes_ran[key]  # its pane closed: how it ended cannot be known
-                self._awaiting_dead.pop(key, None)
-                continue
-            if self._dead_pane_coming(sub, pane):
-                out.append(sub)  # as last seen, until tmux says how it ended
-                continue
-            out.append(
-                replace(
-                    sub,
-                    running=False,
-                    agent=None,
-                    pane=pane,
-                    log=None,
-                    exit_status=pane.dead_status if pane.dead else None,
-                    signal=pane.dead_signal if pane.dead else None,
-                )
-            )
-        return out
-
-    def _dead_pane_coming(self, sub: Subagent, pane: Pane) -> bool:
-        """The agent is gone and tmux has not marked its pane dead yet: it may, with the
-        status, a moment later (the person is told an end only once)."""
-        if pane.dead:
-            return False
-        first = self._awaiting_dead.setdefault(sub.key, time.monotonic())
-        return time.monotonic() - first < DEAD_PANE_GRACE
 
     def _ended_runs(self, conn: sqlite3.Connection, running: Sequence[Subagent]) -> list[Subagent]:
         """Runs seen running that are no longer: ``ended`` with their stop reason."""

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tether.core.errors import TetherError
+from tether.core.process_tree import unreaped_end
 
 if TYPE_CHECKING:
     import subprocess
@@ -34,6 +35,7 @@ _FIELDS = (
     "#{pane_dead}",
     "#{pane_dead_status}",
     "#{pane_dead_signal}",
+    "#{pid}",  # the server's: a pane's process is its child
 )
 _SEP = "\t"
 TIMEOUT_S = 5.0
@@ -57,13 +59,31 @@ class Pane:
     session: str
     window: int
     dead: bool
-    # a dead pane kept by remain-on-exit: how its process ended (tmux knows)
+    # a dead pane kept by remain-on-exit: how its process ended (tmux knows, or soon will)
     dead_status: int | None = None
     dead_signal: int | None = None
 
     @property
+    def end_known(self) -> bool:
+        """Dead, and how its process ended is known (its exit status or signal)."""
+        return self.dead and (self.dead_status is not None or self.dead_signal is not None)
+
+    @property
     def label(self) -> str:
         return f"{self.session}:{self.window} {self.pane_id}"
+
+
+def _unreaped(pane: Pane, server: str) -> Pane:
+    """A pane tmux lists dead without its status: its process has closed the terminal and
+    tmux has not reaped it yet. That lasts a moment, or long: a tmux before 3.6 built with
+    libutempter misses the SIGCHLD of a pane's process that ends while another pane closes
+    (libutempter's own handler is in place while its helper runs), and leaves the process
+    unreaped until another of its children ends. The kernel keeps how it ended until then.
+    """
+    end = unreaped_end(pane.pane_pid, int(server))
+    if end is None:
+        return pane  # not known yet: the reader waits a moment for tmux to say
+    return replace(pane, dead_status=end[0], dead_signal=end[1])
 
 
 class Tmux:
@@ -138,21 +158,20 @@ class Tmux:
             parts = line.split(_SEP)
             if len(parts) != len(_FIELDS):
                 continue
-            pane_id, pid, path, command, session, window, dead, status, signal = parts
+            pane_id, pid, path, command, session, window, dead, status, signal, server = parts
             try:
-                panes.append(
-                    Pane(
-                        pane_id,
-                        int(pid),
-                        path,
-                        command,
-                        session,
-                        int(window),
-                        dead == "1",
-                        int(status) if status.strip() else None,
-                        int(signal) if signal.strip() else None,
-                    )
+                pane = Pane(
+                    pane_id,
+                    int(pid),
+                    path,
+                    command,
+                    session,
+                    int(window),
+                    dead == "1",
+                    int(status) if status.strip() else None,
+                    int(signal) if signal.strip() else None,
                 )
+                panes.append(pane if pane.end_known or not pane.dead else _unreaped(pane, server))
             except ValueError:
                 continue
         return panes

@@ -70,7 +70,7 @@ def test_a_run_whose_agent_is_killed_right_after_cancel_all_runs_is_cancelled(
     outcome = _run_cut_short(project)
     assert outcome.stop is RunStatus.CANCELLED, outcome.row.stop_reason
     assert outcome.row.status == "cancelled"
-    assert outcome.report is not None and outcome.report["stop_reason"] == "cancelled"
+    assert outcome.report is not None and outcome.report.stop_reason == "cancelled"
     assert outcome.failure is None
 
 

@@ -40,14 +40,14 @@ def test_the_agents_last_words_and_open_calls_reach_the_report() -> None:
             host="box",
         )
     )
-    assert report["last_message"] == ledger.last_assistant_text
+    assert report.last_message == ledger.last_assistant_text
     text = render_markdown(report)
     quoted = [f"> {line}" for line in ledger.last_assistant_text.splitlines()]
     start = text.splitlines().index("## Agent's last message")
     assert text.splitlines()[start + 2 : start + 2 + len(quoted)] == quoted
     assert "- modified: `a.py`" in text and " a.py | 2 +-" in text
     assert "- `make check`: skipped: run stopped by iteration_limit" in text
-    assert report["stop_reason_text"] and report["next_step"].startswith("Review this report")
+    assert report.stop_reason_text and report.next_step.startswith("Review this report")
 
 
 def _input(stop: RunStatus, ledger: Ledger, **kw: Any) -> ReportInput:
@@ -86,19 +86,21 @@ def test_a_call_the_stream_showed_is_never_said_to_be_refused_by_the_gate() -> N
     assert ledger.open_calls
     for gated in (True, False):
         report = build(_input(RunStatus.TOOL_CALL_LIMIT, ledger, gated=gated))
-        refused = report["refused_call"]
-        assert refused["stopped_by"] == "stream"
+        refused = report.refused_call
+        assert refused is not None
+        assert refused.stopped_by == "stream"
         text = render_markdown(report)
         assert "refused by the gate" not in text
         assert "stopped when it appeared in the stream" in text
-        assert refused["executed"] is (False if gated else None)
+        assert refused.executed is (False if gated else None)
 
 
 def test_a_model_request_announced_after_the_stop_is_in_flight() -> None:
     ledger = Ledger(iterations=3, model_requests=3, requests_after_stop=1)
     report = build(_input(RunStatus.ITERATION_LIMIT, ledger))
-    assert report["in_flight"]["model_steps_past_limit"] == 1
-    assert report["in_flight"]["after_stop"] == 1
+    assert report.in_flight is not None
+    assert report.in_flight.model_steps_past_limit == 1
+    assert report.in_flight.after_stop == 1
     assert "- in flight at the stop: 1 model step(s) past the limit of 3" in render_markdown(report)
     quiet = build(_input(RunStatus.ITERATION_LIMIT, Ledger(iterations=3, model_requests=3)))
-    assert quiet["in_flight"] is None
+    assert quiet.in_flight is None

@@ -147,7 +147,7 @@ def _print_record(outcome: RunOutcome) -> None:
     print_json(
         outcome.record()
         | {
-            "report": outcome.report,
+            "report": outcome.report.as_dict() if outcome.report is not None else None,
             "proposals": outcome.pending_proposals,
             "proposals_refused": collected.refused if collected else [],
         }

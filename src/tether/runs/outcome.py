@@ -32,7 +32,7 @@ class RunOutcome:
     ledger: Ledger
     row: RunRow  # the run's record as the store holds it after the end
     # the report (report.json) of a run that did not complete, as written
-    report: dict[str, Any] | None = None
+    report: reports.RunReport | None = None
     paths: RunPaths | None = field(default=None, repr=False)
     # From the event that decided a limit stop to the agent's process group being gone.
     stop_latency: float | None = None
@@ -172,7 +172,7 @@ def collect_proposals(conn: Any, end: Ending, reported: bool) -> Collected:
     return collect(conn, end.config, end.paths.outbox, facts)
 
 
-def _write_report(end: Ending, ended: datetime, failure: Failure | None) -> dict[str, Any]:
+def _write_report(end: Ending, ended: datetime, failure: Failure | None) -> reports.RunReport:
     after = worktree.snapshot(end.cwd, exclude=end.config.home, since=end.before)
     report = reports.build(
         reports.ReportInput(
@@ -196,7 +196,7 @@ def _write_report(end: Ending, ended: datetime, failure: Failure | None) -> dict
             sandbox=end.sandbox,
         )
     )
-    atomic_write_json(end.paths.report_json, report)
+    atomic_write_json(end.paths.report_json, report.as_dict())
     atomic_write_text(end.paths.report_md, reports.render_markdown(report))
     return report
 
@@ -257,5 +257,5 @@ def write_recovered_report(row: RunRow, ledger: Ledger) -> None:
             ended_at=ended,
         )
     )
-    atomic_write_json(paths.report_json, report)
+    atomic_write_json(paths.report_json, report.as_dict())
     atomic_write_text(paths.report_md, reports.render_markdown(report))

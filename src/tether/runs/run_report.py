@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -83,51 +83,158 @@ class ReportInput:
     sandbox: dict[str, Any] | None = None
 
 
-def build(data: ReportInput) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Spent:
+    """One budget's figure at the stop: what was used of what was allowed."""
+
+    used: float | None
+    limit: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"used": self.used, "limit": self.limit}
+
+
+@dataclass(frozen=True)
+class CallPastBudget:
+    """The call past the tool-call budget, and what stopped it."""
+
+    tool: str | None
+    tool_use_id: str | None
+    call: str  # the call in words: its tool and its command, path or pattern
+    number: int | None
+    budget: int | None
+    executed: bool | None  # None: nothing says whether it ran
+    stopped_by: str  # "gate": the gate refused it; "stream": tether saw it first
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class InFlight:
+    """Model work the stop caught under way."""
+
+    model_steps_past_limit: int
+    after_stop: int
+    text: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class SkippedStage:
+    command: list[str]
+    reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"command": self.command, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """The progress report; ``report.json`` holds its ``as_dict``, ``report.md`` its Markdown."""
+
+    run_id: str
+    unit: str | None
+    profile: str
+    harness: str
+    stop_reason: str
+    stop_reason_text: str
+    failure: Failure | None
+    iterations: Spent
+    tool_calls: Spent
+    seconds: Spent
+    tokens: Spent
+    cost_usd: Spent
+    iterations_exact: bool
+    files_changed: list[dict[str, str]]
+    worktree: str
+    diff_stat: str | None
+    open_points_source: str
+    open_points: list[str]
+    next_step: str
+    last_message: str | None
+    skipped_stages: list[SkippedStage]
+    refused_call: CallPastBudget | None
+    in_flight: InFlight | None
+    sandbox: dict[str, Any] | None  # runs.sandboxing.findings, as recorded
+    session_id: str | None
+    session_line: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "unit": self.unit,
+            "profile": self.profile,
+            "harness": self.harness,
+            "stop_reason": self.stop_reason,
+            "stop_reason_text": self.stop_reason_text,
+            "failure": self.failure.as_dict() if self.failure is not None else None,
+            "iterations": self.iterations.as_dict(),
+            "tool_calls": self.tool_calls.as_dict(),
+            "seconds": self.seconds.as_dict(),
+            "tokens": self.tokens.as_dict(),
+            "cost_usd": self.cost_usd.as_dict(),
+            "iterations_exact": self.iterations_exact,
+            "files_changed": self.files_changed,
+            "worktree": self.worktree,
+            "diff_stat": self.diff_stat,
+            "worktree_left_as_is": True,
+            "open_points_source": self.open_points_source,
+            "open_points": self.open_points,
+            "next_step": self.next_step,
+            "last_message": self.last_message,
+            "skipped_stages": [s.as_dict() for s in self.skipped_stages],
+            "refused_call": self.refused_call.as_dict() if self.refused_call else None,
+            "in_flight": self.in_flight.as_dict() if self.in_flight else None,
+            "sandbox": self.sandbox,
+            "session_id": self.session_id,
+            "session_line": self.session_line,
+        }
+
+
+def build(data: ReportInput) -> RunReport:
     ledger = data.ledger
+    budget = data.budget
     source, points = open_points(ledger)
-    next_step = _next_step(data, points)
-    return {
-        "run_id": data.run_id,
-        "unit": data.unit,
-        "profile": data.profile,
-        "harness": data.harness,
-        "stop_reason": data.stop.value,
-        "stop_reason_text": REASON_TEXT[data.stop]
+    return RunReport(
+        run_id=data.run_id,
+        unit=data.unit,
+        profile=data.profile,
+        harness=data.harness,
+        stop_reason=data.stop.value,
+        stop_reason_text=REASON_TEXT[data.stop]
         + (data.failure.words() if data.failure is not None else ""),
-        "failure": data.failure.as_dict() if data.failure is not None else None,
-        "iterations": {"used": ledger.iterations, "limit": data.budget.iterations},
-        "tool_calls": {"used": ledger.tool_calls, "limit": data.budget.tool_calls},
-        "seconds": {"used": round(data.seconds, 3), "limit": data.budget.timeout_seconds},
-        "tokens": {
-            "used": ledger.usage.input_tokens + ledger.usage.output_tokens,
-            "limit": data.budget.tokens,
-        },
-        "cost_usd": {"used": ledger.usage.cost_usd, "limit": data.budget.cost_usd},
-        "iterations_exact": ledger.iteration_source != "bound",
-        "files_changed": data.files_changed,
-        "worktree": data.worktree_kind,
-        "diff_stat": data.diff_stat,
-        "worktree_left_as_is": True,
-        "open_points_source": source,
-        "open_points": points,
-        "next_step": next_step,
-        "last_message": ledger.last_assistant_text,
-        "skipped_stages": [
-            {"command": list(cmd), "reason": f"skipped: run stopped by {data.stop.value}"}
+        failure=data.failure,
+        iterations=Spent(ledger.iterations, budget.iterations),
+        tool_calls=Spent(ledger.tool_calls, budget.tool_calls),
+        seconds=Spent(round(data.seconds, 3), budget.timeout_seconds),
+        tokens=Spent(ledger.usage.input_tokens + ledger.usage.output_tokens, budget.tokens),
+        cost_usd=Spent(ledger.usage.cost_usd, budget.cost_usd),
+        iterations_exact=ledger.iteration_source != "bound",
+        files_changed=data.files_changed,
+        worktree=data.worktree_kind,
+        diff_stat=data.diff_stat,
+        open_points_source=source,
+        open_points=points,
+        next_step=_next_step(data, points),
+        last_message=ledger.last_assistant_text,
+        skipped_stages=[
+            SkippedStage(list(cmd), f"skipped: run stopped by {data.stop.value}")
             for cmd in data.skipped_stages
         ],
-        "refused_call": _refused(data.refused_call) or _over_budget_call(data),
-        "in_flight": _in_flight(data),
-        "sandbox": data.sandbox,
-        "session_id": data.session_id,
-        "session_line": session_line(
+        refused_call=_refused(data.refused_call) or _over_budget_call(data),
+        in_flight=_in_flight(data),
+        sandbox=data.sandbox,
+        session_id=data.session_id,
+        session_line=session_line(
             data.session_id, data.harness, data.host, data.ended_at.date().isoformat()
         ),
-    }
+    )
 
 
-def _refused(record: Refusal | None) -> dict[str, Any] | None:
+def _refused(record: Refusal | None) -> CallPastBudget | None:
     if record is None:
         return None
     raw = record.tool_input
@@ -136,18 +243,18 @@ def _refused(record: Refusal | None) -> dict[str, Any] | None:
     except ValueError:
         data = raw
     name = record.tool or "a tool call"
-    return {
-        "tool": record.tool,
-        "tool_use_id": record.tool_use_id,
-        "call": _call_summary(name, data),
-        "number": record.calls_used,
-        "budget": record.call_budget,
-        "executed": False,
-        "stopped_by": "gate",
-    }
+    return CallPastBudget(
+        tool=record.tool,
+        tool_use_id=record.tool_use_id,
+        call=_call_summary(name, data),
+        number=record.calls_used,
+        budget=record.call_budget,
+        executed=False,
+        stopped_by="gate",
+    )
 
 
-def _over_budget_call(data: ReportInput) -> dict[str, Any] | None:
+def _over_budget_call(data: ReportInput) -> CallPastBudget | None:
     """The call past the tool-call budget as the stream showed it (the stop came first).
 
     The gate never saw it (a refusal would be recorded: ``_refused``), so it is not
@@ -157,18 +264,18 @@ def _over_budget_call(data: ReportInput) -> dict[str, Any] | None:
     if data.stop is not RunStatus.TOOL_CALL_LIMIT or not ledger.open_calls:
         return None
     last = list(ledger.open_calls.values())[-1]
-    return {
-        "tool": last.name,
-        "tool_use_id": last.call_id,
-        "call": _call_summary(last.name, last.input),
-        "number": ledger.tool_calls,
-        "budget": data.budget.tool_calls,
-        "executed": False if data.gated else None,
-        "stopped_by": "stream",
-    }
+    return CallPastBudget(
+        tool=last.name,
+        tool_use_id=last.call_id,
+        call=_call_summary(last.name, last.input),
+        number=ledger.tool_calls,
+        budget=data.budget.tool_calls,
+        executed=False if data.gated else None,
+        stopped_by="stream",
+    )
 
 
-def _in_flight(data: ReportInput) -> dict[str, Any] | None:
+def _in_flight(data: ReportInput) -> InFlight | None:
     """Model work the stop caught under way: begun past the limit, never acted on.
 
     Steps the stream showed, and requests the harness said it sent (Copilot), the
@@ -176,22 +283,22 @@ def _in_flight(data: ReportInput) -> dict[str, Any] | None:
     over = data.ledger.model_work - data.budget.iterations
     if over <= 0:
         return None
-    return {
-        "model_steps_past_limit": over,
-        "after_stop": max(data.ledger.steps_after_stop, data.ledger.requests_after_stop),
-        "text": (
+    return InFlight(
+        model_steps_past_limit=over,
+        after_stop=max(data.ledger.steps_after_stop, data.ledger.requests_after_stop),
+        text=(
             f"{over} model step(s) past the limit of {data.budget.iterations} had already "
             f"begun when the stop landed (the harness had sent the request before tether's "
             f"stop reached it); the agent was stopped before acting on them further."
         ),
-    }
+    )
 
 
-def _refusal_words(refused: dict[str, Any]) -> str:
+def _refusal_words(refused: CallPastBudget) -> str:
     """How the call past the budget was stopped, as the record says it (never more)."""
-    if refused.get("stopped_by", "gate") == "gate":
+    if refused.stopped_by == "gate":
         return "refused by the gate, not executed)"
-    if refused["executed"] is False:
+    if refused.executed is False:
         return (
             "the run was stopped when it appeared in the stream, before the gate was asked; "
             "every call of this run passes the gate first, so it did not run)"
@@ -207,67 +314,71 @@ def _next_step(data: ReportInput, points: list[str]) -> str:
     )
 
 
-def render_markdown(report: dict[str, Any]) -> str:
-    it, tc, sec = report["iterations"], report["tool_calls"], report["seconds"]
-    lines = [
-        f"# Progress report: run {report['run_id']}",
-        "",
-        f"- unit: {report['unit'] or '(none given)'}",
-        f"- profile: {report['profile']} (harness {report['harness']})",
-        f"- stopped: {report['stop_reason_text']} (`{report['stop_reason']}`)",
-        f"- iterations: {it['used']} of {it['limit']}"
-        + ("" if report["iterations_exact"] else " (upper bound from the stream)"),
-        f"- tool calls: {tc['used']} of {tc['limit'] if tc['limit'] is not None else 'no limit'}",
-        f"- seconds: {sec['used']:.1f} of {sec['limit']:g}",
-    ]
-    tokens, cost = report.get("tokens"), report.get("cost_usd")
-    if tokens and (tokens["used"] or tokens["limit"] is not None):
-        limit = tokens["limit"] if tokens["limit"] is not None else "no limit"
-        lines.append(f"- tokens (input + output): {tokens['used']} of {limit}")
-    if cost and (cost["used"] is not None or cost["limit"] is not None):
-        used = f"{cost['used']:.4f}" if cost["used"] is not None else "not reported"
-        limit = f"{cost['limit']:g}" if cost["limit"] is not None else "no limit"
-        lines.append(f"- cost (USD): {used} of {limit}")
-    refused = report.get("refused_call")
-    if refused:
-        lines.append(
-            f"- refused call: {refused['call']} (call {refused['number']} of a budget of "
-            f"{refused['budget']}; " + _refusal_words(refused)
-        )
-    if report.get("in_flight"):
-        lines.append(f"- in flight at the stop: {report['in_flight']['text']}")
-    lines += sandbox_lines(report.get("sandbox"))
-    failure = report.get("failure")
-    if failure and failure.get("stderr_tail"):
-        lines += ["", f"## The harness's stderr (last lines of {failure['stderr']})", ""]
-        lines += [f"    {line}" for line in failure["stderr_tail"]]
+def render_markdown(report: RunReport) -> str:
+    lines = [f"# Progress report: run {report.run_id}", "", *_figures(report)]
+    lines += sandbox_lines(report.sandbox)
+    failure = report.failure
+    if failure is not None and failure.stderr_tail:
+        lines += ["", f"## The harness's stderr (last lines of {failure.stderr})", ""]
+        lines += [f"    {line}" for line in failure.stderr_tail]
     lines += [
         "",
         "## Files changed since the run started",
         "",
     ]
-    if report["files_changed"]:
-        lines += [f"- {c['change']}: `{c['path']}`" for c in report["files_changed"]]
+    if report.files_changed:
+        lines += [f"- {c['change']}: `{c['path']}`" for c in report.files_changed]
     else:
         lines.append("- none")
-    if report.get("diff_stat"):
-        lines += ["", "```", report["diff_stat"], "```"]
+    if report.diff_stat:
+        lines += ["", "```", report.diff_stat, "```"]
     lines += [
         "",
         "The work tree was left exactly as it is: no reset, no stash, no commit.",
         "",
-        f"## Open points ({report['open_points_source']})",
+        f"## Open points ({report.open_points_source})",
         "",
     ]
-    lines += [f"- [ ] {p}" for p in report["open_points"]] or ["- none recorded"]
-    lines += ["", "## Next step", "", report["next_step"], "", "## Agent's last message", ""]
-    last = report["last_message"]
+    lines += [f"- [ ] {p}" for p in report.open_points] or ["- none recorded"]
+    lines += ["", "## Next step", "", report.next_step, "", "## Agent's last message", ""]
+    last = report.last_message
     lines += [f"> {line}" for line in last.splitlines()] if last else ["(none)"]
-    if report["skipped_stages"]:
+    if report.skipped_stages:
         lines += ["", "## Post-run stages skipped", ""]
-        lines += [f"- `{' '.join(s['command'])}`: {s['reason']}" for s in report["skipped_stages"]]
-    lines += ["", report["session_line"], ""]
+        lines += [f"- `{' '.join(s.command)}`: {s.reason}" for s in report.skipped_stages]
+    lines += ["", report.session_line, ""]
     return "\n".join(lines)
+
+
+def _figures(report: RunReport) -> list[str]:
+    """The head of the report: who ran, why it stopped, each budget's figure."""
+    it, tc, sec = report.iterations, report.tool_calls, report.seconds
+    lines = [
+        f"- unit: {report.unit or '(none given)'}",
+        f"- profile: {report.profile} (harness {report.harness})",
+        f"- stopped: {report.stop_reason_text} (`{report.stop_reason}`)",
+        f"- iterations: {it.used} of {it.limit}"
+        + ("" if report.iterations_exact else " (upper bound from the stream)"),
+        f"- tool calls: {tc.used} of {tc.limit if tc.limit is not None else 'no limit'}",
+        f"- seconds: {sec.used:.1f} of {sec.limit:g}",
+    ]
+    tokens, cost = report.tokens, report.cost_usd
+    if tokens.used or tokens.limit is not None:
+        limit = tokens.limit if tokens.limit is not None else "no limit"
+        lines.append(f"- tokens (input + output): {tokens.used} of {limit}")
+    if cost.used is not None or cost.limit is not None:
+        used = f"{cost.used:.4f}" if cost.used is not None else "not reported"
+        cost_limit = f"{cost.limit:g}" if cost.limit is not None else "no limit"
+        lines.append(f"- cost (USD): {used} of {cost_limit}")
+    refused = report.refused_call
+    if refused:
+        lines.append(
+            f"- refused call: {refused.call} (call {refused.number} of a budget of "
+            f"{refused.budget}; " + _refusal_words(refused)
+        )
+    if report.in_flight:
+        lines.append(f"- in flight at the stop: {report.in_flight.text}")
+    return lines
 
 
 def sandbox_lines(sandbox: dict[str, Any] | None) -> list[str]:
@@ -286,7 +397,3 @@ def sandbox_lines(sandbox: dict[str, Any] | None) -> list[str]:
     for moved in sandbox.get("quarantined") or ():
         lines.append(f"- protected path created by the run, moved aside: `{moved['path']}`")
     return lines
-
-
-def dumps(report: dict[str, Any]) -> str:
-    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"

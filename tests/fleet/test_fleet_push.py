@@ -8,12 +8,14 @@ from pathlib import Path
 import pytest
 from tests.support.fleet_projects import make_project
 
+from tether.fleet import git as fleet_git
 from tether.fleet.git import (
     GitError,
     PushConflictError,
     bundle,
     check_remote,
     commit_all,
+    commit_unit,
     prepare_clone,
     push_unit,
 )
@@ -106,3 +108,31 @@ def test_a_bad_repository_or_branch_is_refused(tmp_path: Path) -> None:
         check_remote(project.url, "elsewhere")
     with pytest.raises(GitError, match="cannot read repository"):
         check_remote(f"file://{tmp_path}/missing.git", "main")
+
+
+def test_a_units_commit_is_named_by_its_own_bundle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = make_project(tmp_path, "named", units=1)
+    unit = tmp_path / "unit"
+    base = prepare_clone(unit, project.url, "main")
+    assert commit_unit(unit, "unit 1", WID, base, agent_ran=False) is None  # nothing changed
+    (unit / "RESULT.md").write_text("the unit's work\n", encoding="utf-8")
+    ran: list[str] = []
+    real = fleet_git.git
+
+    def counted(cwd: Path, *args: str, timeout: float = fleet_git.GIT_TIMEOUT) -> str:
+        ran.append(next(a for a in args if not a.startswith("-") and "=" not in a))
+        return real(cwd, *args, timeout=timeout)
+
+    monkeypatch.setattr(fleet_git, "git", counted)
+    made = commit_unit(unit, "unit 1", WID, base, agent_ran=True)
+    monkeypatch.setattr(fleet_git, "git", real)
+    assert ran == ["add", "commit", "bundle"]  # no rev-parse: the bundle names the commit
+    assert made is not None
+    commit, packed = made
+    assert commit == _git(unit, "rev-parse", "HEAD")
+    # another clone pushes it from that bundle alone
+    other = tmp_path / "other"
+    prepare_clone(other, project.url, "main")
+    assert push_unit(other, "main", WID, commit, packed, timeout=60) == commit

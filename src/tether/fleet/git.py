@@ -176,18 +176,51 @@ def commit_all(
     closing STOP): the work tree is looked at first, and when it is clean the
     commit is not attempted; the kept clone's housekeeping runs then instead.
     """
+    if not _commit(folder, message, workflow_id, agent_ran=agent_ran):
+        return None
+    return git(folder, "rev-parse", "HEAD")
+
+
+def commit_unit(
+    folder: Path, message: str, workflow_id: str, base: str, *, agent_ran: bool
+) -> tuple[str, bytes] | None:
+    """``commit_all`` and the commit's bundle on ``base``; None if nothing changed.
+
+    The commit is read from the bundle's own list of references, so a unit
+    runs no ``git rev-parse`` for it (only when that list is not as expected).
+    """
+    if not _commit(folder, message, workflow_id, agent_ran=agent_ran):
+        return None
+    packed = bundle(folder, base)
+    return _bundle_head(packed) or git(folder, "rev-parse", "HEAD"), packed
+
+
+def _commit(folder: Path, message: str, workflow_id: str, *, agent_ran: bool) -> bool:
     if not agent_ran and not git(folder, "status", "--porcelain", "--untracked-files=all"):
         _housekeeping(folder)
-        return None
+        return False
     git(folder, "add", "--all")
     body = f"{message.rstrip()}\n\n{TRAILER}: {workflow_id}\n"
     try:
         git(folder, *NO_AUTO_MAINTENANCE, "commit", "--quiet", "--no-verify", "-m", body)
     except GitError:
         if not git(folder, "status", "--porcelain"):
-            return None  # nothing staged: nothing to commit
+            return False  # nothing staged: nothing to commit
         raise
-    return git(folder, "rev-parse", "HEAD")
+    return True
+
+
+def _bundle_head(packed: bytes) -> str | None:
+    """The commit a bundle of ``base..HEAD`` names as ``HEAD`` (gitformat-bundle, v2 or v3)."""
+    header, _, _ = packed.partition(b"\n\n")
+    lines = header.decode("ascii", errors="replace").splitlines()
+    if not lines or lines[0] not in ("# v2 git bundle", "# v3 git bundle"):
+        return None
+    for line in lines[1:]:
+        sha, _, ref = line.partition(" ")
+        if ref == "HEAD" and len(sha) in (40, 64) and all(c in "0123456789abcdef" for c in sha):
+            return sha
+    return None
 
 
 def _housekeeping(folder: Path) -> None:

@@ -165,11 +165,11 @@ def run_unit(spec: UnitSpec, store: FleetStore, mirror: Mirror) -> UnitOutcome:
         return _failed(failure, runs, did_work)
     message = f"tether fleet: {spec.project} unit {spec.seq} ({spec.worker})\n\n{line}\n"
     try:
-        commit = git.commit_all(spec.clone, message, spec.workflow_id, agent_ran=did_work)
-        packed = None if commit is None else git.bundle(spec.clone, base)
+        made = git.commit_unit(spec.clone, message, spec.workflow_id, base, agent_ran=did_work)
     except git.GitError as exc:
         failure = f"the unit's commit failed: {exc}"
         return _failed(failure, runs, did_work)
+    commit, packed = made if made is not None else (None, None)
     return UnitOutcome(line, code, stop, runs, did_work, commit, packed, memory)
 
 

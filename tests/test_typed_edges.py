@@ -94,7 +94,6 @@ SHRINKING: dict[str, str] = {
     "loop/dispatched.py::run_gated": _TODO + "the gate's refusals of a run",
     "loop/guard.py::situation": _TODO + "the guard's situation",
     "loop/tick_memory.py::record_tick": _TODO + "a tick's result",
-    "runs/run_report.py::sandbox_lines": _TODO + "the sandbox's findings (runs/sandboxing.py)",
     "status/board.py::board_panel": _TODO + "a status panel",
     "status/collect.py::collect": _TODO + "the status panels",
     "status/collect.py::fleet_panel": _TODO + "a status panel",

@@ -20,6 +20,7 @@ from tether.runs import worktree
 from tether.runs.budget import Budget
 from tether.runs.failure import Failure, failure_of
 from tether.runs.record import RunPaths
+from tether.runs.sandboxing import Findings
 from tether.runs.stages import StageEnd, run_post_stages
 from tether.store import state_db
 from tether.store.runs import RunRow, get_run, update_run
@@ -37,7 +38,7 @@ class RunOutcome:
     # From the event that decided a limit stop to the agent's process group being gone.
     stop_latency: float | None = None
     # what the run's sandbox saw, or why it had none (runs.sandboxing)
-    sandbox: dict[str, Any] | None = None
+    sandbox: Findings | None = None
     # what the run proposed (``tether outbox``), collected after it ended
     proposals: Collected | None = None
     # why a failed run failed (its error event or the end of its stderr)
@@ -98,7 +99,7 @@ class Ending:
     # a per-run hook asked the gate before every tool call
     gated: bool = False
     # what the sandbox saw (runs.sandboxing.findings), or why there was none
-    sandbox: dict[str, Any] | None = None
+    sandbox: Findings | None = None
 
 
 def finish_run(conn: Any, end: Ending) -> RunOutcome:

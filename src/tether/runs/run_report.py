@@ -10,7 +10,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.core.session_stamp import hostname, session_line
 from tether.events.accounting import Ledger
@@ -18,6 +18,9 @@ from tether.gate.runstop import Refusal
 from tether.run_status import RunStatus
 from tether.runs.budget import Budget
 from tether.runs.failure import Failure
+
+if TYPE_CHECKING:
+    from tether.runs.sandboxing import Findings
 
 REASON_TEXT = {
     RunStatus.ITERATION_LIMIT: "iteration limit reached",
@@ -80,7 +83,7 @@ class ReportInput:
     # why a failed run failed, with the end of the harness's stderr
     failure: Failure | None = None
     # what the run's sandbox saw (runs.sandboxing.findings), None: not recorded
-    sandbox: dict[str, Any] | None = None
+    sandbox: Findings | None = None
 
 
 @dataclass(frozen=True)
@@ -158,7 +161,7 @@ class RunReport:
     skipped_stages: list[SkippedStage]
     refused_call: CallPastBudget | None
     in_flight: InFlight | None
-    sandbox: dict[str, Any] | None  # runs.sandboxing.findings, as recorded
+    sandbox: Findings | None  # None: not recorded
     session_id: str | None
     session_line: str
 
@@ -188,7 +191,7 @@ class RunReport:
             "skipped_stages": [s.as_dict() for s in self.skipped_stages],
             "refused_call": self.refused_call.as_dict() if self.refused_call else None,
             "in_flight": self.in_flight.as_dict() if self.in_flight else None,
-            "sandbox": self.sandbox,
+            "sandbox": self.sandbox.as_dict() if self.sandbox is not None else None,
             "session_id": self.session_id,
             "session_line": self.session_line,
         }
@@ -381,19 +384,22 @@ def _figures(report: RunReport) -> list[str]:
     return lines
 
 
-def sandbox_lines(sandbox: dict[str, Any] | None) -> list[str]:
+def sandbox_lines(sandbox: Findings | None) -> list[str]:
     """The report's lines on the sandbox: unsandboxed, hosts refused, processes killed."""
-    if not sandbox:
+    if sandbox is None:
         return []
-    if sandbox.get("mode") == "off":
-        return [f"- sandbox: none, the agent ran unsandboxed ({sandbox.get('reason')})"]
-    lines = ["- sandbox: bubblewrap"]
-    for host in sandbox.get("refused_hosts") or ():
-        lines.append(f"- network refused: {host['host']}:{host['port']} ({host['count']} time(s))")
-    kinds = (("survivors_killed", "outlived the agent"), ("killed_at_stop", "at the stop"))
-    for key, when in kinds:
-        for proc in sandbox.get(key) or ():
-            lines.append(f"- killed ({when}): pid {proc['pid']} `{' '.join(proc['argv'])[:200]}`")
-    for moved in sandbox.get("quarantined") or ():
+    if not sandbox.sandboxed:
+        return [f"- sandbox: none, the agent ran unsandboxed ({sandbox.reason})"]
+    lines = [f"- sandbox: {sandbox.mode}"]
+    for host in sandbox.refused_hosts:
+        lines.append(f"- network refused: {host.host}:{host.port} ({host.count} time(s))")
+    kinds = (
+        (sandbox.survivors_killed, "outlived the agent"),
+        (sandbox.killed_at_stop, "at the stop"),
+    )
+    for procs, when in kinds:
+        for proc in procs:
+            lines.append(f"- killed ({when}): pid {proc.pid} `{' '.join(proc.argv)[:200]}`")
+    for moved in sandbox.quarantined:
         lines.append(f"- protected path created by the run, moved aside: `{moved['path']}`")
     return lines

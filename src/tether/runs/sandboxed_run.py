@@ -26,7 +26,7 @@ class Found:
     """The agent's exit status inside the sandbox and the findings for the record."""
 
     status: int | None
-    findings: dict[str, object]
+    findings: sandboxing.Findings
 
 
 class SandboxedRun:

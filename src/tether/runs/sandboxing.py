@@ -42,7 +42,8 @@ from tether.runs.record import RunPaths
 from tether.sandbox import launcher
 from tether.sandbox.backend import backend_for_this_machine
 from tether.sandbox.hosts import Host, HostError, host_of_url, parse_host
-from tether.sandbox.runtime import Sandbox, SandboxReport
+from tether.sandbox.network import Refusal as HostRefusal
+from tether.sandbox.runtime import Sandbox, SandboxReport, Survivor
 
 __all__ = ["SandboxReport"]
 from tether.sandbox.spec import GATE_SOCKET, PRIVATE_ROOTS, SandboxSpec
@@ -288,16 +289,47 @@ def turn_off_claude_sandbox(settings_file: Path | None) -> None:
         atomic_write_json(settings_file, data)
 
 
-def findings(report: SandboxReport, quarantined: Sequence[Mapping[str, str]]) -> dict[str, object]:
+OFF = "off"  # a run's findings mode when it had no sandbox
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What a run's sandbox saw, or why the run had none: ``sandbox.json`` holds its
+    ``as_dict``, the run's report its lines."""
+
+    mode: str  # "bubblewrap", or OFF with the reason
+    reason: str | None = None
+    refused_hosts: tuple[HostRefusal, ...] = ()
+    survivors_killed: tuple[Survivor, ...] = ()  # still alive when the agent ended
+    killed_at_stop: tuple[Survivor, ...] = ()
+    quarantined: tuple[Mapping[str, str], ...] = ()  # protected paths moved aside
+
+    @property
+    def sandboxed(self) -> bool:
+        return self.mode != OFF
+
+    def as_dict(self) -> dict[str, object]:
+        if not self.sandboxed:
+            return {"mode": self.mode, "reason": self.reason}
+        return {
+            "mode": self.mode,
+            "refused_hosts": [r.as_dict() for r in self.refused_hosts],
+            "survivors_killed": [s.as_dict() for s in self.survivors_killed],
+            "killed_at_stop": [s.as_dict() for s in self.killed_at_stop],
+            "quarantined": [dict(q) for q in self.quarantined],
+        }
+
+
+def findings(report: SandboxReport, quarantined: Sequence[Mapping[str, str]]) -> Findings:
     """What the sandbox saw, as the run's record and report keep it."""
-    return {
-        "mode": "bubblewrap",
-        "refused_hosts": [r.as_dict() for r in report.refused],
-        "survivors_killed": [s.as_dict() for s in report.survivors],
-        "killed_at_stop": [s.as_dict() for s in report.killed_at_stop],
-        "quarantined": list(quarantined),
-    }
+    return Findings(
+        "bubblewrap",
+        refused_hosts=tuple(report.refused),
+        survivors_killed=report.survivors,
+        killed_at_stop=report.killed_at_stop,
+        quarantined=tuple(quarantined),
+    )
 
 
-def unsandboxed(reason: str) -> dict[str, object]:
-    return {"mode": "off", "reason": reason}
+def unsandboxed(reason: str) -> Findings:
+    return Findings(OFF, reason)

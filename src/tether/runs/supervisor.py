@@ -217,7 +217,7 @@ class _AgentEnd:
     watched: Watched
     status: int | None  # the agent's exit status (inside the sandbox, when it had one)
     seconds: float
-    findings: dict[str, object]
+    findings: sandboxing.Findings
 
 
 class SupervisedRun:
@@ -371,10 +371,10 @@ class SupervisedRun:
         if found is not None:
             status = found.status if found.status is not None else status
         findings = found.findings if found is not None else self._unsandboxed()
-        atomic_write_json(self.paths.root / "sandbox.json", findings)
+        atomic_write_json(self.paths.root / "sandbox.json", findings.as_dict())
         return _AgentEnd(ledger, watched, status, seconds, findings)
 
-    def _unsandboxed(self) -> dict[str, object]:
+    def _unsandboxed(self) -> sandboxing.Findings:
         return sandboxing.unsandboxed(str(self.plan.unsandboxed))
 
     def _spawn(self, ready: _Ready, sandbox: _SandboxedRun | None) -> AgentProcess:

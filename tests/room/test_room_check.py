@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from tests.room.room_support import TETHER, room_question
 from tests.wikigen import GenWiki, generate
 
-from tether.room.brief import make_brief
+from tether.room.brief import Brief, make_brief
 from tether.room.room import room_data
 from tether.room.state import Room
 from tether.wiki.index import Index
@@ -22,14 +23,33 @@ def gen(tmp_path_factory: pytest.TempPathFactory) -> GenWiki:
     return generate(tmp_path_factory.mktemp("kb") / "kb", pages=300)
 
 
+BriefOf = Callable[[str], Brief]
+
+
+@pytest.fixture(scope="module")
+def brief_of(gen: GenWiki, tmp_path_factory: pytest.TempPathFactory) -> BriefOf:
+    """The brief (B = 12) about a page's word, each made once on a fresh index of its own.
+
+    The checks read only the room a brief makes, never the index: one brief per
+    question for the module instead of an index and a brief per test.
+    """
+    made: dict[str, Brief] = {}
+
+    def brief(page_id: str) -> Brief:
+        if page_id not in made:
+            with Index.open(Wiki.open(gen.root), tmp_path_factory.mktemp("index")) as index:
+                index.update()
+                made[page_id] = make_brief(index, room_question(gen.word_of(page_id)), 12)
+        return made[page_id]
+
+    return brief
+
+
 @pytest.fixture
-def room(gen: GenWiki, tether_home: Path) -> Room:
+def room(gen: GenWiki, brief_of: BriefOf, tether_home: Path) -> Room:
     """A room about concept-00004 (stale) that read two pages of its list."""
-    wiki = Wiki.open(gen.root)
-    with Index.open(wiki, tether_home) as index:
-        index.update()
-        brief = make_brief(index, room_question(gen.word_of("concept-00004")), 12)
-    room = Room.create(tether_home, "r1", room_data("r1", wiki, brief))
+    brief = brief_of("concept-00004")
+    room = Room.create(tether_home, "r1", room_data("r1", Wiki.open(gen.root), brief))
     second = brief.pages[1].id
     assert room.read_page("concept-00004").outcome == "read"
     assert room.read_page(second).outcome == "read"
@@ -112,13 +132,10 @@ def test_a_budget_line_without_a_budget_hit_is_rejected(room: Room, tmp_path: Pa
 
 
 def test_budget_hit_requires_the_line_naming_each_refused_page(
-    gen: GenWiki, tether_home: Path, tmp_path: Path
+    gen: GenWiki, brief_of: BriefOf, tether_home: Path, tmp_path: Path
 ) -> None:
     wiki = Wiki.open(gen.root)
-    with Index.open(wiki, tether_home) as index:
-        index.update()
-        brief = make_brief(index, room_question(gen.word_of("hub")), 12)
-    room = Room.create(tether_home, "r2", room_data("r2", wiki, brief))
+    room = Room.create(tether_home, "r2", room_data("r2", wiki, brief_of("hub")))
     for page in room.pages:
         assert room.read_page(page.id).outcome == "read"
     cut = room.cut[0].id
@@ -161,13 +178,10 @@ def test_links_inside_code_are_syntax_not_citations(room: Room, tmp_path: Path) 
 
 
 def test_only_page_names_are_demanded_in_the_budget_line(
-    gen: GenWiki, tether_home: Path, tmp_path: Path
+    gen: GenWiki, brief_of: BriefOf, tether_home: Path, tmp_path: Path
 ) -> None:
     wiki = Wiki.open(gen.root)
-    with Index.open(wiki, tether_home) as index:
-        index.update()
-        brief = make_brief(index, room_question(gen.word_of("hub")), 12)
-    room = Room.create(tether_home, "r3", room_data("r3", wiki, brief))
+    room = Room.create(tether_home, "r3", room_data("r3", wiki, brief_of("hub")))
     for page in room.pages:
         assert room.read_page(page.id).outcome == "read"
     assert room.read_page("../../etc/passwd").outcome == "refused-not-a-page"

@@ -244,6 +244,7 @@ def _clean(browser: Any, page: str) -> None:
     assert found["shown"] > 0, f"{page}: the hostile text is not shown as text"
 
 
+@pytest.mark.slow  # a real Chromium
 def test_hostile_text_in_every_field_is_shown_as_text_and_nothing_calls_out(
     hostile: Dashboard, browser: Any, leak: Listener
 ) -> None:

@@ -24,6 +24,8 @@ from tests.status.world import World, add_run, at, build
 
 from tether.board import Board
 
+pytestmark = pytest.mark.slow  # every test drives a real headless Chromium
+
 
 @pytest.fixture
 def world(tmp_path: Path, tether_home: Path) -> Iterator[World]:

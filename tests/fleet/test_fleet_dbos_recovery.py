@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from dbos import DBOS
 
 PROGRAM = """
@@ -67,6 +68,7 @@ def test_the_private_recovery_function_keeps_its_name_and_parameters() -> None:
     assert params == ["executor_ids"]
 
 
+@pytest.mark.slow  # two DBOS executors as processes
 def test_a_dead_executors_workflow_is_recovered_by_a_live_one(tmp_path: Path) -> None:
     program = tmp_path / "probe.py"
     program.write_text(PROGRAM, encoding="utf-8")

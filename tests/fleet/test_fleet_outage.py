@@ -28,6 +28,8 @@ from tether.board import State
 from tether.fleet.fleet_db import FleetRun, FleetStore
 from tether.fleet.places import sqlalchemy_url
 
+pytestmark = pytest.mark.slow  # a PostgreSQL stopped and started again, workers, 20 s outages
+
 
 @pytest.fixture
 def own_postgres() -> Iterator[Postgres]:

@@ -15,6 +15,7 @@ from tether.fleet.fleet_db import FleetStore
 from tether.fleet.places import sqlalchemy_url
 
 
+@pytest.mark.slow  # workers and many enqueuers on PostgreSQL
 @pytest.mark.timeout(600)
 def test_a_unit_enqueued_many_times_at_once_runs_once(tmp_path: Path, postgres: Postgres) -> None:
     from dbos import DBOSClient

@@ -88,6 +88,7 @@ def test_bad_input_is_one_line_and_a_documented_exit_code(tmp_path: Path) -> Non
             assert done.stderr.count("\n") == 1 and "fleet database" in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_a_project_removed_and_added_again_runs_anew(tmp_path: Path) -> None:
     project = make_project(tmp_path / "repos", "again", units=1)
@@ -115,6 +116,7 @@ def test_a_project_removed_and_added_again_runs_anew(tmp_path: Path) -> None:
         fleet.stop_all()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_an_executor_killed_mid_run_is_started_again_and_takes_up_its_unit(
     tmp_path: Path,

@@ -253,6 +253,7 @@ def test_cut_stale_pages_are_named_in_the_text(gen: GenWiki, tether_home: Path) 
     )
 
 
+@pytest.mark.slow  # a room open: index and sentence model in a process
 def test_read_directly_opens_no_room(gen: GenWiki, project: Path, tether_home: Path) -> None:
     write_profile(project, ["echo never"])
     done = _room(project, "open", "--root", str(gen.root), f"What is {gen.word_of('isolated-0')}?")

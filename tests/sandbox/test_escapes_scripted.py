@@ -30,6 +30,7 @@ def _beating(path: Path) -> str:
     return f"while :; do date +%s%N > {path}; sleep 0.2; done"
 
 
+@pytest.mark.slow  # watches 2 s that nothing beats
 def test_background_jobs_do_not_outlive_the_run(sandbox_project: SandboxProject) -> None:
     p = sandbox_project
     nohup, setsid = p.root / "beat-nohup", p.root / "beat-setsid"
@@ -209,6 +210,7 @@ def test_a_tether_run_inside_a_run_is_refused(sandbox_project: SandboxProject) -
     assert [r["id"] for r in json.loads(listed.stdout)] == [record["id"]]
 
 
+@pytest.mark.slow  # waits 7 s for a command that would write at 6 s
 def test_kill_9_of_the_supervisor_ends_a_long_command(sandbox_project: SandboxProject) -> None:
     p = sandbox_project
     p.configure([sh(f"sleep 6; touch {p.root}/late")])

@@ -188,6 +188,7 @@ def _end_both(lab: TmuxLab, log: Path, go: Path, done_pane: str, killed_pane: st
     wait_until(partial(_said, log, killed_pane, "killed (SIGKILL)"), timeout=30, what="SIGKILL")
 
 
+@pytest.mark.slow  # a daemon and three agents in tmux
 def test_how_a_subagent_ended_is_said_as_far_as_it_can_be_known(
     lab: TmuxLab, tmp_path: Path, tether_home: Path
 ) -> None:

@@ -143,6 +143,7 @@ def test_an_agent_outside_the_scope_is_named_with_its_reason_until_it_is_added(
     assert [s["key"] for s in listed] == [f"pane:{other}"]
 
 
+@pytest.mark.slow  # waits 3 s on purpose
 def test_a_pane_whose_agent_has_not_started_is_starting_not_ended(
     lab: TmuxLab, tmp_path: Path
 ) -> None:

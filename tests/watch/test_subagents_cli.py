@@ -56,6 +56,7 @@ def _agent_in(folder: Path) -> psutil.Process | None:
     return None
 
 
+@pytest.mark.slow  # a subagent in tmux and a blocked waiter
 def test_subagents_wait_returns_on_a_change_and_counts_as_activity(
     lab: TmuxLab, subagents_dir: Path, tmp_path: Path, conn: sqlite3.Connection
 ) -> None:

@@ -99,6 +99,7 @@ def test_out_of_range_numbers_are_usage_errors(tmp_path: Path, args: list[str]) 
     assert "is not in the range" in done.stderr
 
 
+@pytest.mark.slow  # two detached daemons
 def test_a_second_detached_daemon_on_the_same_pid_file_is_refused(tmp_path: Path) -> None:
     pid_file = tmp_path / "watch.pid"
     _tether(tmp_path, "watch", "--detach", "--pid-file", str(pid_file), "--forever")

@@ -216,6 +216,7 @@ def _stamped(text: str, needle: str) -> float:
     return int(hours) * 3600 + int(minutes) * 60 + float(seconds)
 
 
+@pytest.mark.slow  # a daemon, tmux, waits an interval
 def test_watching_ends_by_itself_one_interval_after_the_last_subagent_ended(
     lab: TmuxLab, subagents_dir: Path, tmp_path: Path
 ) -> None:
@@ -280,6 +281,7 @@ def test_a_bash_pane_with_a_live_agent_child_runs_and_bash_on_read_does_not(
     assert text.startswith("1 of 2 subagent(s) running")
 
 
+@pytest.mark.slow  # a detached daemon
 def test_detached_daemon_writes_its_pid_and_ends_cleanly_on_sigterm(
     lab: TmuxLab, subagents_dir: Path, tmp_path: Path, tether_home: Path
 ) -> None:

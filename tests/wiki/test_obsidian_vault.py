@@ -128,6 +128,7 @@ def test_brief_puts_the_answering_page_within_b(index: Index, question: str) -> 
     assert len(paths) <= 12
 
 
+@pytest.mark.slow  # indexes a real vault with the sentence model
 def test_brief_json_lists_path_reason_and_stale_flag(vault: Path) -> None:
     done = _tether(
         "room",

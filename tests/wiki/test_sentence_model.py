@@ -127,6 +127,7 @@ def _index_with_vectors(root: Path) -> dict[str, object]:
     return data
 
 
+@pytest.mark.slow  # embeds a whole wiki
 def test_wiki_index_with_vectors_embeds_every_page_once_and_no_brief_waits(
     tmp_path: Path, tether_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -196,6 +196,31 @@ def approved_commands(ticket: Ticket) -> list[str]:
     return _commands(record.get("commands")) if record is not None else []
 
 
+@dataclass(frozen=True)
+class GateRefusal:
+    """A step the gate refused a dispatched run, as the run's refusal log says it."""
+
+    command: str | None
+    rule: str | None
+
+    @classmethod
+    def parse(cls, entry: Mapping[str, object]) -> GateRefusal:
+        command, rule = entry.get("command"), entry.get("rule")
+        return cls(
+            command if isinstance(command, str) else None,
+            rule if isinstance(rule, str) else None,
+        )
+
+    @property
+    def shown(self) -> str:
+        """The command in backticks, ``?`` when the log did not say it."""
+        return f"`{self.command if self.command is not None else '?'}`"
+
+    @property
+    def shown_with_rule(self) -> str:
+        return f"{self.shown} (rule `{self.rule if self.rule is not None else '?'}`)"
+
+
 class GateFile:
     """The policy of one dispatched run, as the gate reads it; removed after the run."""
 
@@ -209,19 +234,19 @@ class GateFile:
     def env(self) -> dict[str, str]:
         return {POLICY_ENV: str(self.path)}
 
-    def refusals(self) -> list[dict[str, Any]]:
+    def refusals(self) -> list[GateRefusal]:
         try:
             text = self.refusal_log.read_text(encoding="utf-8")
         except FileNotFoundError:
             return []
-        found: list[dict[str, Any]] = []
+        found: list[GateRefusal] = []
         for line in text.splitlines():
             try:
                 entry = json.loads(line)
             except ValueError:
                 continue
             if isinstance(entry, dict):
-                found.append(entry)
+                found.append(GateRefusal.parse(entry))
         return found
 
     def remove(self) -> None:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from tether.board import BoardView, State, Ticket
 from tether.core.errors import BudgetError
 from tether.loop import blockers, prompts, proposals, routines, unfinished
-from tether.loop.autonomy import ADVICE, GATE_REFUSED
+from tether.loop.autonomy import ADVICE, GATE_REFUSED, GateRefusal
 from tether.loop.context import LoopError
 from tether.loop.dispatch_todo import manual_follow_up, todo_unit
 from tether.loop.dispatched import (
@@ -247,14 +247,12 @@ def _refused(
     ticket: Ticket,
     outcome: RunOutcome,
     follow_up: str | None,
-    refusals: list[dict[str, Any]],
+    refusals: list[GateRefusal],
     moved: list[str],
 ) -> Dispatched:
     """The gate refused a step only a person may allow: not done; the ticket waits in
     USER/approval, whatever the run's own ending."""
-    steps = "; ".join(
-        dict.fromkeys(f"`{r.get('command', '?')}` (rule `{r.get('rule', '?')}`)" for r in refusals)
-    )
+    steps = "; ".join(dict.fromkeys(r.shown_with_rule for r in refusals))
     needs = (
         f"a human approval: its run tried {steps}, which the autonomy policy refuses "
         f"without one; `tether board approve {ticket.id}` lets exactly these commands "
@@ -267,7 +265,7 @@ def _refused(
         f"the gate refused {steps}"
     )
     front = {**_attempt_front(ticket, [*ticket.runs, outcome.run_id], outcome.run_id)}
-    commands = [str(r["command"]) for r in refusals if r.get("command")]
+    commands = [r.command for r in refusals if r.command]
     front.update(needs=needs, report=report)
     front[GATE_REFUSED] = list(dict.fromkeys(commands))  # what an approval lets through
     loop.board.move(ticket.id, State.USER, "approval", note=note, front=front)
@@ -287,7 +285,7 @@ def _proposed(
     ticket: Ticket,
     outcome: RunOutcome,
     follow_up: str | None,
-    refusals: list[dict[str, Any]],
+    refusals: list[GateRefusal],
     moved: list[str],
 ) -> Dispatched:
     """The run proposed external steps: the ticket waits in USER/approval, naming them."""
@@ -303,7 +301,7 @@ def _proposed(
         f"person's decision"
     )
     if refusals:
-        steps = "; ".join(dict.fromkeys(f"`{r.get('command', '?')}`" for r in refusals))
+        steps = "; ".join(dict.fromkeys(r.shown for r in refusals))
         note += f"; the gate refused {steps}"
     front = {**_attempt_front(ticket, [*ticket.runs, outcome.run_id], outcome.run_id)}
     front.update(proposals.parking_front(waiting), report=report_path(outcome))

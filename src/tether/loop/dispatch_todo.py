@@ -8,9 +8,10 @@ open with a note that makes it wait for a person.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tether.loop import prompts, todo, unfinished
+from tether.loop.autonomy import GateRefusal
 from tether.loop.dispatched import (
     Dispatched,
     counts,
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
     from tether.loop.context import Loop
 
 
-def _refused_steps(refusals: list[dict[str, Any]]) -> str:
-    return "; ".join(dict.fromkeys(f"`{r.get('command', '?')}`" for r in refusals))
+def _refused_steps(refusals: list[GateRefusal]) -> str:
+    return "; ".join(dict.fromkeys(r.shown for r in refusals))
 
 
 def todo_unit(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:

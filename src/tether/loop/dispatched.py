@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from tether.loop.autonomy import GateFile
+from tether.loop.autonomy import GateFile, GateRefusal
 from tether.run_status import RunStatus
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ def demo_note(loop: Loop) -> str:
 
 def run_gated(
     loop: Loop, request: RunRequest, ticket: Ticket | None = None
-) -> tuple[RunOutcome, list[dict[str, Any]]]:
+) -> tuple[RunOutcome, list[GateRefusal]]:
     """Dispatch ``request`` with the autonomy policy's gate file (for ``ticket``, if any).
 
     Returns the run's outcome and the steps the gate refused; the file goes whatever

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from tether.ingest.entry import Entry
@@ -17,20 +18,54 @@ RECOMMENDATION = (
 )
 
 
-def entry_summary(entry: Entry, wiki: Wiki) -> dict[str, Any]:
-    m = entry.manifest.fields  # printed as the manifest holds it
-    return {
-        "id": entry.id,
-        "kind": entry.kind,
-        "name": entry.name,
-        "source": f"raw/{entry.name}",
-        "origin": m.get("origin"),
-        "size": m.get("size"),
-        "sha256": m.get("sha256"),
-        "released_at": m.get("released_at"),
-        "capture": m.get("capture"),
-        "folder": str(entry.folder),
-    }
+@dataclass(frozen=True)
+class EntrySummary:
+    """The claimed entry as an ingest run is shown it (``tether ingest next --json``)."""
+
+    id: str
+    kind: str
+    name: str
+    folder: str
+    # as the manifest holds them: printed as they are, a value of the wrong type included
+    origin: object
+    size: object
+    sha256: object
+    released_at: object
+    capture: object
+
+    @property
+    def source(self) -> str:
+        """Where the entry's content is, relative to the wiki root."""
+        return f"raw/{self.name}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "name": self.name,
+            "source": self.source,
+            "origin": self.origin,
+            "size": self.size,
+            "sha256": self.sha256,
+            "released_at": self.released_at,
+            "capture": self.capture,
+            "folder": self.folder,
+        }
+
+
+def entry_summary(entry: Entry) -> EntrySummary:
+    m = entry.manifest.fields
+    return EntrySummary(
+        id=entry.id,
+        kind=entry.kind,
+        name=entry.name,
+        folder=str(entry.folder),
+        origin=m.get("origin"),
+        size=m.get("size"),
+        sha256=m.get("sha256"),
+        released_at=m.get("released_at"),
+        capture=m.get("capture"),
+    )
 
 
 def ingest_instructions(entry: Entry, wiki: Wiki, *, unattended: bool = False) -> str:

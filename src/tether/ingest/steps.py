@@ -15,7 +15,7 @@ from tether.config.schema import WikiSettings
 from tether.core.project import resolve_home
 from tether.core.session_identity import resolve
 from tether.gate import gate_db
-from tether.ingest.instructions import entry_summary, ingest_instructions
+from tether.ingest.instructions import EntrySummary, entry_summary, ingest_instructions
 from tether.ingest.lines import BUNDLES, ENTRIES, end_lines, templates
 from tether.ingest.manifest import BUNDLE
 from tether.ingest.queue import Queue
@@ -55,10 +55,14 @@ class Claim:
     entry_id: str
     resumed: bool
     instructions: str
-    summary: dict[str, Any]
+    summary: EntrySummary
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.summary, "resumed": self.resumed, "instructions": self.instructions}
+        return {
+            **self.summary.as_dict(),
+            "resumed": self.resumed,
+            "instructions": self.instructions,
+        }
 
 
 def claim_next(wiki: Wiki, owner: str | None = None) -> Claim | None:
@@ -67,7 +71,7 @@ def claim_next(wiki: Wiki, owner: str | None = None) -> Claim | None:
     if found is None:
         return None
     entry, resumed = found
-    return Claim(entry.id, resumed, ingest_instructions(entry, wiki), entry_summary(entry, wiki))
+    return Claim(entry.id, resumed, ingest_instructions(entry, wiki), entry_summary(entry))
 
 
 def end_claim(

@@ -61,9 +61,17 @@ def run_check(loop: Loop, view: BoardView, ticket: Ticket) -> CheckOutcome:
     return CheckOutcome(ticket.id, result.ok, evidence)
 
 
-def check_blocked(
-    loop: Loop, view: BoardView, *, dry_run: bool
-) -> tuple[Ticket | None, CheckOutcome | None, list[dict[str, Any]]]:
+@dataclass(frozen=True)
+class BlockedChecks:
+    """What a tick's look at the BLOCKED tickets found."""
+
+    unblocked: Ticket | None  # the first whose check passed now
+    outcome: CheckOutcome | None  # its check
+    # one line per check run (and one for those checked too recently), as the tick prints it
+    evidence: list[dict[str, Any]]
+
+
+def check_blocked(loop: Loop, view: BoardView, *, dry_run: bool) -> BlockedChecks:
     """The first BLOCKED ticket (priority order) whose check passes now, and all evidence."""
     now = loop.clock.now()
     evidence: list[dict[str, Any]] = []
@@ -100,8 +108,8 @@ def check_blocked(
             }
         )
     if found is None:
-        return None, None, evidence
-    return found[0], found[1], evidence
+        return BlockedChecks(None, None, evidence)
+    return BlockedChecks(found[0], found[1], evidence)
 
 
 def _changed(ticket: Ticket, outcome: CheckOutcome, now: Any) -> bool:

@@ -214,13 +214,19 @@ class _Scan:
 
     def _blocked(self) -> Work | None:
         """3. A BLOCKED ticket whose check passes now."""
-        unblocked, outcome, checks = (
+        looked = (
             blockers.check_blocked(self.loop, self.view, dry_run=self.dry_run)
             if self.run_checks
-            else (None, None, [])
+            else blockers.BlockedChecks(None, None, [])
         )
+        unblocked, outcome = looked.unblocked, looked.outcome
         self.evidence.append(
-            {"source": "blocked", "reached": True, "checks": checks, "skipped": not self.run_checks}
+            {
+                "source": "blocked",
+                "reached": True,
+                "checks": looked.evidence,
+                "skipped": not self.run_checks,
+            }
         )
         if unblocked is not None and outcome is not None:
             return Work(

@@ -70,7 +70,7 @@ SHRINKING: dict[str, str] = {
     "loop/tick_memory.py::record_tick": _DOC + "a tick's result, kept as --json printed it",
     "runs/inspect.py::run_status": _DOC + "`run_status` as the MCP tool answers it",
     "runs/outcome.py::RunOutcome.record": _DOC + "run.json, as `tether run --json` prints it",
-    "runs/outcome.py::row_to_record": _DOC + "run.json, as `tether runs --json` prints it",
+    "runs/record.py::row_to_record": _DOC + "run.json, as `tether runs --json` prints it",
     "runs/stages.py::StageEnd.parse": _DOC + "a stage as the run's record stores it (JSON)",
     "watch/cycle_report.py::subagents_dict": _DOC + "`tether watch --json`'s subagent list",
     "watch/cycle_report.py::subagent_dict": _DOC + "`tether watch --json`'s subagent entry",

@@ -38,7 +38,7 @@ def runs() -> None:
 @click.option("--json", "as_json", is_flag=True)
 def list_(limit: int, status: str | None, as_json: bool) -> None:
     """List runs, newest first (runs whose supervisor died show as abandoned)."""
-    from tether.runs.outcome import row_to_record
+    from tether.runs.record import row_to_record
     from tether.store.runs import list_runs
 
     conn, _ = _open()

@@ -13,8 +13,7 @@ from typing import Any
 
 from tether.config import load_config
 from tether.core.errors import UsageError
-from tether.runs.outcome import row_to_record
-from tether.runs.record import RunPaths
+from tether.runs.record import RunPaths, row_to_record
 from tether.runs.recovery import recover_abandoned
 from tether.store import state_db
 from tether.store.runs import follow_ups_of, get_run

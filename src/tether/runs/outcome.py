@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from tether.runs import run_report as reports
 from tether.runs import worktree
 from tether.runs.budget import Budget
 from tether.runs.failure import Failure, failure_of
-from tether.runs.record import RunPaths
+from tether.runs.record import RunPaths, row_to_record
 from tether.runs.sandboxing import Findings
 from tether.runs.stages import StageEnd, run_post_stages
 from tether.store import state_db
@@ -200,14 +199,6 @@ def _write_report(end: Ending, ended: datetime, failure: Failure | None) -> repo
     atomic_write_json(end.paths.report_json, report.as_dict())
     atomic_write_text(end.paths.report_md, reports.render_markdown(report))
     return report
-
-
-def row_to_record(row: RunRow, ledger: Ledger | None = None) -> dict[str, Any]:
-    record = asdict(row)
-    if ledger is not None:
-        record["ledger"] = ledger.to_dict()
-    plain: dict[str, Any] = json.loads(json.dumps(record, default=str))
-    return plain
 
 
 def write_recovered_report(row: RunRow, ledger: Ledger) -> None:

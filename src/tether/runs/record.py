@@ -1,12 +1,22 @@
-"""Where a run keeps its files, and how its id is made."""
+"""Where a run keeps its files, how its id is made, and its record (``run.json``).
+
+Readers of runs (``tether runs``, ``tether status``) import this module, not the
+ones that finish a run: it stays small.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from tether.gate.runstop import REFUSED_FILE
+
+if TYPE_CHECKING:
+    from tether.events.accounting import Ledger
+    from tether.store.runs import RunRow
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -72,3 +82,12 @@ class RunPaths:
         """The run's outbox folder (``TETHER_OUTBOX_DIR``): the one place a proposal is written;
         the supervisor collects it into ``tether.db`` when the run ends."""
         return self.root / "outbox"
+
+
+def row_to_record(row: RunRow, ledger: Ledger | None = None) -> dict[str, Any]:
+    """A run's record as ``run.json`` keeps it and ``tether runs --json`` prints it."""
+    record = asdict(row)
+    if ledger is not None:
+        record["ledger"] = ledger.to_dict()
+    plain: dict[str, Any] = json.loads(json.dumps(record, default=str))
+    return plain

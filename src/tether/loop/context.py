@@ -30,7 +30,7 @@ from tether.store import state_db
 
 if TYPE_CHECKING:
     from tether.runs.outcome import RunOutcome
-    from tether.runs.supervisor import RunRequest
+    from tether.runs.request import RunRequest
 
 Dispatcher = Callable[["RunRequest"], "RunOutcome"]
 

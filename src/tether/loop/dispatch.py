@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from tether.board import BoardView, State, Ticket
 from tether.core.errors import BudgetError
-from tether.loop import blockers, prompts, proposals, routines, unfinished
+from tether.loop import blockers, prompts, routines, unfinished
 from tether.loop.autonomy import ADVICE, GATE_REFUSED, GateRefusal
 from tether.loop.context import LoopError
 from tether.loop.dispatch_todo import manual_follow_up, todo_unit
@@ -42,7 +42,7 @@ __all__ = ["DEMONSTRATION_WARNING", "Dispatched", "dispatch", "triage_target"]
 if TYPE_CHECKING:
     from tether.loop.context import Loop
     from tether.runs.outcome import RunOutcome
-    from tether.runs.supervisor import RunRequest
+    from tether.runs.request import RunRequest
 
 
 def dispatch(loop: Loop, work: Work, view: BoardView, *, dry_run: bool) -> Dispatched:
@@ -289,6 +289,8 @@ def _proposed(
     moved: list[str],
 ) -> Dispatched:
     """The run proposed external steps: the ticket waits in USER/approval, naming them."""
+    # here, as the outbox below: only a run that proposed needs them, never a dry run
+    from tether.loop import proposals
     from tether.outbox.proposal_store import get
 
     waiting = [get(loop.conn, pid) for pid in outcome.pending_proposals]
@@ -319,13 +321,13 @@ def _proposed(
 
 def _startable(loop: Loop, request: RunRequest) -> None:
     """Raise the ``BudgetError`` the run would be refused with (a dry run's look ahead)."""
-    from tether.runs.supervisor import choose_run_budget
+    from tether.runs.request import choose_run_budget
 
     choose_run_budget(loop.config, request)
 
 
 def _ticket_request(loop: Loop, ticket: Ticket, follow_up: str | None) -> RunRequest:
-    from tether.runs.supervisor import RunRequest
+    from tether.runs.request import RunRequest
 
     budget = ticket.front.get("budget") if loop.settings.ticket_budgets else None
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)):
@@ -381,6 +383,8 @@ def _attempt_front(ticket: Ticket, runs: list[str], run_id: str) -> dict[str, An
 def _record_ticket(
     loop: Loop, ticket: Ticket, outcome: RunOutcome, follow_up: str | None, moved: list[str]
 ) -> Dispatched:
+    from tether.loop.proposals import FEEDBACK  # after a run only: a dry run never loads it
+
     runs = [*ticket.runs, outcome.run_id]
     attempt = _attempt_front(ticket, runs, outcome.run_id)
     kind = f"follow-up {outcome.run_id} of {follow_up}" if follow_up else f"run {outcome.run_id}"
@@ -411,7 +415,7 @@ def _record_ticket(
             ticket.id,
             State.DONE,
             note=f"done in run {outcome.run_id} ({counts(outcome)})",
-            front={**attempt, "report": None, proposals.FEEDBACK: None},
+            front={**attempt, "report": None, FEEDBACK: None},
         )
         moved.append(f"{ticket.id} → DONE")
         base.summary = f"{kind} on {ticket.id} completed ({counts(outcome)}) → DONE"

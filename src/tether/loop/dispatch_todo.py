@@ -32,7 +32,7 @@ def _refused_steps(refusals: list[GateRefusal]) -> str:
 
 
 def todo_unit(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
-    from tether.runs.supervisor import RunRequest
+    from tether.runs.request import RunRequest
 
     last = unfinished.last_run_of_unit(loop.conn, item.key)
     previous = unfinished.followable(loop.conn, last.id if last else None)
@@ -92,7 +92,7 @@ def todo_unit(loop: Loop, item: todo.TodoItem, dry_run: bool) -> Dispatched:
 
 
 def manual_follow_up(loop: Loop, found: unfinished.ManualFollowUp, dry_run: bool) -> Dispatched:
-    from tether.runs.supervisor import RunRequest
+    from tether.runs.request import RunRequest
 
     run = found.run
     if dry_run:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from tether.board import Ticket
     from tether.loop.context import Loop
     from tether.runs.outcome import RunOutcome
-    from tether.runs.supervisor import RunRequest
+    from tether.runs.request import RunRequest
 
 
 # Said on every tick whose unit went to the built-in agent nobody chose.

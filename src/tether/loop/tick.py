@@ -29,7 +29,6 @@ from tether.core.exit_codes import ExitCode
 from tether.loop.dispatch import DEMONSTRATION_WARNING, Dispatched, dispatch
 from tether.loop.level1 import Level1, scan
 from tether.loop.level2 import Level2, run_chain
-from tether.loop.recovered import adopt_abandoned
 from tether.loop.signal import Signal, render
 from tether.loop.tick_memory import record_tick
 from tether.loop.user_bundle import Bundle, collect
@@ -174,10 +173,18 @@ def tick(loop: Loop, *, dry_run: bool = False) -> TickResult:
 
 
 def _tick(loop: Loop, *, dry_run: bool) -> TickResult:
-    recovered = [] if dry_run else adopt_abandoned(loop)
+    recovered = [] if dry_run else _adopt_abandoned(loop)
     result = _decide(loop, dry_run=dry_run)
     result.recovered = recovered
     return result
+
+
+def _adopt_abandoned(loop: Loop) -> list[str]:
+    # imported here: a dry run (the Stop hook's, at every end of a turn) adopts
+    # nothing and need not load the recovery of runs
+    from tether.loop.recovered import adopt_abandoned
+
+    return adopt_abandoned(loop)
 
 
 def _decide(loop: Loop, *, dry_run: bool) -> TickResult:

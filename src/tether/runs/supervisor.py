@@ -16,7 +16,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ from tether.events.accounting import Ledger
 from tether.fs import atomic_write_json, atomic_write_text
 from tether.gate.runstop import mark_stopping
 from tether.harnesses import get_harness
-from tether.harnesses.base import Harness, RunSpec, ToolAllowance, bind
+from tether.harnesses.base import Harness, RunSpec, bind
 from tether.outbox import OUTBOX_ENV
 from tether.runs import sandboxing, worktree
 from tether.runs.agent_env import agent_env
@@ -38,9 +38,9 @@ from tether.runs.followup_prompt import compose_prompt
 from tether.runs.gate_setup import RunHooks, gate_db_held_open, register_budget, write_run_hooks
 from tether.runs.outcome import Ending, RunOutcome, finish_run
 from tether.runs.process import AgentProcess, spawn_agent
-from tether.runs.profiles import Asked, choose_budget, choose_profile
 from tether.runs.record import RunPaths, new_run_id
 from tether.runs.recovery import recover_abandoned
+from tether.runs.request import RunRequest, choose_run_budget
 from tether.runs.sandboxed_run import SandboxedRun as _SandboxedRun
 from tether.runs.stderr_sink import StderrSink
 from tether.runs.watching import Watch, Watched, watch_agent
@@ -56,55 +56,6 @@ __all__ = [
     "choose_run_budget",
     "supervise",
 ]
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    prompt: str
-    profile: str | None = None
-    unit: str | None = None
-    iterations: int | None = None
-    tool_calls: int | None = None
-    timeout: float | None = None
-    follow_up: str | None = None
-    tokens: int | None = None
-    cost_usd: float | None = None
-    budget_request: int | None = None
-    justification: str | None = None
-    cwd: Path | None = None
-    # laid over the agent's environment (the loop passes its policy file this way)
-    env: Mapping[str, str] = field(default_factory=dict)
-    # only these tool calls, by the harness's own allow-list (a room's second belt)
-    allow: ToolAllowance | None = None
-    # no sandbox for this run (the person's ``--no-sandbox``)
-    no_sandbox: bool = False
-    # folders the agent may write besides its work folder (a room's folder, an outbox)
-    writable: tuple[Path, ...] = ()
-    # folders the agent may read where the sandbox would show nothing (a wiki under /tmp)
-    readable: tuple[Path, ...] = ()
-
-
-def choose_run_budget(config: Config, request: RunRequest) -> tuple[Profile, Budget]:
-    """The profile and the budget ``request`` runs on; a ``BudgetError`` if it may not run."""
-    profile = choose_profile(config, request.profile, request.justification)
-    harness = get_harness(profile.harness)
-    asked = Asked(
-        iterations=request.iterations,
-        tool_calls=request.tool_calls,
-        timeout=request.timeout,
-        budget_request=request.budget_request,
-        justification=request.justification,
-        tokens=request.tokens,
-        cost_usd=request.cost_usd,
-    )
-    budget = choose_budget(
-        config,
-        profile,
-        asked,
-        reports_cost=bool(getattr(harness, "reports_cost", False)),
-        reports_tokens=bool(getattr(harness, "reports_tokens", True)),
-    )
-    return profile, budget
 
 
 def _preflight(

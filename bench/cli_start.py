@@ -1,0 +1,126 @@
+"""Start-up of the ``tether`` command: the console script, run to its exit.
+
+Every ``tether`` a person, an agent's hook or the loop starts pays the
+interpreter, click and what its command imports. Measured in the same run,
+interleaved call by call, against the venv interpreter doing nothing
+(``python -c pass``), in a throwaway project with a board of one ticket:
+
+  --help                  the command list (no command module imported)
+  board list              the board read through its cache, the config loaded
+  runs list               the state database and the table renderer
+  status                  the one-screen view
+  loop stop-hook          what Claude Code starts at every end of a turn
+
+It prints, per command, the median and 90th percentile of wall time, the
+median CPU time of the process (user + system, what the machine's load does not
+inflate), and the ratio of the median wall time to the baseline's. It never
+asserts a time.
+
+tether is byte-compiled first, as an installed wheel has it: with
+``PYTHONDONTWRITEBYTECODE=1`` an editable install would otherwise compile its
+modules again in every process, a cost no installed tether pays.
+
+    .venv/bin/python bench/cli_start.py [--runs 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+STOP_PAYLOAD = {
+    "session_id": "bench",
+    "transcript_path": "/dev/null",
+    "hook_event_name": "Stop",
+    "stop_hook_active": False,
+}
+COMMANDS: dict[str, list[str]] = {
+    "--help": ["--help"],
+    "board list": ["board", "list"],
+    "runs list": ["runs", "list"],
+    "status": ["status"],
+    "loop stop-hook": ["loop", "stop-hook", "--harness", "claude-code"],
+}
+
+
+def tether_executable() -> str:
+    tether = Path(sys.executable).parent / "tether"
+    if not tether.exists():
+        sys.exit(f"bench: {tether} is missing; install tether into this venv (pip install -e .)")
+    return str(tether)
+
+
+def compile_tether() -> None:
+    import tether
+
+    if not compileall.compile_dir(Path(tether.__file__).parent, quiet=1):
+        sys.exit("bench: tether could not be byte-compiled")
+
+
+def make_project(root: Path, env: dict[str, str], tether: str) -> None:
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    for argv in (["board", "init"], ["board", "add", "a ticket"]):
+        subprocess.run([tether, *argv], cwd=root, env=env, capture_output=True, check=True)
+
+
+def timed(argv: list[str], cwd: Path, env: dict[str, str], stdin: str) -> tuple[float, float]:
+    """Wall and CPU seconds of one process run to its exit."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, env=env, input=stdin, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        sys.exit(f"bench: {' '.join(argv)} exited {done.returncode}: {done.stderr.strip()}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def p90(values: list[float]) -> float:
+    return sorted(values)[max(0, int(len(values) * 0.9) - 1)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=20)
+    args = parser.parse_args()
+    tether = tether_executable()
+    compile_tether()
+    with tempfile.TemporaryDirectory(prefix="tether-bench-cli-") as folder:
+        root = Path(folder) / "project"
+        env = {**os.environ, "TETHER_HOME": str(Path(folder) / "home"), "NO_COLOR": "1"}
+        make_project(root, env, tether)
+        stdin = json.dumps({**STOP_PAYLOAD, "cwd": str(root)})
+        cases = {"python -c pass": [sys.executable, "-c", "pass"]}
+        cases |= {name: [tether, *argv] for name, argv in COMMANDS.items()}
+        walls: dict[str, list[float]] = {name: [] for name in cases}
+        cpus: dict[str, list[float]] = {name: [] for name in cases}
+        for argv in cases.values():  # one unmeasured call each: caches warm
+            timed(argv, root, env, stdin)
+        for _ in range(args.runs):
+            for name, argv in cases.items():
+                wall, cpu = timed(argv, root, env, stdin)
+                walls[name].append(wall)
+                cpus[name].append(cpu)
+    base = statistics.median(walls["python -c pass"])
+    print(f"tether start-up, {args.runs} runs each, interleaved; load {os.getloadavg()[0]:.2f}")
+    for name in cases:
+        wall = statistics.median(walls[name])
+        print(
+            f"{name:16s} wall median {wall * 1000:6.1f} ms  p90 {p90(walls[name]) * 1000:6.1f} ms"
+            f"  cpu median {statistics.median(cpus[name]) * 1000:6.1f} ms"
+            f"  ratio {wall / base:5.2f}x"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -93,7 +93,6 @@ SHRINKING: dict[str, str] = {
     "status/board.py::board_panel": _TODO + "a status panel",
     "status/collect.py::collect": _TODO + "the status panels",
     "status/collect.py::fleet_panel": _TODO + "a status panel",
-    "status/collect.py::run_budget": _TODO + "a status panel",
     "status/collect.py::running_panel": _TODO + "a status panel",
     "status/collect.py::ended_panel": _TODO + "a status panel",
     "status/collect.py::loops_panel": _TODO + "a status panel",

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.config import Config
 from tether.dashboard.report_html import report_html
 from tether.dashboard.runview import SERIES, Tail, Tails, downsample, file_stamp
+
+if TYPE_CHECKING:
+    from tether.store.runs import RunRow
 
 PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
@@ -25,7 +29,7 @@ FOLLOW_UP_DEPTH = 50
 def runs_page(conn: sqlite3.Connection | None, query: dict[str, str]) -> dict[str, Any]:
     """One page of the runs table: ``status``, ``stop``, ``harness``, ``unit``, ``since``,
     ``until`` filter; ``page`` (from 1) and ``size`` page."""
-    from tether.status.collect import run_budget
+    from tether.status.collect import run_figures
     from tether.store.runs import RunFilter, search_runs
 
     page = max(1, _int(query.get("page"), 1))
@@ -51,7 +55,7 @@ def runs_page(conn: sqlite3.Connection | None, query: dict[str, str]) -> dict[st
                 "harness": r.harness,
                 "started_at": r.started_at,
                 "ended_at": r.ended_at,
-                **run_budget(r.as_dict(), 0.0),
+                **run_figures(r, 0.0).as_dict(),
             }
             for r in rows
         ],
@@ -103,24 +107,25 @@ def run_page(
 
 
 def _run_page(
-    conn: sqlite3.Connection, row: Any, record: dict[str, Any], tail: Tail | None, moment: float
+    conn: sqlite3.Connection, row: RunRow, record: dict[str, Any], tail: Tail | None, moment: float
 ) -> dict[str, Any]:
     from tether.runs.record import RunPaths
-    from tether.status.collect import run_budget
+    from tether.status.collect import run_figures
 
     paths = RunPaths(Path(row.run_dir))
     report_json = _read_json(paths.report_json)
     report_md = _read_text(paths.report_md)
-    budget = run_budget(record, moment)
+    budget = run_figures(row, moment)
     series: dict[str, list[float]] = (
         tail.series if tail is not None else {"event": [], **{n: [] for n in SERIES}}
     )
     streamed = series["tokens"][-1] if series["tokens"] else 0
-    if budget["tokens"] is None and streamed:
-        budget["tokens"] = streamed  # the record has none yet: what the stream counted so far
+    if budget.tokens is None and streamed:
+        # the record has none yet: what the stream counted so far
+        budget = replace(budget, tokens=int(streamed))
     return {
         "run": record,
-        "budget": budget,
+        "budget": budget.as_dict(),
         "timeline": [] if tail is None else list(tail.timeline),
         "timeline_total": 0 if tail is None else tail.timeline_total,
         "series": downsample(series),

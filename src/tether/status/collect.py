@@ -16,10 +16,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tether.config import Config
 from tether.status.board import board_panel
+
+if TYPE_CHECKING:
+    from tether.store.runs import RunRow
 
 SCHEMA = 1
 NEAR_BUDGET = 0.8  # a gate session this far into its call budget is shown
@@ -131,24 +134,51 @@ def _usage_figures(usage: dict[str, Any] | None) -> tuple[int | None, float | No
     return (tokens or None), (None if cost is None else float(cost))
 
 
-def run_budget(record: dict[str, Any], moment: float) -> dict[str, Any]:
+@dataclass(frozen=True)
+class RunFigures:
     """A run's figures against its limits (shared by status and the dashboard)."""
-    tokens, cost = _usage_figures(record.get("usage"))
-    started = _epoch(record.get("started_at"))
-    ended = _epoch(record.get("ended_at"))
+
+    iterations: int
+    iteration_limit: int | None
+    tool_calls: int
+    tool_call_limit: int | None
+    tokens: int | None  # input, output and cache tokens; None: none reported
+    cost_usd: float | None
+    elapsed_seconds: float | None
+    timeout_seconds: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        # the runs table keeps no token or cost limit: the document says so with null
+        return {
+            "iterations": self.iterations,
+            "iteration_limit": self.iteration_limit,
+            "tool_calls": self.tool_calls,
+            "tool_call_limit": self.tool_call_limit,
+            "tokens": self.tokens,
+            "token_limit": None,
+            "cost_usd": self.cost_usd,
+            "cost_limit_usd": None,
+            "elapsed_seconds": self.elapsed_seconds,
+            "timeout_seconds": self.timeout_seconds,
+        }
+
+
+def run_figures(row: RunRow, moment: float) -> RunFigures:
+    """``row``'s figures; a running run's time runs to ``moment``."""
+    tokens, cost = _usage_figures(row.usage)
+    started = _epoch(row.started_at)
+    ended = _epoch(row.ended_at)
     elapsed = None if started is None else max(0.0, (ended or moment) - started)
-    return {
-        "iterations": record.get("iterations"),
-        "iteration_limit": record.get("iteration_limit"),
-        "tool_calls": record.get("tool_calls"),
-        "tool_call_limit": record.get("tool_call_limit"),
-        "tokens": tokens,
-        "token_limit": record.get("token_limit"),
-        "cost_usd": cost,
-        "cost_limit_usd": record.get("cost_limit_usd", record.get("cost_limit")),
-        "elapsed_seconds": None if elapsed is None else round(elapsed, 1),
-        "timeout_seconds": record.get("timeout_seconds"),
-    }
+    return RunFigures(
+        iterations=row.iterations,
+        iteration_limit=row.iteration_limit,
+        tool_calls=row.tool_calls,
+        tool_call_limit=row.tool_call_limit,
+        tokens=tokens,
+        cost_usd=cost,
+        elapsed_seconds=None if elapsed is None else round(elapsed, 1),
+        timeout_seconds=row.timeout_seconds,
+    )
 
 
 def running_panel(conn: sqlite3.Connection | None, moment: float) -> list[dict[str, Any]]:
@@ -160,7 +190,6 @@ def running_panel(conn: sqlite3.Connection | None, moment: float) -> list[dict[s
 
     out: list[dict[str, Any]] = []
     for row in running_runs(conn):
-        record = row.as_dict()
         last_event = _mtime(RunPaths(Path(row.run_dir)).events)
         out.append(
             {
@@ -169,7 +198,7 @@ def running_panel(conn: sqlite3.Connection | None, moment: float) -> list[dict[s
                 "profile": row.profile,
                 "harness": row.harness,
                 "session_id": row.harness_session_id or row.session_id,
-                **run_budget(record, moment),
+                **run_figures(row, moment).as_dict(),
                 "last_event_age_seconds": None
                 if last_event is None
                 else round(max(0.0, moment - last_event), 1),

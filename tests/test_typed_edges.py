@@ -40,6 +40,9 @@ DOCUMENT_MODULES: dict[str, str] = {
 
 _DOC = "document: "
 _TODO = "to type: "
+# the status object: `tether status --json` prints it, the dashboard serves it, the view
+# draws it; its panels are still built and read as dicts (a record per panel is next)
+_STATUS = _TODO + "a panel of the status object"
 
 # "path relative to src/tether::qualified name" -> why it still passes a loose dict
 SHRINKING: dict[str, str] = {
@@ -90,30 +93,30 @@ SHRINKING: dict[str, str] = {
     "cli/room.py::cut_lines": _TODO + "room brief's document, owned with room/brief.py",
     "room/room.py::room_data": _DOC + "room.json as it is written (from room/brief.py's Brief)",
     "room/state.py::Room.create": _DOC + "room.json, written as it is",
-    "status/board.py::board_panel": _TODO + "a status panel",
-    "status/collect.py::collect": _TODO + "the status panels",
-    "status/collect.py::fleet_panel": _TODO + "a status panel",
-    "status/collect.py::running_panel": _TODO + "a status panel",
-    "status/collect.py::ended_panel": _TODO + "a status panel",
-    "status/collect.py::loops_panel": _TODO + "a status panel",
-    "status/collect.py::watch_panel": _TODO + "a status panel",
-    "status/collect.py::gate_panel": _TODO + "a status panel",
-    "status/collect.py::ingest_panel": _TODO + "a status panel",
-    "status/collect.py::room_panel": _TODO + "a status panel",
-    "status/live.py::frame": _TODO + "the status panels",
-    "status/live.py::redraw_until_interrupted": _TODO + "the status panels",
-    "status/view.py::running": _TODO + "a status panel",
-    "status/view.py::loops": _TODO + "a status panel",
-    "status/view.py::board": _TODO + "a status panel",
-    "status/view.py::watch": _TODO + "a status panel",
-    "status/view.py::gate": _TODO + "a status panel",
-    "status/view.py::ingest": _TODO + "a status panel",
-    "status/view.py::room": _TODO + "a status panel",
-    "status/view.py::unsandboxed": _TODO + "a status panel",
-    "status/view.py::ended": _TODO + "a status panel",
-    "status/view.py::fleet": _TODO + "a status panel",
-    "status/view.py::panel": _TODO + "the status panels",
-    "status/view.py::screen": _TODO + "the status panels",
+    "status/board.py::board_panel": _STATUS,
+    "status/collect.py::collect": _STATUS,
+    "status/collect.py::fleet_panel": _STATUS,
+    "status/collect.py::running_panel": _STATUS,
+    "status/collect.py::ended_panel": _STATUS,
+    "status/collect.py::loops_panel": _STATUS,
+    "status/collect.py::watch_panel": _STATUS,
+    "status/collect.py::gate_panel": _STATUS,
+    "status/collect.py::ingest_panel": _STATUS,
+    "status/collect.py::room_panel": _STATUS,
+    "status/live.py::frame": _STATUS,
+    "status/live.py::redraw_until_interrupted": _STATUS,
+    "status/view.py::running": _STATUS,
+    "status/view.py::loops": _STATUS,
+    "status/view.py::board": _STATUS,
+    "status/view.py::watch": _STATUS,
+    "status/view.py::gate": _STATUS,
+    "status/view.py::ingest": _STATUS,
+    "status/view.py::room": _STATUS,
+    "status/view.py::unsandboxed": _STATUS,
+    "status/view.py::ended": _STATUS,
+    "status/view.py::fleet": _STATUS,
+    "status/view.py::panel": _STATUS,
+    "status/view.py::screen": _STATUS,
     "wiki/vectors.py::load": _TODO + "a page's stored vectors",
 }
 

@@ -90,7 +90,6 @@ SHRINKING: dict[str, str] = {
     "fleet/engine.py::push_held_unit": _TODO + "the fleet is being rewritten",
     "fleet/engine.py::fleet_unit": _TODO + "the fleet is being rewritten",
     "fleet/status.py::status_panel": _TODO + "a status panel (see status/)",
-    "cli/room.py::cut_lines": _TODO + "room brief's document, owned with room/brief.py",
     "room/room.py::room_data": _DOC + "room.json as it is written (from room/brief.py's Brief)",
     "room/state.py::Room.create": _DOC + "room.json, written as it is",
     "status/board.py::board_panel": _STATUS,

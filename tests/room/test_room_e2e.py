@@ -243,14 +243,11 @@ def test_cut_stale_pages_are_named_in_the_text(gen: GenWiki, tether_home: Path) 
     with Index.open(Wiki.open(gen.root), tether_home) as index:
         index.update()
         brief = make_brief(index, room_question(gen.word_of("concept-00004")), 1)
-    data = brief.to_dict()
-    stale = [p for p in data["cut"] if p["stale"]]
-    assert stale, [p["id"] for p in data["cut"]]
-    lines = cut_lines(data)
+    stale = [p for p in brief.cut if p.stale]
+    assert stale, [p.id for p in brief.cut]
+    lines = cut_lines(brief)
     assert lines[0].startswith(f"  cut by the budget ({brief.cut_total}): ")
-    assert lines[1] == "  cut and stale: " + "; ".join(
-        f"{p['id']} ({p['stale_reason']})" for p in stale
-    )
+    assert lines[1] == "  cut and stale: " + "; ".join(f"{p.id} ({p.stale_reason})" for p in stale)
 
 
 @pytest.mark.slow  # a room open: index and sentence model in a process

@@ -5,12 +5,16 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from tether.cli.wiki import root_option
 from tether.core.errors import CheckFailedError, UsageError
+
+if TYPE_CHECKING:
+    from tether.room.brief import Brief
+    from tether.room.room import RoomResult
 
 
 @click.group()
@@ -23,45 +27,43 @@ def _budget(ctx_budget: int, given: int | None) -> int:
     return given if given is not None else ctx_budget
 
 
-def _print_notes(data: dict[str, Any]) -> None:
+def _print_notes(brief: Brief) -> None:
     """What the brief says about how it was made (an endpoint it could not use), on stderr."""
-    for note in data.get("notes", []):
+    for note in brief.notes:
         click.echo(f"note: {note}", err=True)
 
 
-def _print_brief(data: dict[str, Any]) -> None:
-    pages = data["pages"]
-    if data["read_directly"]:
+def _print_brief(brief: Brief) -> None:
+    pages = brief.pages
+    if brief.read_directly:
         click.echo(f"read directly ({len(pages)} pages, no room needed):")
     else:
-        click.echo(f"room brief: {len(pages)} of B={data['budget']} pages")
+        click.echo(f"room brief: {len(pages)} of B={brief.budget} pages")
     for page in pages:
-        flag = f"  STALE: {page['stale_reason']}" if page["stale"] else ""
-        via = f"  via {'; '.join(page['via'])}" if page["via"] else ""
-        click.echo(f"  {page['why']:<9} {page['id']}  ({page['path']}){via}{flag}")
-    _print_cut(data)
+        flag = f"  STALE: {page.stale_reason}" if page.stale else ""
+        via = f"  via {'; '.join(page.via)}" if page.via else ""
+        click.echo(f"  {page.why:<9} {page.id}  ({page.path}){via}{flag}")
+    _print_cut(brief)
 
 
-def _print_cut(data: dict[str, Any]) -> None:
-    for line in cut_lines(data):
+def _print_cut(brief: Brief) -> None:
+    for line in cut_lines(brief):
         click.echo(line)
 
 
-def cut_lines(data: dict[str, Any]) -> list[str]:
+def cut_lines(brief: Brief) -> list[str]:
     """The pages the budget left out, and which of them are stale."""
-    cut = data["cut"]
+    cut = brief.cut
     if not cut:
         return []
-    more = data["cut_total"] - len(cut)
+    more = brief.cut_total - len(cut)
     lines = [
-        f"  cut by the budget ({data['cut_total']}): {', '.join(p['id'] for p in cut)}"
+        f"  cut by the budget ({brief.cut_total}): {', '.join(p.id for p in cut)}"
         + (f" … and {more} more" if more > 0 else "")
     ]
-    stale = [p for p in cut if p["stale"]]
+    stale = [p for p in cut if p.stale]
     if stale:
-        lines.append(
-            "  cut and stale: " + "; ".join(f"{p['id']} ({p['stale_reason']})" for p in stale)
-        )
+        lines.append("  cut and stale: " + "; ".join(f"{p.id} ({p.stale_reason})" for p in stale))
     return lines
 
 
@@ -79,14 +81,13 @@ def brief_cmd(root: str | None, question: str, budget: int | None, as_json: bool
     index, _ = ctx.fresh_index()
     with index:
         brief = make_brief(index, question, _budget(ctx.settings.room_budget, budget))
-    data = brief.to_dict()
-    _print_notes(data)
+    _print_notes(brief)
     if as_json:
         from tether.cli.render import print_json
 
-        print_json(data)
+        print_json(brief.to_dict())
         return
-    _print_brief(data)
+    _print_brief(brief)
 
 
 @room.command("open")
@@ -118,7 +119,7 @@ def open_cmd(
     index, _ = ctx.fresh_index()
     with index:
         brief = make_brief(index, question, _budget(ctx.settings.room_budget, budget))
-    _print_notes(brief.to_dict())
+    _print_notes(brief)
     result = open_for(
         ctx.wiki,
         ctx.home,
@@ -132,44 +133,44 @@ def open_cmd(
 
         print_json(result.to_dict())
     elif result.status == STATUS_READ_DIRECTLY:
-        _print_brief(brief.to_dict())
+        _print_brief(brief)
     else:
-        _print_result(result.to_dict())
+        _print_result(result)
     error = result_error(result)
     if error is not None:
         raise error
 
 
-def _print_result(data: dict[str, Any]) -> None:
-    reads = data["reads"]
+def _print_result(result: RoomResult) -> None:
+    reads = result.summary
+    used, budget = (reads.used, reads.budget) if reads is not None else (0, None)
     click.echo(
-        f"room {data['room']}: {data['status']} — read {reads.get('used', 0)} of "
-        f"{reads.get('budget')} pages; run {data['run'].get('run_id')} "
-        f"({data['run'].get('stop')})"
+        f"room {result.room_id}: {result.status} — read {used} of "
+        f"{budget} pages; run {result.run.get('run_id')} "
+        f"({result.run.get('stop')})"
     )
-    if reads.get("refused_budget"):
-        click.echo(f"  budget reached, not read: {', '.join(reads['refused_budget'])}")
-    if reads.get("missing"):
-        click.echo(f"  missing: {', '.join(reads['missing'])}")
-    brief = data["brief"]
-    click.echo(f"  pages (B={brief['budget']}): " + ", ".join(p["id"] for p in brief["pages"]))
+    if reads is not None and reads.refused_budget:
+        click.echo(f"  budget reached, not read: {', '.join(reads.refused_budget)}")
+    if reads is not None and reads.missing:
+        click.echo(f"  missing: {', '.join(reads.missing)}")
+    brief = result.brief
+    click.echo(f"  pages (B={brief.budget}): " + ", ".join(p.id for p in brief.pages))
     _print_cut(brief)
-    if reads.get("refused_tools"):
-        click.echo(f"  refused tool calls: {'; '.join(reads['refused_tools'])}")
-    if data["status"] == "b01":
+    if reads is not None and reads.refused_tools:
+        click.echo(f"  refused tool calls: {'; '.join(reads.refused_tools)}")
+    if result.status == "b01":
         click.echo(
             "  B01: decide here — use this conclusion as it is, or read the few "
             "missing pages directly (no second room)."
         )
-    check = data.get("check")
-    if check and check["violations"]:
+    check = result.check
+    if check and check.violations:
         click.echo("  the conclusion failed the check:")
-        for v in check["violations"]:
-            where = f"line {v['line']}: " if v["line"] else ""
-            click.echo(f"    {where}{v['message']}")
-    if data.get("conclusion"):
+        for v in check.violations:
+            click.echo(f"    {v}")
+    if result.conclusion:
         click.echo("")
-        click.echo(data["conclusion"].rstrip("\n"))
+        click.echo(result.conclusion.rstrip("\n"))
 
 
 @room.command("conclude")

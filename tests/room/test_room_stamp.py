@@ -60,6 +60,13 @@ def _brief(gen: GenWiki, home: Path) -> Brief:
     return brief
 
 
+@pytest.fixture(scope="module")
+def hub_brief(gen: GenWiki, tmp_path_factory: pytest.TempPathFactory) -> Brief:
+    """The brief about the hub, made once for the module on an index of its own: the
+    rooms made from it read pages and stamp conclusions, never the index."""
+    return _brief(gen, tmp_path_factory.mktemp("index"))
+
+
 def _fresh(brief: Brief) -> list[str]:
     """The listed pages that are not stale (cited without a stale flag)."""
     return [p.id for p in brief.pages if not p.stale]
@@ -72,9 +79,14 @@ def _conclusion(brief: Brief) -> str:
 
 @pytest.mark.parametrize(("env", "session"), CASES, ids=IDS)
 def test_room_conclude_stamps_with_the_openers_session(
-    gen: GenWiki, tether_home: Path, tmp_path: Path, env: dict[str, str], session: str
+    gen: GenWiki,
+    hub_brief: Brief,
+    tether_home: Path,
+    tmp_path: Path,
+    env: dict[str, str],
+    session: str,
 ) -> None:
-    brief = _brief(gen, tether_home)
+    brief = hub_brief
     room = Room.create(tether_home, "r1", room_data("r1", Wiki.open(gen.root), brief, env))
     for page in _fresh(brief)[:2]:
         assert room.read_page(page).outcome == "read"
@@ -105,9 +117,9 @@ def test_room_conclude_stamps_with_the_openers_session(
 
 
 def test_a_conclusion_without_conclude_is_stamped_once_when_the_room_finishes(
-    gen: GenWiki, tether_home: Path
+    gen: GenWiki, hub_brief: Brief, tether_home: Path
 ) -> None:
-    brief = _brief(gen, tether_home)
+    brief = hub_brief
     opener = {"CLAUDE_CODE_SESSION_ID": "abc"}
     room = Room.create(tether_home, "r2", room_data("r2", Wiki.open(gen.root), brief, opener))
     for page in _fresh(brief)[:2]:

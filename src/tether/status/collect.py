@@ -20,6 +20,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from tether.config import Config
 from tether.status.board import board_panel
+from tether.status.panels import (
+    EndedRun,
+    GatePanel,
+    GateSession,
+    IngestPanel,
+    OpenRoom,
+    RunFigures,
+    RunningRun,
+)
 
 if TYPE_CHECKING:
     from tether.store.runs import RunRow
@@ -54,14 +63,14 @@ def collect(
             "schema": SCHEMA,
             "generated_at": _iso(moment),
             "home": str(config.home),
-            "running": _tolerant(lambda: running_panel(conn, moment)),
+            "running": [r.as_dict() for r in _tolerant(lambda: running_panel(conn, moment))],
             "loops": _tolerant(lambda: loops_panel(conn, moment)),
             "board": board_panel(config, moment),
             "watch": watch_panel(config, conn, moment, survey=opts.survey),
-            "gate": gate_panel(config.home, conn),
-            "ingest": ingest_panel(config),
-            "room": room_panel(config.home),
-            "ended": _tolerant(lambda: ended_panel(conn, opts.ended)),
+            "gate": gate_panel(config.home, conn).as_dict(),
+            "ingest": ingest_panel(config).as_dict(),
+            "room": {"open": [r.as_dict() for r in room_panel(config.home)]},
+            "ended": [r.as_dict() for r in _tolerant(lambda: ended_panel(conn, opts.ended))],
             "fleet": fleet_panel(config, moment),
         }
     finally:
@@ -134,35 +143,6 @@ def _usage_figures(usage: dict[str, Any] | None) -> tuple[int | None, float | No
     return (tokens or None), (None if cost is None else float(cost))
 
 
-@dataclass(frozen=True)
-class RunFigures:
-    """A run's figures against its limits (shared by status and the dashboard)."""
-
-    iterations: int
-    iteration_limit: int | None
-    tool_calls: int
-    tool_call_limit: int | None
-    tokens: int | None  # input, output and cache tokens; None: none reported
-    cost_usd: float | None
-    elapsed_seconds: float | None
-    timeout_seconds: float | None
-
-    def as_dict(self) -> dict[str, Any]:
-        # the runs table keeps no token or cost limit: the document says so with null
-        return {
-            "iterations": self.iterations,
-            "iteration_limit": self.iteration_limit,
-            "tool_calls": self.tool_calls,
-            "tool_call_limit": self.tool_call_limit,
-            "tokens": self.tokens,
-            "token_limit": None,
-            "cost_usd": self.cost_usd,
-            "cost_limit_usd": None,
-            "elapsed_seconds": self.elapsed_seconds,
-            "timeout_seconds": self.timeout_seconds,
-        }
-
-
 def run_figures(row: RunRow, moment: float) -> RunFigures:
     """``row``'s figures; a running run's time runs to ``moment``."""
     tokens, cost = _usage_figures(row.usage)
@@ -181,56 +161,56 @@ def run_figures(row: RunRow, moment: float) -> RunFigures:
     )
 
 
-def running_panel(conn: sqlite3.Connection | None, moment: float) -> list[dict[str, Any]]:
+def running_panel(conn: sqlite3.Connection | None, moment: float) -> list[RunningRun]:
     if conn is None:
         return []
     from tether.runs.liveness import supervisor_alive
     from tether.runs.record import RunPaths
     from tether.store.runs import running_runs
 
-    out: list[dict[str, Any]] = []
+    out: list[RunningRun] = []
     for row in running_runs(conn):
         last_event = _mtime(RunPaths(Path(row.run_dir)).events)
         out.append(
-            {
-                "id": row.id,
-                "unit": row.unit,
-                "profile": row.profile,
-                "harness": row.harness,
-                "session_id": row.harness_session_id or row.session_id,
-                **run_figures(row, moment).as_dict(),
-                "last_event_age_seconds": None
+            RunningRun(
+                id=row.id,
+                unit=row.unit,
+                profile=row.profile,
+                harness=row.harness,
+                session_id=row.harness_session_id or row.session_id,
+                figures=run_figures(row, moment),
+                last_event_age_seconds=None
                 if last_event is None
                 else round(max(0.0, moment - last_event), 1),
-                "supervisor_alive": supervisor_alive(row),
-                "run_dir": row.run_dir,
-                "sandbox": row.sandbox,
-            }
+                supervisor_alive=supervisor_alive(row),
+                run_dir=row.run_dir,
+                sandbox=row.sandbox,
+            )
         )
     return out
 
 
-def ended_panel(conn: sqlite3.Connection | None, limit: int) -> list[dict[str, Any]]:
+def ended_panel(conn: sqlite3.Connection | None, limit: int) -> list[EndedRun]:
     if conn is None or limit <= 0:
         return []
     from tether.runs.record import RunPaths
     from tether.store.runs import ended_runs
 
-    out: list[dict[str, Any]] = []
+    out: list[EndedRun] = []
     for row in ended_runs(conn, limit):
         report = RunPaths(Path(row.run_dir)).report_md
         out.append(
-            {
-                "id": row.id,
-                "status": row.status,
-                "stop_reason": row.stop_reason,
-                "exit_code": row.exit_code,
-                "unit": row.unit,
-                "harness": row.harness,
-                "ended_at": row.ended_at,
-                "report": str(report) if report.exists() else None,
-                "sandbox": row.sandbox,
-            }
+            EndedRun(
+                id=row.id,
+                status=row.status,
+                stop_reason=row.stop_reason,
+                exit_code=row.exit_code,
+                unit=row.unit,
+                harness=row.harness,
+                ended_at=row.ended_at,
+                report=str(report) if report.exists() else None,
+                sandbox=row.sandbox,
+            )
         )
     return out
 
@@ -386,46 +366,46 @@ _SUBAGENT_KEYS = ("key", "kind", "label", "state", "running", "run_id", "pane", 
 # --- gate, ingest, room -------------------------------------------------------
 
 
-def gate_panel(home: Path, conn: sqlite3.Connection | None = None) -> dict[str, Any]:
+def gate_panel(home: Path, conn: sqlite3.Connection | None = None) -> GatePanel:
     """Sessions near or over their call budget; a session of a run that ended is ``ended``
     (its lock no longer matters), whatever its lock says."""
     from tether.gate import gate_db
     from tether.gate.counter import gate_db_path, sessions_near_budget
 
     if not gate_db_path(home).is_file():
-        return {"near_budget": NEAR_BUDGET, "sessions": []}
+        return GatePanel(NEAR_BUDGET, [])
     try:
         gconn = gate_db.connect_reader(os.fspath(home))
     except gate_db.GateDatabaseError as exc:
-        return {"near_budget": NEAR_BUDGET, "sessions": [], "error": str(exc)}
+        return GatePanel(NEAR_BUDGET, [], str(exc))
     try:
         sessions = _tolerant(lambda: sessions_near_budget(gconn, ratio=NEAR_BUDGET))
     except gate_db.Error as exc:
-        return {"near_budget": NEAR_BUDGET, "sessions": [], "error": str(exc)}
+        return GatePanel(NEAR_BUDGET, [], str(exc))
     finally:
         gconn.close()
     ended = _ended_runs(conn, [s.run_id for s in sessions if s.run_id])
     shown = [
-        {
-            "session_id": s.session_id,
-            "calls_used": s.calls_used,
-            "call_budget": s.call_budget,
-            "locked": s.locked,
-            "over": s.over,
-            "state": "ended"
+        GateSession(
+            session_id=s.session_id,
+            calls_used=s.calls_used,
+            call_budget=s.call_budget,
+            locked=s.locked,
+            over=s.over,
+            state="ended"
             if s.run_id in ended
             else "locked"
             if s.locked
             else "over"
             if s.over
             else "near",
-            "run_id": s.run_id,
-            "harness": s.harness,
-            "updated_at": _iso(s.updated_at) if s.updated_at else None,
-        }
+            run_id=s.run_id,
+            harness=s.harness,
+            updated_at=_iso(s.updated_at) if s.updated_at else None,
+        )
         for s in sessions
     ]
-    return {"near_budget": NEAR_BUDGET, "sessions": shown}
+    return GatePanel(NEAR_BUDGET, shown)
 
 
 def _ended_runs(conn: sqlite3.Connection | None, run_ids: list[str]) -> set[str]:
@@ -445,12 +425,12 @@ def _tolerant_set(read: Callable[[], set[str]]) -> set[str]:
         raise
 
 
-def ingest_panel(config: Config) -> dict[str, Any]:
+def ingest_panel(config: Config) -> IngestPanel:
     from tether.config.schema import WikiSettings
 
     settings = config.section("wiki", WikiSettings)
     if settings.root is None:
-        return {"wiki": None}
+        return IngestPanel(None)
     from tether.core.errors import TetherError
     from tether.ingest.queue import Queue
     from tether.wiki.layout import Wiki
@@ -459,18 +439,19 @@ def ingest_panel(config: Config) -> dict[str, Any]:
     root = root if root.is_absolute() else config.project_root / root
     try:
         queue = Queue(Wiki.open(root))
-        return {
-            "wiki": str(root),
-            "quarantine": len(queue.quarantined()),
-            "waiting": len(queue.waiting()),
-            "claimed": len(queue.claims()),
-            "done": len(queue.finished()),
-        }
+        return IngestPanel(
+            str(root),
+            quarantine=len(queue.quarantined()),
+            waiting=len(queue.waiting()),
+            claimed=len(queue.claims()),
+            done=len(queue.finished()),
+        )
     except (OSError, TetherError) as exc:
-        return {"wiki": str(root), "error": str(exc)}
+        return IngestPanel(str(root), error=str(exc))
 
 
-def room_panel(home: Path) -> dict[str, Any]:
+def room_panel(home: Path) -> list[OpenRoom]:
+    """The rooms open now, from their locks."""
     from tether.room.locks import open_rooms
 
     rooms = []
@@ -478,10 +459,10 @@ def room_panel(home: Path) -> dict[str, Any]:
         head, _, question = holder.partition(": ")
         room_id, _, pid = head.partition(", pid ")
         rooms.append(
-            {
-                "room": room_id.removeprefix("room "),
-                "pid": int(pid) if pid.isdigit() else None,
-                "question": question,
-            }
+            OpenRoom(
+                room=room_id.removeprefix("room "),
+                pid=int(pid) if pid.isdigit() else None,
+                question=question,
+            )
         )
-    return {"open": rooms}
+    return rooms

@@ -95,8 +95,6 @@ SHRINKING: dict[str, str] = {
     "status/board.py::board_panel": _STATUS,
     "status/collect.py::collect": _STATUS,
     "status/collect.py::fleet_panel": _STATUS,
-    "status/collect.py::loops_panel": _STATUS,
-    "status/collect.py::watch_panel": _STATUS,
     "status/live.py::frame": _STATUS,
     "status/live.py::redraw_until_interrupted": _STATUS,
     "status/view.py::running": _STATUS,

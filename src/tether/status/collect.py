@@ -24,10 +24,16 @@ from tether.status.panels import (
     EndedRun,
     GatePanel,
     GateSession,
+    GuardLine,
     IngestPanel,
+    LastTick,
+    LoopLine,
     OpenRoom,
+    OrchestratorLine,
     RunFigures,
     RunningRun,
+    WakeLine,
+    WatchPanel,
 )
 
 if TYPE_CHECKING:
@@ -64,9 +70,9 @@ def collect(
             "generated_at": _iso(moment),
             "home": str(config.home),
             "running": [r.as_dict() for r in _tolerant(lambda: running_panel(conn, moment))],
-            "loops": _tolerant(lambda: loops_panel(conn, moment)),
+            "loops": [b.as_dict() for b in _tolerant(lambda: loops_panel(conn, moment))],
             "board": board_panel(config, moment),
-            "watch": watch_panel(config, conn, moment, survey=opts.survey),
+            "watch": watch_panel(config, conn, moment, survey=opts.survey).as_dict(),
             "gate": gate_panel(config.home, conn).as_dict(),
             "ingest": ingest_panel(config).as_dict(),
             "room": {"open": [r.as_dict() for r in room_panel(config.home)]},
@@ -218,7 +224,7 @@ def ended_panel(conn: sqlite3.Connection | None, limit: int) -> list[EndedRun]:
 # --- the loop -----------------------------------------------------------------
 
 
-def loops_panel(conn: sqlite3.Connection | None, moment: float) -> list[dict[str, Any]]:
+def loops_panel(conn: sqlite3.Connection | None, moment: float) -> list[LoopLine]:
     if conn is None:
         return []
     from tether.loop.tick_memory import recent_ticks, ticked_boards
@@ -229,7 +235,7 @@ def loops_panel(conn: sqlite3.Connection | None, moment: float) -> list[dict[str
     from tether.clock import to_iso
     from tether.loop import guard
 
-    out: list[dict[str, Any]] = []
+    out: list[LoopLine] = []
     for board in boards:
         ticks = recent_ticks(conn, board, limit=1)
         last = ticks[-1] if ticks else None
@@ -240,29 +246,30 @@ def loops_panel(conn: sqlite3.Connection | None, moment: float) -> list[dict[str
             for t in bundle.get("tickets", [])
         ] + [str(i) for i in bundle.get("items", [])]
         out.append(
-            {
-                "board": board,
-                "last_tick": None
+            LoopLine(
+                board=board,
+                last_tick=None
                 if last is None
-                else {
-                    "at": to_iso(last.at),
-                    "age_seconds": round(max(0.0, moment - last.at.timestamp()), 1),
-                    "signal": last.signal,
-                    "line": last.line,
-                    "exit_code": last.exit_code,
-                    "meaning": last.line.partition(" — ")[2] or None,
-                    "dry_run": last.dry_run,
-                },
-                "guard": None
+                else LastTick(
+                    at=to_iso(last.at),
+                    age_seconds=round(max(0.0, moment - last.at.timestamp()), 1),
+                    signal=last.signal,
+                    line=last.line,
+                    exit_code=last.exit_code,
+                    meaning=last.line.partition(" — ")[2] or None,
+                    dry_run=last.dry_run,
+                ),
+                guard=None
                 if state is None
-                else {
-                    "result": state.result,
-                    "at": to_iso(state.at),
-                    "unavailable": list(state.unavailable),
-                    "person_items": list(state.person_items),
-                },
-                "user_bundle": {"count": len(waiting), "first": waiting[:BUNDLE_SHOWN]},
-            }
+                else GuardLine(
+                    result=state.result,
+                    at=to_iso(state.at),
+                    unavailable=list(state.unavailable),
+                    person_items=list(state.person_items),
+                ),
+                waiting_count=len(waiting),
+                waiting_first=waiting[:BUNDLE_SHOWN],
+            )
         )
     return out
 
@@ -272,34 +279,20 @@ def loops_panel(conn: sqlite3.Connection | None, moment: float) -> list[dict[str
 
 def watch_panel(
     config: Config, conn: sqlite3.Connection | None, moment: float, *, survey: bool
-) -> dict[str, Any]:
-    empty: dict[str, Any] = {"orchestrators": [], "subagents": [], "wakes": []}
+) -> WatchPanel:
     if conn is None:
-        return empty
+        return WatchPanel([], [], [])
     from tether.watch.registry import list_orchestrators, list_wakes
 
     orchestrators = _tolerant(lambda: list_orchestrators(conn))
     wakes = _tolerant(lambda: list_wakes(conn, limit=WAKES_SHOWN))
-    panel: dict[str, Any] = {
-        "orchestrators": [
-            {"id": o.id, "name": o.name, "harness": o.harness, "state": "registered"}
-            for o in orchestrators
-        ],
-        "subagents": [],
-        "wakes": [
-            {
-                "at": w.at,
-                "reason": w.reason,
-                "subagent": w.subagent,
-                "outcome": w.outcome,
-                "message": w.message,
-            }
-            for w in reversed(wakes)
-        ],
-    }
+    registered = [OrchestratorLine(o.id, o.name, o.harness, "registered") for o in orchestrators]
+    said = [WakeLine(w.at, w.reason, w.subagent, w.outcome, w.message) for w in reversed(wakes)]
     if survey and (orchestrators or _may_find_subagents(config, conn)):
-        panel.update(_survey(config, conn, moment))
-    return panel
+        surveyed = _survey(config, conn, moment)
+        if surveyed is not None:
+            return WatchPanel(surveyed[0], surveyed[1], said)
+    return WatchPanel(registered, [], said)
 
 
 def _may_find_subagents(config: Config, conn: sqlite3.Connection) -> bool:
@@ -322,7 +315,11 @@ def _may_find_subagents(config: Config, conn: sqlite3.Connection) -> bool:
     return Tmux(config.section("watch", WatchSettings).tmux_socket).may_run()
 
 
-def _survey(config: Config, conn: sqlite3.Connection, moment: float) -> dict[str, Any]:
+def _survey(
+    config: Config, conn: sqlite3.Connection, moment: float
+) -> tuple[list[OrchestratorLine], list[dict[str, Any]]] | None:
+    """The orchestrators as the survey finds them, and the subagents it sees; None: the
+    registry's tables are missing."""
     from tether.config.schema import WatchSettings
     from tether.watch.activity import orchestrator_activity
     from tether.watch.cycle_report import subagent_dict
@@ -335,27 +332,36 @@ def _survey(config: Config, conn: sqlite3.Connection, moment: float) -> dict[str
             look = surveyor.look(conn, moment, with_not_counted=False)
         except sqlite3.OperationalError as exc:
             if _missing(exc):
-                return {}
+                return None
             raise
-        orchestrators = []
+        orchestrators: list[OrchestratorLine] = []
         for view in look.orchestrators:
             orch = view.orchestrator
-            entry: dict[str, Any] = {"id": orch.id, "name": orch.name, "harness": orch.harness}
             if not view.alive:
-                entry.update(state="gone", why=view.gone, idle_seconds=None)
-            else:
-                activity = orchestrator_activity(
-                    view, gate=surveyor.gate, now=moment, busy_veto_max=settings.busy_veto_max
+                orchestrators.append(
+                    OrchestratorLine(orch.id, orch.name, orch.harness, "gone", view.gone)
                 )
-                idle = round(max(0.0, moment - activity.last), 1)
-                state = "idle" if idle >= settings.idle_threshold else "active"
-                entry.update(state=state, idle_seconds=idle, activity=activity.source)
-            orchestrators.append(entry)
+                continue
+            activity = orchestrator_activity(
+                view, gate=surveyor.gate, now=moment, busy_veto_max=settings.busy_veto_max
+            )
+            idle = round(max(0.0, moment - activity.last), 1)
+            state = "idle" if idle >= settings.idle_threshold else "active"
+            orchestrators.append(
+                OrchestratorLine(
+                    orch.id,
+                    orch.name,
+                    orch.harness,
+                    state,
+                    idle_seconds=idle,
+                    activity=activity.source,
+                )
+            )
         subagents = [
             {k: v for k, v in subagent_dict(s).items() if k in _SUBAGENT_KEYS}
             for s in look.subagents
         ]
-        return {"orchestrators": orchestrators, "subagents": subagents}
+        return orchestrators, subagents
     finally:
         surveyor.close()
 

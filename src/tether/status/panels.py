@@ -147,3 +147,96 @@ class OpenRoom:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class LastTick:
+    at: str
+    age_seconds: float
+    signal: str
+    line: str
+    exit_code: int | None
+    meaning: str | None  # the line's words after " — "
+    dry_run: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class GuardLine:
+    result: str
+    at: str
+    unavailable: list[str]
+    person_items: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class LoopLine:
+    """One board's loop: its last tick, its guard, what waited for a person after it."""
+
+    board: str
+    last_tick: LastTick | None
+    guard: GuardLine | None
+    waiting_count: int
+    waiting_first: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "board": self.board,
+            "last_tick": None if self.last_tick is None else self.last_tick.as_dict(),
+            "guard": None if self.guard is None else self.guard.as_dict(),
+            "user_bundle": {"count": self.waiting_count, "first": self.waiting_first},
+        }
+
+
+@dataclass(frozen=True)
+class OrchestratorLine:
+    """A registered orchestrator; once surveyed, ``active``/``idle`` or ``gone`` (with why)."""
+
+    id: int
+    name: str
+    harness: str | None
+    state: str  # registered (not surveyed), active, idle, gone
+    why: str | None = None  # gone: why
+    idle_seconds: float | None = None
+    activity: str | None = None  # active/idle: what its last activity was read from
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "name": self.name, "harness": self.harness}
+        out["state"] = self.state
+        if self.state == "gone":
+            out.update(why=self.why, idle_seconds=None)
+        elif self.state != "registered":
+            out.update(idle_seconds=self.idle_seconds, activity=self.activity)
+        return out
+
+
+@dataclass(frozen=True)
+class WakeLine:
+    at: str
+    reason: str
+    subagent: str | None
+    outcome: str
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class WatchPanel:
+    orchestrators: list[OrchestratorLine]
+    # the survey's subagents, a few keys of the watch's own document (`tether watch --json`)
+    subagents: list[dict[str, Any]]
+    wakes: list[WakeLine]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "orchestrators": [o.as_dict() for o in self.orchestrators],
+            "subagents": self.subagents,
+            "wakes": [w.as_dict() for w in self.wakes],
+        }

@@ -92,7 +92,6 @@ SHRINKING: dict[str, str] = {
     "fleet/status.py::status_panel": _TODO + "a status panel (see status/)",
     "room/room.py::room_data": _DOC + "room.json as it is written (from room/brief.py's Brief)",
     "room/state.py::Room.create": _DOC + "room.json, written as it is",
-    "status/board.py::board_panel": _STATUS,
     "status/collect.py::collect": _STATUS,
     "status/collect.py::fleet_panel": _STATUS,
     "status/live.py::frame": _STATUS,

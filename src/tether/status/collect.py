@@ -71,7 +71,7 @@ def collect(
             "home": str(config.home),
             "running": [r.as_dict() for r in _tolerant(lambda: running_panel(conn, moment))],
             "loops": [b.as_dict() for b in _tolerant(lambda: loops_panel(conn, moment))],
-            "board": board_panel(config, moment),
+            "board": None if (found := board_panel(config, moment)) is None else found.as_dict(),
             "watch": watch_panel(config, conn, moment, survey=opts.survey).as_dict(),
             "gate": gate_panel(config.home, conn).as_dict(),
             "ingest": ingest_panel(config).as_dict(),

@@ -443,7 +443,7 @@ s.look(conn, now, with_not_counted=False); s.close()
 lap("the survey forced (+ its imports, /proc, tmux)")
 c.gate_panel(config.home, conn); c.ingest_panel(config); c.room_panel(config.home)
 lap("gate, ingest, room")
-status = c.collect(config); lap("the whole status object again (warm)")
+status = c.look(config); lap("the whole status object again (warm)")
 from tether.status.textui import render
 from tether.status.view import screen
 render(screen(status, 120), False); lap("text screen (text output only)")

@@ -40,9 +40,6 @@ DOCUMENT_MODULES: dict[str, str] = {
 
 _DOC = "document: "
 _TODO = "to type: "
-# the status object: `tether status --json` prints it, the dashboard serves it, the view
-# draws it; its panels are still built and read as dicts (a record per panel is next)
-_STATUS = _TODO + "a panel of the status object"
 
 # "path relative to src/tether::qualified name" -> why it still passes a loose dict
 SHRINKING: dict[str, str] = {
@@ -69,6 +66,7 @@ SHRINKING: dict[str, str] = {
     "loop/blockers.py::evidence_front": _DOC + "front matter written on a blocked ticket",
     "loop/proposals.py::parking_front": _DOC + "front matter written on a parked ticket",
     "loop/project_board.py::listing": _DOC + "`tether board list --json`",
+    "status/collect.py::collect": _DOC + "the status object: `tether status --json`, the dashboard",
     "loop/guard.py::situation": _DOC + "the guard's situation: digested and stored as JSON",
     "loop/tick_memory.py::record_tick": _DOC + "a tick's result, kept as --json printed it",
     "runs/inspect.py::run_status": _DOC + "`run_status` as the MCP tool answers it",
@@ -92,22 +90,7 @@ SHRINKING: dict[str, str] = {
     "fleet/status.py::status_panel": _TODO + "a status panel (see status/)",
     "room/room.py::room_data": _DOC + "room.json as it is written (from room/brief.py's Brief)",
     "room/state.py::Room.create": _DOC + "room.json, written as it is",
-    "status/collect.py::collect": _STATUS,
-    "status/collect.py::fleet_panel": _STATUS,
-    "status/live.py::frame": _STATUS,
-    "status/live.py::redraw_until_interrupted": _STATUS,
-    "status/view.py::running": _STATUS,
-    "status/view.py::loops": _STATUS,
-    "status/view.py::board": _STATUS,
-    "status/view.py::watch": _STATUS,
-    "status/view.py::gate": _STATUS,
-    "status/view.py::ingest": _STATUS,
-    "status/view.py::room": _STATUS,
-    "status/view.py::unsandboxed": _STATUS,
-    "status/view.py::ended": _STATUS,
-    "status/view.py::fleet": _STATUS,
-    "status/view.py::panel": _STATUS,
-    "status/view.py::screen": _STATUS,
+    "status/collect.py::fleet_panel": _TODO + "the fleet's own panel (fleet/status.py)",
     "wiki/vectors.py::load": _TODO + "a page's stored vectors",
 }
 

@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from tests.status.world import NOW, World, add_run, at, normalize
 
 from tether.config import load_config
 from tether.status import view
-from tether.status.collect import PANELS, Options, collect
+from tether.status.collect import PANELS, Options, collect, look
 from tether.status.textui import render
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -48,9 +49,10 @@ def test_each_panel_matches_its_golden(world: World, panel: str, update_goldens:
     assert list(status) == ["schema", "generated_at", "home", *PANELS]
     data = json.dumps(status[panel], indent=2, sort_keys=True, ensure_ascii=False)
     _check(f"{panel}.json", normalize(data, world) + "\n", update_goldens)
-    for room in status["room"]["open"]:
-        room["pid"] = 4242  # this process's id would change the text's width
-    text = render(view.panel(status, panel, 120), colour=False)
+    looked = look(load_config(cwd=world.project), now=NOW, options=Options(survey=False))
+    # this process's id would change the text's width
+    rooms = [replace(room, pid=4242) for room in looked.rooms]
+    text = render(view.panel(replace(looked, rooms=rooms), panel, 120), colour=False)
     _check(f"{panel}.txt", normalize(text, world), update_goldens)
 
 
@@ -149,11 +151,15 @@ def test_the_reference_documents_every_key(world: World) -> None:
 def test_a_run_without_a_sandbox_says_so(world: World) -> None:
     """Runs record ``sandbox`` (``off: <why>`` when their agent had none): the screen marks
     those, and neither a sandboxed run nor one from before sandboxes."""
-    status = _status(world)
-    first, second = status["ended"]
-    first["sandbox"], second["sandbox"] = "off: --no-sandbox", "bubblewrap"
-    status["running"][0]["sandbox"] = None
+    looked = look(load_config(cwd=world.project), now=NOW, options=Options(survey=False))
+    first, second = looked.ended
+    first, second = (
+        replace(first, sandbox="off: --no-sandbox"),
+        replace(second, sandbox="bubblewrap"),
+    )
+    running = [replace(looked.running[0], sandbox=None), *looked.running[1:]]
+    status = replace(looked, ended=[first, second], running=running)
     lines = render(view.panel(status, "ended", 140), colour=False).splitlines()
     marked = [line for line in lines if "UNSANDBOXED" in line]
-    assert len(marked) == 1 and first["id"] in marked[0]
+    assert len(marked) == 1 and first.id in marked[0]
     assert "UNSANDBOXED" not in render(view.panel(status, "running", 140), colour=False)

@@ -30,7 +30,7 @@ def status(as_json: bool, live: bool, interval: float, ended: int) -> None:
     Exit codes: 0 shown, 2 bad flags, 3 a configuration or store tether cannot read.
     """
     from tether.config import load_config
-    from tether.status.collect import Options, collect
+    from tether.status.collect import Options, collect, look
 
     if as_json and live:
         raise click.UsageError("--json and --watch do not go together.")
@@ -49,10 +49,10 @@ def status(as_json: bool, live: bool, interval: float, ended: int) -> None:
     colour = wants_colour(sys.stdout)
     if not live:
         width = terminal_size(sys.stdout)[0]
-        sys.stdout.write(render(screen(collect(config, options=options), width), colour))
+        sys.stdout.write(render(screen(look(config, options=options), width), colour))
         return
     from tether.status.live import redraw_until_interrupted
 
     redraw_until_interrupted(
-        lambda: collect(config, options=options), interval=interval, colour=colour
+        lambda: look(config, options=options), interval=interval, colour=colour
     )

@@ -32,6 +32,7 @@ from tether.status.panels import (
     OrchestratorLine,
     RunFigures,
     RunningRun,
+    Status,
     WakeLine,
     WatchPanel,
 )
@@ -39,7 +40,6 @@ from tether.status.panels import (
 if TYPE_CHECKING:
     from tether.store.runs import RunRow
 
-SCHEMA = 1
 NEAR_BUDGET = 0.8  # a gate session this far into its call budget is shown
 ENDED_SHOWN = 10
 WAKES_SHOWN = 5
@@ -55,33 +55,37 @@ class Options:
     survey: bool = True  # look at processes and tmux panes for subagents
 
 
-def collect(
-    config: Config, *, now: float | None = None, options: Options | None = None
-) -> dict[str, Any]:
-    """Every panel as one JSON-ready object (raises ``StoreError`` for an unreadable store)."""
+def look(config: Config, *, now: float | None = None, options: Options | None = None) -> Status:
+    """Every panel (raises ``StoreError`` for an unreadable store)."""
     from tether.store.state_db import connect_reader
 
     opts = options or Options()
     moment = time.time() if now is None else now
     conn = connect_reader(config.home)
     try:
-        return {
-            "schema": SCHEMA,
-            "generated_at": _iso(moment),
-            "home": str(config.home),
-            "running": [r.as_dict() for r in _tolerant(lambda: running_panel(conn, moment))],
-            "loops": [b.as_dict() for b in _tolerant(lambda: loops_panel(conn, moment))],
-            "board": None if (found := board_panel(config, moment)) is None else found.as_dict(),
-            "watch": watch_panel(config, conn, moment, survey=opts.survey).as_dict(),
-            "gate": gate_panel(config.home, conn).as_dict(),
-            "ingest": ingest_panel(config).as_dict(),
-            "room": {"open": [r.as_dict() for r in room_panel(config.home)]},
-            "ended": [r.as_dict() for r in _tolerant(lambda: ended_panel(conn, opts.ended))],
-            "fleet": fleet_panel(config, moment),
-        }
+        return Status(
+            generated_at=_iso(moment),
+            home=str(config.home),
+            running=_tolerant(lambda: running_panel(conn, moment)),
+            loops=_tolerant(lambda: loops_panel(conn, moment)),
+            board=board_panel(config, moment),
+            watch=watch_panel(config, conn, moment, survey=opts.survey),
+            gate=gate_panel(config.home, conn),
+            ingest=ingest_panel(config),
+            rooms=room_panel(config.home),
+            ended=_tolerant(lambda: ended_panel(conn, opts.ended)),
+            fleet=fleet_panel(config, moment),
+        )
     finally:
         if conn is not None:
             conn.close()
+
+
+def collect(
+    config: Config, *, now: float | None = None, options: Options | None = None
+) -> dict[str, Any]:
+    """The status object, as ``tether status --json`` prints it and the dashboard serves it."""
+    return look(config, now=now, options=options).as_dict()
 
 
 def fleet_panel(config: Config, moment: float) -> dict[str, Any] | None:

@@ -10,10 +10,13 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tether.status.textui import Text, render, terminal_size
 from tether.status.view import screen
+
+if TYPE_CHECKING:
+    from tether.status.panels import Status
 
 ENTER = "\x1b[?1049h\x1b[?25l"  # alternate screen, cursor hidden
 LEAVE = "\x1b[?25h\x1b[?1049l"
@@ -33,14 +36,12 @@ def fit(lines: list[Text], height: int) -> list[Text]:
     ]
 
 
-def frame(status: dict[str, Any], width: int, height: int, colour: bool) -> str:
+def frame(status: Status, width: int, height: int, colour: bool) -> str:
     text = render(fit(screen(status, width), height), colour)
     return HOME + text.replace("\n", CLEAR_LINE_END + "\n").rstrip("\n") + CLEAR_BELOW
 
 
-def redraw_until_interrupted(
-    make: Callable[[], dict[str, Any]], *, interval: float, colour: bool
-) -> None:
+def redraw_until_interrupted(make: Callable[[], Status], *, interval: float, colour: bool) -> None:
     out = sys.stdout
     out.write(ENTER)
     try:

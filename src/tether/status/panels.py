@@ -8,7 +8,10 @@ object and the text view draws it.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tether.status.board import BoardPanel
 
 
 @dataclass(frozen=True)
@@ -23,18 +26,20 @@ class RunFigures:
     cost_usd: float | None
     elapsed_seconds: float | None
     timeout_seconds: float | None
+    # the runs table keeps no token or cost limit yet: None
+    token_limit: int | None = None
+    cost_limit_usd: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        # the runs table keeps no token or cost limit: the document says so with null
         return {
             "iterations": self.iterations,
             "iteration_limit": self.iteration_limit,
             "tool_calls": self.tool_calls,
             "tool_call_limit": self.tool_call_limit,
             "tokens": self.tokens,
-            "token_limit": None,
+            "token_limit": self.token_limit,
             "cost_usd": self.cost_usd,
-            "cost_limit_usd": None,
+            "cost_limit_usd": self.cost_limit_usd,
             "elapsed_seconds": self.elapsed_seconds,
             "timeout_seconds": self.timeout_seconds,
         }
@@ -239,4 +244,41 @@ class WatchPanel:
             "orchestrators": [o.as_dict() for o in self.orchestrators],
             "subagents": self.subagents,
             "wakes": [w.as_dict() for w in self.wakes],
+        }
+
+
+SCHEMA = 1  # the status object's version (docs/reference/status.md)
+
+
+@dataclass(frozen=True)
+class Status:
+    """Everything ``tether status`` shows; ``as_dict`` is the status object."""
+
+    generated_at: str
+    home: str
+    running: list[RunningRun]
+    loops: list[LoopLine]
+    board: BoardPanel | None  # None: the project has no board folder
+    watch: WatchPanel
+    gate: GatePanel
+    ingest: IngestPanel
+    rooms: list[OpenRoom]
+    ended: list[EndedRun]
+    # the fleet's own panel (tether.fleet.status), None: this home knows no fleet
+    fleet: dict[str, Any] | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "generated_at": self.generated_at,
+            "home": self.home,
+            "running": [r.as_dict() for r in self.running],
+            "loops": [b.as_dict() for b in self.loops],
+            "board": None if self.board is None else self.board.as_dict(),
+            "watch": self.watch.as_dict(),
+            "gate": self.gate.as_dict(),
+            "ingest": self.ingest.as_dict(),
+            "room": {"open": [r.as_dict() for r in self.rooms]},
+            "ended": [r.as_dict() for r in self.ended],
+            "fleet": self.fleet,
         }

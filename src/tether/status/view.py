@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tether.status.textui import Block, Table, Text, boxed
+
+if TYPE_CHECKING:
+    from tether.loop.board_queue import Entry
+    from tether.status.panels import EndedRun, RunFigures, RunningRun, Status
 
 BAR_WIDTH = 6
 LIST_SHOWN = 10  # ready and blocked tickets listed; the counts cover all
@@ -76,7 +80,8 @@ def _or_dash(value: object) -> str:
     return "-" if value is None or value == "" else str(value)
 
 
-# (header, used key, limit key, format); a column every run leaves unknown is left out
+# (header, used field, limit field of RunFigures, format); a column every run leaves
+# unknown is left out
 _RUN_FIGURES: tuple[tuple[str, str, str, Callable[[float], str]], ...] = (
     ("iterations", "iterations", "iteration_limit", number),
     ("tool calls", "tool_calls", "tool_call_limit", number),
@@ -86,11 +91,20 @@ _RUN_FIGURES: tuple[tuple[str, str, str, Callable[[float], str]], ...] = (
 )
 
 
-def running(status: dict[str, Any]) -> list[Block]:
-    runs = status["running"]
+def _figure(figures: RunFigures, name: str) -> float | None:
+    value: float | None = getattr(figures, name)
+    return value
+
+
+def running(status: Status) -> list[Block]:
+    runs = status.running
     if not runs:
         return [_empty("no run in progress")]
-    figures = [f for f in _RUN_FIGURES if any(r.get(f[1]) is not None or r.get(f[2]) for r in runs)]
+    figures = [
+        f
+        for f in _RUN_FIGURES
+        if any(_figure(r.figures, f[1]) is not None or _figure(r.figures, f[2]) for r in runs)
+    ]
     table = Table(
         "run",
         "unit",
@@ -100,76 +114,79 @@ def running(status: dict[str, Any]) -> list[Block]:
         keep=range(len(figures) + 3),
     )
     for r in runs:
-        last = Text.of(age(r.get("last_event_age_seconds")))
-        if not r.get("supervisor_alive", True):
+        last = Text.of(age(r.last_event_age_seconds))
+        if not r.supervisor_alive:
             last = Text.of("supervisor gone", "red")
-        bars = [bar(r.get(used), r.get(limit), fmt=fmt) for _, used, limit, fmt in figures]
-        harness = _with(_or_dash(r.get("harness")), None, unsandboxed(r))
-        table.add_row(r["id"], _or_dash(r.get("unit")), harness, *bars, last)
+        bars = [
+            bar(_figure(r.figures, used), _figure(r.figures, limit), fmt=fmt)
+            for _, used, limit, fmt in figures
+        ]
+        harness = _with(_or_dash(r.harness), None, unsandboxed(r))
+        table.add_row(r.id, _or_dash(r.unit), harness, *bars, last)
     return [table]
 
 
-def loops(status: dict[str, Any]) -> list[Block]:
-    boards = status["loops"]
+def loops(status: Status) -> list[Block]:
+    boards = status.loops
     if not boards:
         return [_empty("no loop has ticked")]
     parts: list[Block] = []
     for b in boards:
-        last = b.get("last_tick")
-        parts.append(Text.of(b["board"], "bold"))
+        last = b.last_tick
+        parts.append(Text.of(b.board, "bold"))
         if last is None:
             parts.append(_empty("  no tick recorded"))
         else:
-            style = "green" if last["signal"] == "continue" else "yellow"
-            parts.append(Text.of(f"  {last['line']}", style))
-            code = "" if last.get("exit_code") is None else f"exit {last['exit_code']} · "
-            parts.append(Text.of(f"  {code}{age(last['age_seconds'])} ago ({last['at']})"))
-        guard = b.get("guard")
+            style = "green" if last.signal == "continue" else "yellow"
+            parts.append(Text.of(f"  {last.line}", style))
+            code = "" if last.exit_code is None else f"exit {last.exit_code} · "
+            parts.append(Text.of(f"  {code}{age(last.age_seconds)} ago ({last.at})"))
+        guard = b.guard
         if guard is not None:
-            unavailable = ", ".join(guard.get("unavailable") or []) or "none unavailable"
-            parts.append(Text.of(f"  guard: {guard['result']} since {guard['at']} ({unavailable})"))
-        bundle = b.get("user_bundle") or {}
-        if bundle.get("count"):
-            parts.append(Text.of(f"  waited for you after that tick: {bundle['count']}"))
-            parts += [Text.of(f"    - {item}") for item in bundle.get("first", [])]
+            unavailable = ", ".join(guard.unavailable) or "none unavailable"
+            parts.append(Text.of(f"  guard: {guard.result} since {guard.at} ({unavailable})"))
+        if b.waiting_count:
+            parts.append(Text.of(f"  waited for you after that tick: {b.waiting_count}"))
+            parts += [Text.of(f"    - {item}") for item in b.waiting_first]
     return parts
 
 
-def _entry_table(entries: Sequence[dict[str, Any]], *, root: str) -> Table:
+def _entry_table(entries: Sequence[Entry], *, root: str) -> Table:
     table = Table("ticket", "where", "title", "why", keep=(0, 1))
     for e in entries:
-        where = " ".join(str(v) for v in (e.get("priority"), e.get("location")) if v)
+        t = e.ticket
+        where = " ".join(str(v) for v in ((t.priority, t.location) if t else ()) if v)
+        path = str(t.path if t is not None else e.path)
         table.add_row(
-            e.get("id") or _near(e.get("path"), root),
+            (t.id if t else None) or _near(path, root),
             where or "-",
-            _or_dash(e.get("title")),
-            e.get("why") or "",
+            _or_dash(t.title if t else None),
+            e.why or "",
         )
     return table
 
 
-def board(status: dict[str, Any]) -> list[Block]:
-    found = status.get("board")
+def board(status: Status) -> list[Block]:
+    found = status.board
     if found is None:
         return [_empty("no board folder in this project ([loop] board)")]
-    if "error" in found:
-        return [Text.of(f"{found['folder']}: {found['error']}", "red")]
-    counts = found["counts"]
+    if found.error is not None:
+        return [Text.of(f"{found.folder}: {found.error}", "red")]
+    counts = found.counts
     shown = " · ".join(f"{k} {v}" for k, v in counts.items() if v or k == "ACTIONABLE")
-    parts: list[Block] = [Text.of(f"{found['folder']}  ", "bold").append(shown)]
-    root = found["root"]
-    for key, title, style in (
-        ("ready", "next for the loop, in its order", "green"),
-        ("blocked", "blocked or waiting", "yellow"),
+    parts: list[Block] = [Text.of(f"{found.folder}  ", "bold").append(shown)]
+    root = found.root
+    for entries, total, title, style in (
+        (found.ready, found.ready_count, "next for the loop, in its order", "green"),
+        (found.blocked, found.blocked_count, "blocked or waiting", "yellow"),
     ):
-        entries, total = found[key], found[f"{key}_count"]
         if not total:
             parts.append(_empty(f"{title}: none"))
             continue
         more = f" (first {len(entries)} of {total})" if total > len(entries) else ""
         parts.append(Text.of(f"{title}{more}:", style))
         parts.append(_entry_table(entries, root=root))
-    waiting = found["for_person"]
+    waiting = found.for_person
     if waiting:
         parts.append(Text.of(f"waits for a person: {len(waiting)}", "bold magenta"))
         parts.append(_entry_table(waiting, root=root))
@@ -178,52 +195,52 @@ def board(status: dict[str, Any]) -> list[Block]:
     return parts
 
 
-def watch(status: dict[str, Any]) -> list[Block]:
-    panel = status["watch"]
+def watch(status: Status) -> list[Block]:
+    panel = status.watch
     parts: list[Block] = []
-    if panel["orchestrators"]:
+    if panel.orchestrators:
         table = Table("orchestrator", "harness", "state")
-        for o in panel["orchestrators"]:
-            state = o.get("state", "?")
+        for o in panel.orchestrators:
+            state = o.state
             if state == "idle":
-                state = f"idle for {age(o.get('idle_seconds'))}"
-            elif state == "gone" and o.get("why"):
-                state = f"gone ({o['why']})"
-            table.add_row(f"#{o['id']} {o['name']}", o.get("harness") or "-", state)
+                state = f"idle for {age(o.idle_seconds)}"
+            elif state == "gone" and o.why:
+                state = f"gone ({o.why})"
+            table.add_row(f"#{o.id} {o.name}", o.harness or "-", state)
         parts.append(table)
     else:
         parts.append(_empty("no orchestrator registered"))
-    if panel["subagents"]:
+    if panel.subagents:
         table = Table("subagent", "state")
-        for s in panel["subagents"]:
+        for s in panel.subagents:
             table.add_row(s.get("label") or s.get("key") or "?", s.get("state") or "?")
         parts.append(table)
     else:
         parts.append(_empty("no subagent seen"))
-    for w in panel["wakes"]:
-        parts.append(Text.of(f"wake {w['at'][:19]} {w['reason']} → {w['outcome']}"))
+    for w in panel.wakes:
+        parts.append(Text.of(f"wake {w.at[:19]} {w.reason} → {w.outcome}"))
     return parts
 
 
-def gate(status: dict[str, Any]) -> list[Block]:
-    panel = status["gate"]
-    if panel.get("error"):
-        return [Text.of(f"gate database: {panel['error']}", "red")]
-    shown = [s for s in panel["sessions"] if s.get("state") != "ended"]
-    hidden = len(panel["sessions"]) - len(shown)
+def gate(status: Status) -> list[Block]:
+    panel = status.gate
+    if panel.error:
+        return [Text.of(f"gate database: {panel.error}", "red")]
+    shown = [s for s in panel.sessions if s.state != "ended"]
+    hidden = len(panel.sessions) - len(shown)
     parts: list[Block] = []
     if not shown:
-        parts.append(_empty(f"no session at {panel['near_budget']:.0%} of its call budget or more"))
+        parts.append(_empty(f"no session at {panel.near_budget:.0%} of its call budget or more"))
     else:
         table = Table("session", "calls", "state", "run", keep=(0, 1))
         for s in shown:
-            budget = s["call_budget"]
-            refused = max(0, s["calls_used"] - budget) if budget else 0
+            budget = s.call_budget
+            refused = max(0, s.calls_used - budget) if budget else 0
             table.add_row(
-                s["session_id"],
-                bar(s["calls_used"] - refused, budget, refused=refused),
-                s.get("state") or "near",
-                _or_dash(s.get("run_id")),
+                s.session_id,
+                bar(s.calls_used - refused, budget, refused=refused),
+                s.state or "near",
+                _or_dash(s.run_id),
             )
         parts.append(table)
     if hidden:
@@ -232,25 +249,25 @@ def gate(status: dict[str, Any]) -> list[Block]:
     return parts
 
 
-def ingest(status: dict[str, Any]) -> list[Block]:
-    panel = status["ingest"]
-    if panel.get("wiki") is None:
+def ingest(status: Status) -> list[Block]:
+    panel = status.ingest
+    if panel.wiki is None:
         return [_empty("no wiki configured ([wiki] root)")]
-    if panel.get("error"):
-        return [Text.of(f"{panel['wiki']}: {panel['error']}", "red")]
+    if panel.error:
+        return [Text.of(f"{panel.wiki}: {panel.error}", "red")]
     return [
         Text.of(
-            f"quarantine {panel['quarantine']} · waiting {panel['waiting']} · "
-            f"claimed {panel['claimed']} · done {panel['done']}"
+            f"quarantine {panel.quarantine} · waiting {panel.waiting} · "
+            f"claimed {panel.claimed} · done {panel.done}"
         )
     ]
 
 
-def room(status: dict[str, Any]) -> list[Block]:
-    rooms = status["room"]["open"]
+def room(status: Status) -> list[Block]:
+    rooms = status.rooms
     if not rooms:
         return [_empty("no room open")]
-    return [Text.of(f"room {r['room']} (pid {r['pid']}): {r['question']}") for r in rooms]
+    return [Text.of(f"room {r.room} (pid {r.pid}): {r.question}") for r in rooms]
 
 
 def _near(path: str | None, home: str) -> str:
@@ -260,10 +277,10 @@ def _near(path: str | None, home: str) -> str:
     return path.removeprefix(home.rstrip("/") + "/")
 
 
-def unsandboxed(run: dict[str, Any]) -> Text:
+def unsandboxed(run: RunningRun | EndedRun) -> Text:
     """`` UNSANDBOXED`` for a run whose agent had no sandbox (its record's ``sandbox`` is
     ``off: <why>``); nothing for a sandboxed run or one from before sandboxes."""
-    sandbox = run.get("sandbox")
+    sandbox = run.sandbox
     off = isinstance(sandbox, str) and sandbox.startswith("off")
     return Text.of(" UNSANDBOXED", "bold red") if off else Text()
 
@@ -278,26 +295,26 @@ def _status_style(status: str) -> str:
     return "green" if status == "completed" else "blue" if status == "running" else "red"
 
 
-def ended(status: dict[str, Any]) -> list[Block]:
-    runs = status["ended"]
+def ended(status: Status) -> list[Block]:
+    runs = status.ended
     if not runs:
         return [_empty("no run has ended")]
     table = Table("run", "unit", "status", "stop reason", "exit", "ended", "report")
     for r in runs:
         table.add_row(
-            r["id"],
-            _or_dash(r.get("unit")),
-            _with(r["status"], _status_style(r["status"]), unsandboxed(r)),
-            _or_dash(r.get("stop_reason")),
-            _or_dash(r.get("exit_code")),
-            (r.get("ended_at") or "-")[:19],
-            _near(r.get("report"), status["home"]),
+            r.id,
+            _or_dash(r.unit),
+            _with(r.status, _status_style(r.status), unsandboxed(r)),
+            _or_dash(r.stop_reason),
+            _or_dash(r.exit_code),
+            (r.ended_at or "-")[:19],
+            _near(r.report, status.home),
         )
     return [table]
 
 
-def fleet(status: dict[str, Any]) -> list[Block]:
-    found = status.get("fleet")
+def fleet(status: Status) -> list[Block]:
+    found = status.fleet  # the fleet's own document (tether.fleet.status)
     if found is None:
         return [_empty("no fleet in this home")]
     if "error" in found:
@@ -322,7 +339,7 @@ def fleet(status: dict[str, Any]) -> list[Block]:
     return [head, table]
 
 
-PANELS: dict[str, tuple[str, Callable[[dict[str, Any]], list[Block]]]] = {
+PANELS: dict[str, tuple[str, Callable[[Status], list[Block]]]] = {
     "running": ("Runs in progress", running),
     "loops": ("Loop", loops),
     "board": ("Board", board),
@@ -335,15 +352,13 @@ PANELS: dict[str, tuple[str, Callable[[dict[str, Any]], list[Block]]]] = {
 }
 
 
-def panel(status: dict[str, Any], name: str, width: int) -> list[Text]:
+def panel(status: Status, name: str, width: int) -> list[Text]:
     title, draw = PANELS[name]
     return boxed(title, draw(status), width)
 
 
-def screen(status: dict[str, Any], width: int) -> list[Text]:
-    head = Text.of(
-        f"tether status · {status['generated_at'][:19]}Z · home {status['home']}", "bold"
-    )
+def screen(status: Status, width: int) -> list[Text]:
+    head = Text.of(f"tether status · {status.generated_at[:19]}Z · home {status.home}", "bold")
     lines = [head.crop(width)]  # a line wider than the terminal would wrap and push the rest
     for name in PANELS:
         lines += panel(status, name, width)

@@ -12,6 +12,7 @@ from tether.fleet import git as fleet_git
 from tether.fleet.git import (
     GitError,
     PushConflictError,
+    UnitCommit,
     bundle,
     check_remote,
     commit_all,
@@ -56,7 +57,7 @@ def test_a_moved_branch_is_rebased_onto(tmp_path: Path) -> None:
     prepare_clone(unit, project.url, "main")
     _person_commits(project.url, tmp_path / "person", "NOTES.md", "a person's note\n")
     _base, commit = _unit_commit(unit, "RESULT.md", "the unit's work\n")
-    pushed = push_unit(unit, "main", WID, commit, None, timeout=60)
+    pushed = push_unit(unit, "main", UnitCommit(WID, commit, None), timeout=60)
     assert _git(tmp_path / "person", "ls-remote", "origin", "main").startswith(pushed)
     check = tmp_path / "check"
     prepare_clone(check, project.url, "main")
@@ -72,9 +73,9 @@ def test_a_unit_is_pushed_once_and_from_another_clone_by_its_bundle(tmp_path: Pa
     # the worker died after its commit: another one, with its own clone, pushes it
     other = tmp_path / "other"
     prepare_clone(other, project.url, "main")
-    first = push_unit(other, "main", WID, commit, packed, timeout=60)
+    first = push_unit(other, "main", UnitCommit(WID, commit, packed), timeout=60)
     # and the step runs again (its answer was lost): nothing is pushed twice
-    again = push_unit(unit, "main", WID, commit, None, timeout=60)
+    again = push_unit(unit, "main", UnitCommit(WID, commit, None), timeout=60)
     assert again == first
     log = _git(project.bare, "log", "--format=%s", "main")
     assert log.splitlines().count("unit 1") == 1
@@ -90,7 +91,7 @@ def test_a_conflicting_change_is_never_overwritten(tmp_path: Path) -> None:
     theirs = _person_commits(project.url, tmp_path / "person", "tether.toml", "# theirs\n")
     _base, commit = _unit_commit(unit, "tether.toml", "# the unit's version\n")
     with pytest.raises(PushConflictError, match="does not rebase"):
-        push_unit(unit, "main", WID, commit, None, timeout=60)
+        push_unit(unit, "main", UnitCommit(WID, commit, None), timeout=60)
     assert _git(tmp_path / "person", "ls-remote", "origin", "main").startswith(theirs)
 
 
@@ -135,4 +136,4 @@ def test_a_units_commit_is_named_by_its_own_bundle(
     # another clone pushes it from that bundle alone
     other = tmp_path / "other"
     prepare_clone(other, project.url, "main")
-    assert push_unit(other, "main", WID, commit, packed, timeout=60) == commit
+    assert push_unit(other, "main", UnitCommit(WID, commit, packed), timeout=60) == commit

@@ -219,9 +219,8 @@ def push_held_unit(
     try:
         if not (folder / ".git").is_dir():
             git.prepare_clone(folder, found.repo, found.branch)
-        pushed = git.push_unit(
-            folder, found.branch, wid, unit.commit, unit.bundle, timeout, first_try=first_try
-        )
+        made = git.UnitCommit(wid, unit.commit, unit.bundle)
+        pushed = git.push_unit(folder, found.branch, made, timeout, first_try=first_try)
     except git.PushConflictError as exc:
         return {"conflict": str(exc)}
     except git.TransientGitError as exc:

@@ -21,6 +21,7 @@ import signal
 import socket
 import sys
 import threading
+from dataclasses import dataclass
 from types import FrameType
 
 from tether.core.errors import TetherError
@@ -108,7 +109,7 @@ def run_executor(places: Places, *, name: str, group: str, say: Say) -> int:
         f"fleet worker {name} ready (epoch {lease.epoch}, {display(places.database)}; "
         f"DBOS log {log_file})"
     )
-    code = _housekeeping(store, places, lease, keeper, mirror, say, stop)
+    code = _Housekeeper(store, places, lease, keeper, mirror, say).run(stop)
     if code == 0:
         from tether.runs.supervisor import cancel_all_runs
 
@@ -121,40 +122,53 @@ def run_executor(places: Places, *, name: str, group: str, say: Say) -> int:
     return code
 
 
-def _housekeeping(
-    store: FleetStore,
-    places: Places,
-    lease: Lease,
-    keeper: Keeper,
-    mirror: Mirror,
-    say: Say,
-    stop: threading.Event,
-) -> int:
-    from tether.fleet import engine
-    from tether.fleet.recovery import recover_executor
+@dataclass(frozen=True)
+class _Housekeeper:
+    """What an executor does between units: claim dead workers, recover theirs, kick projects."""
 
-    while not stop.is_set():
-        if keeper.fenced.is_set() or engine.is_fenced():
-            return EXIT_FENCED
-        mirror.sync()
-        if not keeper.lost:
-            try:
-                for dead in claim_expired(store, lease):
-                    count = recover_executor(dead.name)
-                    recovered(store, dead.name, lease)
-                    if dead.recovery != "released" or count:
-                        say(f"worker {dead.name} went silent; recovered {count} unit(s) of its")
-                for project in store.to_kick():
-                    engine.enqueue_unit(
-                        project.name, project.incarnation, project.generation, project.next_seq
-                    )
-                    store.kicked(project.name, project.generation)
-            except FleetDatabaseError:
-                pass  # the keeper says when the database goes and comes back
-            except FencedError:
-                keeper.fenced.set()
-        stop.wait(places.settings.heartbeat_interval)
-    return 0
+    store: FleetStore
+    places: Places
+    lease: Lease
+    keeper: Keeper
+    mirror: Mirror
+    say: Say
+
+    def run(self, stop: threading.Event) -> int:
+        """Every heartbeat until ``stop``; EXIT_FENCED once another worker took over."""
+        from tether.fleet import engine
+
+        while not stop.is_set():
+            if self.keeper.fenced.is_set() or engine.is_fenced():
+                return EXIT_FENCED
+            self.mirror.sync()
+            if not self.keeper.lost:
+                try:
+                    self._recover_the_dead()
+                    self._kick_projects()
+                except FleetDatabaseError:
+                    pass  # the keeper says when the database goes and comes back
+                except FencedError:
+                    self.keeper.fenced.set()
+            stop.wait(self.places.settings.heartbeat_interval)
+        return 0
+
+    def _recover_the_dead(self) -> None:
+        from tether.fleet.recovery import recover_executor
+
+        for dead in claim_expired(self.store, self.lease):
+            count = recover_executor(dead.name)
+            recovered(self.store, dead.name, self.lease)
+            if dead.recovery != "released" or count:
+                self.say(f"worker {dead.name} went silent; recovered {count} unit(s) of its")
+
+    def _kick_projects(self) -> None:
+        from tether.fleet import engine
+
+        for project in self.store.to_kick():
+            engine.enqueue_unit(
+                project.name, project.incarnation, project.generation, project.next_seq
+            )
+            self.store.kicked(project.name, project.generation)
 
 
 def main(argv: list[str]) -> int:

@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 GIT_TIMEOUT = 600.0  # a first clone of a large repository
@@ -259,12 +260,22 @@ def find_pushed(folder: Path, branch: str, workflow_id: str) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class UnitCommit:
+    """A unit's commit to push, the workflow that made it, and its bundle.
+
+    The bundle lets a worker without the commit in its clone push it all the same.
+    """
+
+    workflow_id: str
+    commit: str
+    bundle: bytes | None = None
+
+
 def push_unit(
     folder: Path,
     branch: str,
-    workflow_id: str,
-    commit: str,
-    unit_bundle: bytes | None,
+    unit: UnitCommit,
     timeout: float,
     *,
     first_try: bool = False,
@@ -280,40 +291,39 @@ def push_unit(
     """
     if not first_try:
         _fetch(folder, branch, timeout)
-        there = find_pushed(folder, branch, workflow_id)
+        there = find_pushed(folder, branch, unit.workflow_id)
         if there is not None:
             return there
-        _check_out_commit(folder, branch, commit, unit_bundle, timeout)
+        _check_out_commit(folder, branch, unit, timeout)
     rebased = False
     for _ in range(attempts):
         try:
             git(folder, "push", "--quiet", "origin", f"HEAD:refs/heads/{branch}", timeout=timeout)
-            return git(folder, "rev-parse", "HEAD") if rebased else commit
+            return git(folder, "rev-parse", "HEAD") if rebased else unit.commit
         except TransientGitError:
             raise
         except GitError as rejected:
             _fetch(folder, branch, timeout)
-            there = find_pushed(folder, branch, workflow_id)
+            there = find_pushed(folder, branch, unit.workflow_id)
             if there is not None:
                 return there  # the push went through before its answer was lost
             if first_try:
-                _check_out_commit(folder, branch, commit, unit_bundle, timeout)
+                _check_out_commit(folder, branch, unit, timeout)
                 first_try = False
             _rebase(folder, branch, rejected, timeout)
             rebased = True
     raise PushConflictError(f"the push to {branch} was rejected {attempts} times in a row")
 
 
-def _check_out_commit(
-    folder: Path, branch: str, commit: str, unit_bundle: bytes | None, timeout: float
-) -> None:
+def _check_out_commit(folder: Path, branch: str, unit: UnitCommit, timeout: float) -> None:
     """The unit's commit checked out as ``branch``: here already, or from its bundle."""
+    commit = unit.commit
     if not _has_commit(folder, commit):
-        if unit_bundle is None:
+        if unit.bundle is None:
             raise GitError(f"the unit's commit {commit[:12]} is neither here nor in a bundle")
         with tempfile.TemporaryDirectory(prefix="tether-bundle-") as tmp:
             path = Path(tmp) / "unit.bundle"
-            path.write_bytes(unit_bundle)
+            path.write_bytes(unit.bundle)
             git(folder, "fetch", "--quiet", str(path), "HEAD", timeout=timeout)
         if not _has_commit(folder, commit):
             raise GitError(f"the unit's bundle does not hold its commit {commit[:12]}")

@@ -113,10 +113,11 @@ def test_nothing_past_the_limit_runs(
         if report["iterations"]["used"] > 3:
             assert report["in_flight"] is not None, why
         if harness in ANNOUNCES_REQUESTS:
-            # a request the harness printed before it was stopped is in the report; one
-            # it sent but was killed before printing is known to the server alone
+            # a request the harness printed before it was stopped is in the report. The
+            # stop can land between the print and the send or the other way round, so a
+            # printed request may never reach the server, and one the server got may
+            # never have been printed: only the stream is the report's to know.
             announced = _requests_announced(Path(record["run_dir"], "events.jsonl"))
-            assert announced <= server.model_calls, why
             if announced > 3:
                 in_flight = report["in_flight"]
                 assert in_flight is not None, (report, why)

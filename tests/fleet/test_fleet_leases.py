@@ -145,7 +145,7 @@ def _project_held_by(store: FleetStore, lease: Lease, wid: str) -> None:
             generation=1,
             workflow_id=wid,
             lease=lease,
-        )
+        )[0]
         is None
     )
 
@@ -159,7 +159,7 @@ def test_a_unit_held_by_a_live_worker_is_not_taken_and_a_dead_ones_is(store: Fle
     with pytest.raises(UnitHeldError):
         take_unit(store, **take)  # type: ignore[arg-type]
     _expire(store, "a")
-    assert take_unit(store, **take) is None  # type: ignore[arg-type]
+    assert take_unit(store, **take)[0] is None  # type: ignore[arg-type]
     assert store.project("p").worker == "b"
 
 

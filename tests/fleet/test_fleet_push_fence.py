@@ -78,7 +78,7 @@ def _unit_with_a_commit(
     """The project's unit 1 taken by ``ctx``'s worker and committed in its clone, not pushed."""
     added = store.add_project(project.name, project.url, "main")
     wid = engine.workflow_id(project.name, added.incarnation, added.generation, 1)
-    held = take_unit(
+    held, _ = take_unit(
         store,
         project=project.name,
         incarnation=added.incarnation,
@@ -120,7 +120,7 @@ def test_a_worker_taken_over_between_its_check_and_its_push_does_not_push(
                 project=project.name, incarnation=incarnation, generation=None,
                 workflow_id=wid, lease=rescuer.lease,
             )  # fmt: skip
-            assert take_unit(store, **again) is None  # type: ignore[arg-type]
+            assert take_unit(store, **again)[0] is None  # type: ignore[arg-type]
         return hold_for_write(conn, dialect, *args)
 
     monkeypatch.setattr(engine, "hold_for_write", after_the_lease_ran_out)

@@ -63,20 +63,30 @@ class ProcInfo:
         return f"ProcInfo(pid={self.pid}, ppid={self.ppid}, comm={self.comm!r}, argv={self.argv!r})"
 
 
-def read_proc(pid: int) -> ProcInfo | None:
-    """The process ``pid``, or None when it is gone or unreadable."""
+def _stat(pid: int | str) -> tuple[bytes, list[bytes]] | None:
+    """``/proc/PID/stat`` as its command name and the fields after it (the state
+    first), or None when the process is gone or unreadable.
+
+    The command name is parenthesised and may itself contain ") ".
+    """
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             stat = handle.read()
     except OSError:
         return None
-    # The command name is parenthesised and may itself contain ") ".
-    open_paren = stat.find(b"(")
-    close_paren = stat.rfind(b")")
+    open_paren, close_paren = stat.find(b"("), stat.rfind(b")")
     if open_paren < 0 or close_paren < 0:
         return None
-    comm = stat[open_paren + 1 : close_paren].decode("utf-8", "replace")
-    fields = stat[close_paren + 2 :].split()
+    return stat[open_paren + 1 : close_paren], stat[close_paren + 2 :].split()
+
+
+def read_proc(pid: int) -> ProcInfo | None:
+    """The process ``pid``, or None when it is gone or unreadable."""
+    read = _stat(pid)
+    if read is None:
+        return None
+    name, fields = read
+    comm = name.decode("utf-8", "replace")
     try:
         ppid, pgrp, sid = int(fields[1]), int(fields[2]), int(fields[3])
         start_ticks = int(fields[19])
@@ -136,12 +146,10 @@ def is_transient(info: ProcInfo) -> bool:
 def is_alive(pid: int, start_ticks: int) -> bool:
     """Whether process ``pid`` still runs (not a zombie waiting to be reaped), and is
     the one that started at ``start_ticks``."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            stat = handle.read()
-    except OSError:
+    read = _stat(pid)
+    if read is None:
         return False
-    fields = stat[stat.rfind(b")") + 2 :].split()
+    fields = read[1]
     try:
         return fields[0] not in (b"Z", b"X") and int(fields[19]) == start_ticks
     except (IndexError, ValueError):
@@ -154,14 +162,15 @@ def unreaped_end(pid: int, parent: int) -> tuple[int | None, int | None] | None:
     Linux 3.5+). None while it runs, once reaped, for another's child, or when the
     record is not ours to read (the kernel then shows 0, which must not pass for exit 0).
     """
+    read = _stat(pid)
     try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            stat = handle.read()
         with open(f"/proc/{pid}/status", "rb") as handle:
             status = handle.read()
     except OSError:
         return None
-    fields = stat[stat.rfind(b")") + 2 :].split()
+    if read is None:
+        return None
+    fields = read[1]
     try:
         state, ppid, code = fields[0], int(fields[1]), int(fields[49])
     except (IndexError, ValueError):
@@ -248,18 +257,15 @@ def start_time(pid: int) -> float | None:
 
 
 def _row(pid: str, boot: float, ticks: int) -> ProcRow | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            stat = handle.read()
-    except OSError:
+    read = _stat(pid)
+    if read is None:
         return None  # gone since the listing
-    close_paren = stat.rfind(b")")
-    fields = stat[close_paren + 2 :].split()
+    name, fields = read
     try:
         ppid, start = int(fields[1]), int(fields[19])
     except (IndexError, ValueError):
         return None
-    comm = stat[stat.find(b"(") + 1 : close_paren].decode("utf-8", "replace")
+    comm = name.decode("utf-8", "replace")
     return ProcRow(int(pid), ppid, comm, boot + start / ticks)
 
 

@@ -53,7 +53,7 @@ from tether.fleet.leases import (
     LeaseShortError,
     UnitHeldError,
     hold_for_write,
-    take_unit_reading,
+    take_unit,
 )
 from tether.fleet.logs import log_to_file
 from tether.fleet.mirror import Mirror
@@ -149,7 +149,7 @@ def _hold_reading(
 ) -> tuple[str | None, Project | None]:
     """``_hold``, and the project as the same transaction read it."""
     try:
-        return take_unit_reading(
+        return take_unit(
             ctx.store,
             project=project,
             incarnation=incarnation,

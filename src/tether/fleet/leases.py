@@ -293,32 +293,9 @@ def take_unit(
     generation: int | None,
     workflow_id: str,
     lease: Lease,
-) -> str | None:
-    """Make this execution the holder of the project's unit; None, or why it must not run.
-
-    ``take_unit_reading`` is the same and also returns the project as read there.
-    """
-    why, _ = take_unit_reading(
-        store,
-        project=project,
-        incarnation=incarnation,
-        generation=generation,
-        workflow_id=workflow_id,
-        lease=lease,
-    )
-    return why
-
-
-def take_unit_reading(
-    store: FleetStore,
-    *,
-    project: str,
-    incarnation: str,
-    generation: int | None,
-    workflow_id: str,
-    lease: Lease,
 ) -> tuple[str | None, Project | None]:
-    """``take_unit``, and the project's row as that transaction read it (None if removed).
+    """Make this execution the holder of the project's unit: None, or why it must not
+    run; and the project's row as that transaction read it (None if removed).
 
     The holder before may only be replaced when its worker's epoch ended or its
     lease ran out by the server's clock (``UnitHeldError`` otherwise: wait).

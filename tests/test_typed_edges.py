@@ -85,12 +85,8 @@ SHRINKING: dict[str, str] = {
     "loop/__init__.py::__getattr__": "the package's lazy attributes",
     "fleet/schema.py::server_now": "a SQLAlchemy expression; the fleet is being rewritten",
     # data crossing a package or module as a loose dict
-    "fleet/engine.py::push_held_unit": _TODO + "the fleet is being rewritten",
-    "fleet/engine.py::fleet_unit": _TODO + "the fleet is being rewritten",
-    "fleet/status.py::status_panel": _TODO + "a status panel (see status/)",
     "room/room.py::room_data": _DOC + "room.json as it is written (from room/brief.py's Brief)",
     "room/state.py::Room.create": _DOC + "room.json, written as it is",
-    "status/collect.py::fleet_panel": _TODO + "the fleet's own panel (fleet/status.py)",
     "wiki/vectors.py::load": _TODO + "a page's stored vectors",
 }
 

@@ -74,7 +74,7 @@ def _remote_head(project: FleetProject) -> str:
 
 def _unit_with_a_commit(
     store: FleetStore, ctx: engine.Context, project: FleetProject
-) -> tuple[str, str, dict[str, Any]]:
+) -> tuple[str, str, UnitOutcome]:
     """The project's unit 1 taken by ``ctx``'s worker and committed in its clone, not pushed."""
     added = store.add_project(project.name, project.url, "main")
     wid = engine.workflow_id(project.name, added.incarnation, added.generation, 1)
@@ -94,7 +94,7 @@ def _unit_with_a_commit(
     assert commit is not None
     ctx.made.add(commit)  # as the run step does: this process made it, a first push
     outcome = UnitOutcome("CONTINUE", 0, False, commit=commit, bundle=bundle(clone, base))
-    return added.incarnation, wid, outcome.as_dict()
+    return added.incarnation, wid, outcome
 
 
 def test_a_worker_taken_over_between_its_check_and_its_push_does_not_push(
@@ -133,7 +133,7 @@ def test_a_worker_taken_over_between_its_check_and_its_push_does_not_push(
     assert isinstance(said, FencedError)  # its workflow waits for the executor's end
     # the rescuer, which holds the unit now, pushes it from the bundle: once
     pushed = engine.push_held_unit(rescuer, project.name, incarnation, wid, outcome)
-    assert pushed["pushed"] == _remote_head(project) != before
+    assert pushed.pushed == _remote_head(project) != before
     log = subprocess.run(
         ["git", "log", "--format=%s", "main"],
         cwd=project.bare,
@@ -173,4 +173,4 @@ def test_a_push_waits_while_the_lease_is_too_short_for_it(
             .values(lease_until=server_now(store.dialect) + LEASE)
         )
     pushed = engine.push_held_unit(ctx, project.name, incarnation, wid, outcome)
-    assert pushed["pushed"] == _remote_head(project) != before
+    assert pushed.pushed == _remote_head(project) != before

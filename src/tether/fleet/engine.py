@@ -4,7 +4,7 @@
 
 1. ``tether_fleet_run`` takes the project's unit for this worker's lease,
    brings the project's clone and home up to date, ticks once and commits
-   locally. Its output (plain values, the commit as a bundle) is checkpointed.
+   locally. Its output (``UnitOutcome``, the commit as a bundle) is checkpointed.
 2. ``tether_fleet_push`` pushes that commit, only while this worker holds
    the unit with lease left for it, and never twice (the unit's trailer is
    looked for on the remote first).
@@ -65,9 +65,29 @@ QUEUE = "tether_fleet"
 WORKFLOW = "tether_fleet_unit"
 APP_NAME = "tether-fleet"
 # Every worker runs the same workflow code; one version lets any of them take any unit.
-APP_VERSION = "tether-fleet-3"
+APP_VERSION = "tether-fleet-4"
 # what a push may take at most; it starts only with this much lease (and a margin) left
 PUSH_SHARE = 0.4
+
+
+@dataclass(frozen=True)
+class PushOutcome:
+    """How a unit's push ended: one of these is set (checkpointed by DBOS as it is)."""
+
+    pushed: str | None = None  # the unit's commit on the remote branch now
+    conflict: str | None = None  # the branch moved and the commit does not rebase: stop
+    failure: str | None = None  # git failed for good: stop
+    gone: bool = False  # the project was removed: nothing to push
+
+
+@dataclass(frozen=True)
+class UnitEnd:
+    """How a unit's workflow ended: its signal line, its push, or why it stopped or skipped."""
+
+    line: str | None = None
+    pushed: str | None = None
+    stopped: str | None = None
+    skipped: str | None = None
 
 
 class RetryLaterError(Exception):
@@ -162,12 +182,12 @@ def _hold_reading(
 
 
 @DBOS.step(name="tether_fleet_run", **RETRIES)
-def _run(project: str, incarnation: str, generation: int, seq: int) -> dict[str, Any]:
+def _run(project: str, incarnation: str, generation: int, seq: int) -> UnitOutcome:
     ctx = _ctx()
     wid = DBOS.workflow_id or workflow_id(project, incarnation, generation, seq)
     why, found = _hold_reading(ctx, project, incarnation, generation, wid, starting=True)
     if why is not None or found is None:
-        return UnitOutcome("", 0, True, skipped=why or "removed").as_dict()
+        return UnitOutcome("", 0, True, skipped=why or "removed")
     spec = UnitSpec(
         project=project,
         repo=found.repo,
@@ -186,17 +206,17 @@ def _run(project: str, incarnation: str, generation: int, seq: int) -> dict[str,
     if outcome.commit is not None:
         with ctx.lock:
             ctx.made.add(outcome.commit)
-    return outcome.as_dict()
+    return outcome
 
 
 @DBOS.step(name="tether_fleet_push", **RETRIES)
-def _push(project: str, incarnation: str, outcome: dict[str, Any]) -> dict[str, Any]:
+def _push(project: str, incarnation: str, outcome: UnitOutcome) -> PushOutcome:
     return push_held_unit(_ctx(), project, incarnation, DBOS.workflow_id or "", outcome)
 
 
 def push_held_unit(
-    ctx: Context, project: str, incarnation: str, wid: str, outcome: dict[str, Any]
-) -> dict[str, Any]:
+    ctx: Context, project: str, incarnation: str, wid: str, unit: UnitOutcome
+) -> PushOutcome:
     """The unit's commit on the remote branch: ``pushed``, or ``conflict``/``failure``/``gone``.
 
     Fenced in the transaction that reads the project just before git runs:
@@ -208,9 +228,8 @@ def push_held_unit(
     """
     found = _project_before_push(ctx, project, incarnation, wid)
     if found is None:
-        return {"gone": True}
+        return PushOutcome(gone=True)
     timeout = ctx.push_timeout
-    unit = UnitOutcome.of(outcome)
     assert unit.commit is not None
     folder = ctx.workdir / project
     with ctx.lock:
@@ -222,12 +241,12 @@ def push_held_unit(
         made = git.UnitCommit(wid, unit.commit, unit.bundle)
         pushed = git.push_unit(folder, found.branch, made, timeout, first_try=first_try)
     except git.PushConflictError as exc:
-        return {"conflict": str(exc)}
+        return PushOutcome(conflict=str(exc))
     except git.TransientGitError as exc:
         raise RetryLaterError(str(exc)) from None
     except git.GitError as exc:
-        return {"failure": f"the unit's push failed: {exc}"}
-    return {"pushed": pushed}
+        return PushOutcome(failure=f"the unit's push failed: {exc}")
+    return PushOutcome(pushed=pushed)
 
 
 def _project_before_push(ctx: Context, project: str, incarnation: str, wid: str) -> Project | None:
@@ -291,7 +310,7 @@ def _stop(project: str, incarnation: str, reason: str) -> None:
 
 
 @DBOS.workflow(name=WORKFLOW)
-def fleet_unit(project: str, incarnation: str, generation: int, seq: int) -> dict[str, Any]:
+def fleet_unit(project: str, incarnation: str, generation: int, seq: int) -> UnitEnd:
     ctx = _ctx()
     wid = DBOS.workflow_id or ""
     with ctx.lock:
@@ -305,28 +324,28 @@ def fleet_unit(project: str, incarnation: str, generation: int, seq: int) -> dic
         last = exc.errors[-1] if exc.errors else exc
         reason = f"gave up after {exc.max_retries} attempts: {last}"
         _stop(project, incarnation, reason)
-        return {"stopped": reason}
+        return UnitEnd(stopped=reason)
     except Exception as exc:  # never a workflow left in ERROR: the project stops, says why
         reason = f"the unit failed: {type(exc).__name__}: {str(exc).strip()[:300]}"
         _stop(project, incarnation, reason)
-        return {"stopped": reason}
+        return UnitEnd(stopped=reason)
     finally:
         with ctx.lock:
             ctx.active.discard(wid)
 
 
-def _unit(project: str, incarnation: str, generation: int, seq: int) -> dict[str, Any]:
+def _unit(project: str, incarnation: str, generation: int, seq: int) -> UnitEnd:
     ctx = _ctx()
     wid = DBOS.workflow_id or ""
-    unit = UnitOutcome.of(_run(project, incarnation, generation, seq))
+    unit = _run(project, incarnation, generation, seq)
     if unit.skipped is not None:
-        return {"skipped": unit.skipped}
-    push: dict[str, Any] = {}
+        return UnitEnd(skipped=unit.skipped)
+    push = PushOutcome()
     if unit.commit is not None and unit.failure is None:
-        push = _push(project, incarnation, unit.as_dict())
-        if push.get("gone"):
-            return {"skipped": "removed"}
-    stop_reason = unit.failure or push.get("conflict") or push.get("failure")
+        push = _push(project, incarnation, unit)
+        if push.gone:
+            return UnitEnd(skipped="removed")
+    stop_reason = unit.failure or push.conflict or push.failure
     record = UnitRecord(
         project=project,
         seq=seq,
@@ -341,11 +360,11 @@ def _unit(project: str, incarnation: str, generation: int, seq: int) -> dict[str
         stop_reason=stop_reason,
     )
     if not _record_held(project, incarnation, record) or stop_reason:
-        return {"line": record.line, "stopped": stop_reason}
+        return UnitEnd(line=record.line, stopped=stop_reason)
     enqueue_unit(
         project, incarnation, generation, seq + 1, delay=ctx.poll_interval if unit.stop else None
     )
-    return {"line": unit.line, "pushed": push.get("pushed")}
+    return UnitEnd(line=unit.line, pushed=push.pushed)
 
 
 def enqueue_unit(

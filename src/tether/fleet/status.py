@@ -2,53 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
-
 from tether.config import Config
 from tether.fleet.fleet_db import FleetStore
+from tether.fleet.panel import FleetPanel, FleetStatus, FleetUnreadable, ProjectStatus, WorkerStatus
 from tether.fleet.places import Places, display
-
-
-@dataclass(frozen=True)
-class ProjectStatus:
-    name: str
-    repo: str
-    branch: str
-    state: str  # running | queued | waiting | paused | stopped
-    worker: str | None
-    unit_running_for: float | None  # seconds
-    last_line: str | None
-    last_exit: int | None
-    last_at: float | None
-    units_done: int
-    queue_depth: int  # units enqueued and ready, not started
-    next_look_scheduled: bool  # after a STOP: a unit delayed by [fleet] poll_interval
-    stopped_reason: str | None
-
-
-@dataclass(frozen=True)
-class WorkerStatus:
-    name: str  # the executor: the worker's name, or NAME.K for a worker of concurrency > 1
-    worker: str  # the `tether fleet worker --name` it belongs to
-    host: str
-    pid: int
-    alive: bool  # its lease is valid by the database server's clock
-    heartbeat_age: float
-    lease_left: float  # seconds of lease left (negative: ran out that long ago)
-    epoch: int
-    concurrency: int  # units it runs at once: always 1 (a worker runs one executor per unit)
-    recovered_by: str | None
-
-
-@dataclass(frozen=True)
-class FleetStatus:
-    database: str
-    workers: list[WorkerStatus]
-    projects: list[ProjectStatus]
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def queue_depths(places: Places) -> dict[str, dict[str, int]]:
@@ -139,7 +96,7 @@ def fleet_status(
     return FleetStatus(display(places.database), workers, projects)
 
 
-def status_panel(config: Config, *, now: float | None = None) -> dict[str, Any] | None:
+def status_panel(config: Config, *, now: float | None = None) -> FleetPanel | None:
     """The fleet as ``tether status`` shows it: None where this home knows no fleet.
 
     Read-only: no table is created and no database server is waited for; a
@@ -155,14 +112,12 @@ def status_panel(config: Config, *, now: float | None = None) -> dict[str, Any] 
     try:
         store = FleetStore.open(found.database, create=False)
         try:
-            return fleet_status(store, found, now=now).as_dict()
+            return fleet_status(store, found, now=now)
         finally:
             store.close()
     except FleetDatabaseError as exc:
-        return {"database": display(found.database), "error": str(exc)}
+        return FleetUnreadable(display(found.database), str(exc))
     except Exception as exc:  # a database without the fleet's tables, an odd URL
         first = str(exc).strip().splitlines()
-        return {
-            "database": display(found.database),
-            "error": f"cannot read the fleet: {first[0] if first else type(exc).__name__}",
-        }
+        why = first[0] if first else type(exc).__name__
+        return FleetUnreadable(display(found.database), f"cannot read the fleet: {why}")

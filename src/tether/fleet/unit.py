@@ -10,19 +10,17 @@ follows up. After it, what the unit changed is committed (pushed by the next
 step) and the loop's memory goes back to the database with the unit's record.
 
 ``run_unit`` never raises once the tick has begun: every way it ends is an
-``UnitOutcome`` (plain values, so a DBOS step can checkpoint it). Before the
-tick, ``NotYetError`` says a retry may cure it (the database or the remote
-could not be reached).
+``UnitOutcome`` (a frozen record of plain values: DBOS checkpoints it as it
+is). Before the tick, ``NotYetError`` says a retry may cure it (the database
+or the remote could not be reached).
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from tether.core.exit_codes import ExitCode
 from tether.fleet import git
@@ -66,14 +64,6 @@ class UnitOutcome:
     loop_state: str | None = None
     failure: str | None = None  # the project stops for a person, with this reason
     skipped: str | None = None  # the unit did not run (paused, stopped, removed)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def of(cls, data: Mapping[str, Any]) -> UnitOutcome:
-        runs = tuple(FleetRun(**r) for r in data.get("runs", ()))
-        return cls(**{**data, "runs": runs})
 
 
 def _reap_leftovers(conn: sqlite3.Connection) -> None:

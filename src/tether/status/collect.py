@@ -38,6 +38,7 @@ from tether.status.panels import (
 )
 
 if TYPE_CHECKING:
+    from tether.fleet.panel import FleetPanel
     from tether.store.runs import RunRow
 
 NEAR_BUDGET = 0.8  # a gate session this far into its call budget is shown
@@ -88,7 +89,7 @@ def collect(
     return look(config, now=now, options=options).as_dict()
 
 
-def fleet_panel(config: Config, moment: float) -> dict[str, Any] | None:
+def fleet_panel(config: Config, moment: float) -> FleetPanel | None:
     """The fleet's workers and projects, where this home knows a fleet (else None).
 
     Its database engine is loaded only then, so a status without a fleet pays nothing.

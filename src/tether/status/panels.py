@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from tether.fleet.panel import FleetPanel
     from tether.status.board import BoardPanel
 
 
@@ -265,7 +266,7 @@ class Status:
     rooms: list[OpenRoom]
     ended: list[EndedRun]
     # the fleet's own panel (tether.fleet.status), None: this home knows no fleet
-    fleet: dict[str, Any] | None
+    fleet: FleetPanel | None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -280,5 +281,5 @@ class Status:
             "ingest": self.ingest.as_dict(),
             "room": {"open": [r.as_dict() for r in self.rooms]},
             "ended": [r.as_dict() for r in self.ended],
-            "fleet": self.fleet,
+            "fleet": None if self.fleet is None else self.fleet.as_dict(),
         }

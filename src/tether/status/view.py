@@ -314,22 +314,24 @@ def ended(status: Status) -> list[Block]:
 
 
 def fleet(status: Status) -> list[Block]:
-    found = status.fleet  # the fleet's own document (tether.fleet.status)
+    from tether.fleet.panel import FleetUnreadable
+
+    found = status.fleet  # the fleet's own panel (tether.fleet.status)
     if found is None:
         return [_empty("no fleet in this home")]
-    if "error" in found:
-        return [_empty(f"{found['database']}: {found['error']}")]
-    alive = [w["name"] for w in found["workers"] if w["alive"]]
-    silent = [w["name"] for w in found["workers"] if not w["alive"]]
+    if isinstance(found, FleetUnreadable):
+        return [_empty(f"{found.database}: {found.error}")]
+    alive = [w.name for w in found.workers if w.alive]
+    silent = [w.name for w in found.workers if not w.alive]
     table = Table("project", "state", "worker", "units", "queued", "last signal line")
-    for p in found["projects"]:
-        line = p["stopped_reason"] if p["state"] == "stopped" else (p["last_line"] or "")
+    for p in found.projects:
+        line = (p.stopped_reason if p.state == "stopped" else p.last_line) or ""
         table.add_row(
-            p["name"],
-            p["state"],
-            p["worker"] or "",
-            str(p["units_done"]),
-            str(p["queue_depth"]),
+            p.name,
+            p.state,
+            p.worker or "",
+            str(p.units_done),
+            str(p.queue_depth),
             line,
         )
     head = Text.of(

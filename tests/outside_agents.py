@@ -17,12 +17,11 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 
-from tether.core import session_identity
-from tether.gate import newsession
+from tether.core import agent_tree, session_identity
 
 STILL_INSIDE = 97
 # Variables that tell tether it runs inside an agent or name the agent's session.
-AGENT_VARS = frozenset(session_identity.ALL_HARNESS_VARS) | frozenset(newsession.AGENT_ENV_MARKERS)
+AGENT_VARS = frozenset(session_identity.ALL_HARNESS_VARS) | frozenset(agent_tree.AGENT_ENV_MARKERS)
 
 _LAUNCH = """\
 import os, subprocess, sys, time
@@ -35,7 +34,7 @@ if os.fork() == 0:
         os._exit(0)  # the middle process: its child is orphaned, adopted by init
     while os.getppid() == middle:
         time.sleep(0.001)
-    from tether.gate.newsession import agent_ancestry
+    from tether.core.agent_tree import agent_ancestry
     why = agent_ancestry(os.getpid(), environ={})
     if why is not None:
         sys.stderr.write(f"still inside an agent's process tree: {why}\\n")

@@ -21,7 +21,7 @@ print(json.dumps([direct.stdout, [away.returncode, away.stdout, away.stderr]]))
 
 PROBE = """\
 import os, sys
-from tether.gate.newsession import agent_ancestry
+from tether.core.agent_tree import agent_ancestry
 print(agent_ancestry(os.getppid(), environ={}), sys.stdin.read(), os.getsid(0) == os.getpid())
 sys.stderr.write("to stderr")
 sys.exit(7)

@@ -3,7 +3,8 @@
 Releasing an ingest entry, approving a ticket, approving or rejecting an outbox
 proposal: each is a person's decision, so each refuses (exit 30) when the
 process runs inside an agent's process tree (a variable an agent sets, or an
-agent CLI among its ancestors: ``tether.gate.newsession.agent_ancestry``).
+agent CLI among its ancestors, or the run's sandbox around it: the one test,
+``tether.core.agent_tree.inside_agent``, which the gate's ``session new`` asks too).
 This is a second belt: inside the sandbox the state these actions write is
 read-only anyway.
 """
@@ -15,6 +16,7 @@ import os
 import socket
 from collections.abc import Mapping
 
+from tether.core.agent_tree import inside_agent
 from tether.core.errors import TetherError
 from tether.core.exit_codes import ExitCode
 
@@ -25,20 +27,6 @@ class HumanOnlyError(TetherError):
     exit_code = ExitCode.GATE_REFUSED
 
 
-def inside_agent(environ: Mapping[str, str] | None = None) -> str | None:
-    """Why this process counts as inside an agent's process tree, or None.
-
-    Inside a run's sandbox the answer is always yes, whatever the environment and
-    the process tree say (``env -i … setsid -f`` leaves both behind): the run's gate
-    socket is a mount point there that the agent cannot remove."""
-    from tether.gate.newsession import agent_ancestry
-    from tether.sandbox.spec import GATE_SOCKET
-
-    if GATE_SOCKET.exists():
-        return f"inside a run's sandbox ({GATE_SOCKET} is there)"
-    return agent_ancestry(environ=environ)
-
-
 def refuse_inside_agent(
     action: str,
     *,
@@ -46,7 +34,7 @@ def refuse_inside_agent(
     error: type[TetherError] = HumanOnlyError,
 ) -> None:
     """Raise ``error`` (exit 30) when ``tether ACTION`` runs inside an agent's process tree."""
-    inside = inside_agent(environ)
+    inside = inside_agent(environ=environ)
     if inside is not None:
         raise error(
             f"refused: `tether {action}` is a human action and runs inside an agent's "

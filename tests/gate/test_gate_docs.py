@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tether.gate import contracts, hook, hook_json, messages, newsession
+from tether.core import agent_tree
+from tether.gate import contracts, hook, hook_json, messages
 from tether.gate.counter import SessionStatus
 from tether.gate.plan import parse_plan
 
@@ -82,7 +83,7 @@ def test_the_hooks_page_lists_the_installed_events() -> None:
 
 def test_the_session_page_lists_the_agent_markers() -> None:
     page = _page("reference/session.md")
-    for name in newsession.AGENT_ENV_MARKERS:
+    for name in agent_tree.AGENT_ENV_MARKERS:
         assert f"`{name}`" in page
 
 

@@ -16,7 +16,7 @@ import pytest
 from tests.gate.gate_support import query, run_gate
 from tests.outside_agents import detached
 
-from tether.gate import newsession
+from tether.core import agent_tree
 from tether.gate.counter import session_status, set_session_budget
 from tether.gate.plan import PlanError, find_unit, parse_plan
 
@@ -266,7 +266,7 @@ def test_plan_errors_say_what_to_do(tmp_path: Path) -> None:
 
 
 def test_agent_ancestry_reads_variables_and_the_process_tree() -> None:
-    assert newsession.agent_ancestry(os.getpid(), {"CLAUDECODE": "1"}) == "CLAUDECODE is set"
-    assert newsession.agent_ancestry(os.getpid(), {"TETHER_RUN_ID": "r"}) == (
+    assert agent_tree.agent_ancestry(os.getpid(), {"CLAUDECODE": "1"}) == "CLAUDECODE is set"
+    assert agent_tree.agent_ancestry(os.getpid(), {"TETHER_RUN_ID": "r"}) == (
         "TETHER_RUN_ID is set"
     )

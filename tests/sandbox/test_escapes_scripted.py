@@ -136,6 +136,22 @@ def test_the_agent_cannot_approve_its_own_ticket(sandbox_project: SandboxProject
     assert "approved" not in ticket.read_text()
 
 
+def test_the_agent_cannot_take_a_new_session_id_even_with_its_traces_wiped(
+    sandbox_project: SandboxProject,
+) -> None:
+    """``env -i … setsid -f`` leaves no agent variable and no agent ancestor; the
+    run's sandbox still answers for it (the same test as a person's actions)."""
+    p = sandbox_project
+    take = f"{TETHER} session new --reason unit-boundary --plan plan.md --unit u1"
+    wiped = f"env -i PATH=/usr/bin:/bin setsid -f sh -c '{take} > took.txt 2>&1'"
+    p.configure([sh(f"{wiped}; while [ ! -s took.txt ]; do sleep 0.1; done; cat took.txt")])
+    done, record = p.run()
+    assert done.returncode == 0, done.stderr
+    took = p.results(record)[0]
+    assert "refused: `tether session new` runs inside an agent's process tree" in took, took
+    assert "inside a run's sandbox" in took, took
+
+
 @pytest.fixture
 def local_service() -> Iterator[tuple[int, list[str]]]:
     with serving() as service:

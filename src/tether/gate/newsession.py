@@ -20,8 +20,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from tether.core import process_tree
-from tether.core.agents import match_agent
+from tether.core.agent_tree import inside_agent
 from tether.core.project import default_call_budget
 from tether.gate import gate_db, plan
 from tether.gate.counter import status_row
@@ -31,35 +30,9 @@ REASON_USER = "user-request"
 REASONS = (REASON_UNIT, REASON_USER)
 HUMAN_REASONS = frozenset({REASON_USER})
 
-# Variables agent CLIs (and tether run) set for every process they start.
-AGENT_ENV_MARKERS = (
-    "TETHER_RUN_ID",
-    "CLAUDECODE",
-    "CLAUDE_CODE_SESSION_ID",
-    "CODEX_THREAD_ID",
-    "COPILOT_CLI",
-    "AI_AGENT",
-)
-
 
 class NewSessionRefusedError(Exception):
     """A new session id is not legitimate here; the message says why and what to do."""
-
-
-def agent_ancestry(
-    start_pid: int | None = None, environ: Mapping[str, str] | None = None
-) -> str | None:
-    """Why this process counts as inside an agent's process tree, or None."""
-    env = os.environ if environ is None else environ
-    for name in AGENT_ENV_MARKERS:
-        if env.get(name):
-            return f"{name} is set"
-    chain = process_tree.ancestors(os.getppid() if start_pid is None else start_pid)
-    for info in chain:
-        agent = match_agent(info.comm, info.argv)
-        if agent is not None:
-            return f"process {info.pid} ({agent}) is an ancestor"
-    return None
 
 
 def latest_context(conn: sqlite3.Connection) -> str | None:
@@ -166,7 +139,7 @@ def _refuse_from_agent_or_without_human(
     reason: str, tty: bool, start_pid: int | None, environ: Mapping[str, str] | None
 ) -> None:
     """An agent never takes a new id itself, and a user request needs a human at a terminal."""
-    inside = agent_ancestry(start_pid, environ)
+    inside = inside_agent(start_pid, environ)
     if inside is not None:
         raise NewSessionRefusedError(
             f"refused: `tether session new` runs inside an agent's process tree ({inside}). "

@@ -16,9 +16,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from tether.core.agent_tree import inside_agent
 from tether.core.errors import UsageError
 from tether.fs import fsync_dir
-from tether.human_only import inside_agent
 from tether.human_only import refuse_inside_agent as refuse_action
 from tether.ingest.bundle import Skipped, copy_bundle
 from tether.ingest.entry import HumanStopError, IngestRefusedError, now_stamp

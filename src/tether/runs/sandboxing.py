@@ -34,6 +34,7 @@ from pathlib import Path
 from tether.config import Config, Profile
 from tether.config.loop import LoopSettings
 from tether.config.schema import SandboxSettings as Settings
+from tether.core.agent_tree import GATE_SOCKET
 from tether.core.errors import ConfigError, TetherError
 from tether.core.exit_codes import ExitCode
 from tether.fs import atomic_write_json
@@ -46,7 +47,7 @@ from tether.sandbox.network import Refusal as HostRefusal
 from tether.sandbox.runtime import Sandbox, SandboxReport, Survivor
 
 __all__ = ["SandboxReport"]
-from tether.sandbox.spec import GATE_SOCKET, PRIVATE_ROOTS, SandboxSpec
+from tether.sandbox.spec import PRIVATE_ROOTS, SandboxSpec
 
 SECRETS = (".ssh", ".aws", ".config/gh", ".git-credentials", ".netrc", ".docker", ".gnupg")
 # per project: what runs later outside any sandbox, or configures tether itself

@@ -19,11 +19,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from tether.core.agent_tree import GATE_SOCKET
 from tether.sandbox import launcher
 from tether.sandbox.backend import Backend
 from tether.sandbox.hosts import Host
 from tether.sandbox.network import NetworkProxy, Refusal
-from tether.sandbox.spec import GATE_SOCKET, PROXY_SOCKET, Forward, SandboxSpec
+from tether.sandbox.spec import PROXY_SOCKET, Forward, SandboxSpec
 
 PROXY_PORTS = (3128, 3129, 8118, 18080)
 PROXY_VARIABLES = (

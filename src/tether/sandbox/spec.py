@@ -12,10 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# Inside every sandbox: the folder holding the sockets bound in from outside. Its
-# presence is also how a program tells it runs inside a tether sandbox.
-INSIDE_DIR = Path("/run/tether")
-GATE_SOCKET = INSIDE_DIR / "gate.sock"
+from tether.core.agent_tree import INSIDE_DIR
+
 PROXY_SOCKET = INSIDE_DIR / "proxy.sock"
 # Roots replaced by an empty private folder inside: other people's sockets
 # (tmux, ssh-agent, docker, the session bus) live there. What a run needs under

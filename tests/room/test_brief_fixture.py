@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from tests.wikigen import GenWiki, generate
@@ -17,9 +16,11 @@ def gen(tmp_path_factory: pytest.TempPathFactory) -> GenWiki:
     return generate(tmp_path_factory.mktemp("kb") / "kb", pages=300)
 
 
-@pytest.fixture
-def index(gen: GenWiki, tmp_path: Path) -> Index:
-    ix = Index.open(Wiki.open(gen.root), tmp_path)
+@pytest.fixture(scope="module")
+def index(gen: GenWiki, tmp_path_factory: pytest.TempPathFactory) -> Index:
+    # One index for the module: a brief only reads it, and its first brief embeds the
+    # 300 pages with the sentence model (seconds), which every later brief reuses.
+    ix = Index.open(Wiki.open(gen.root), tmp_path_factory.mktemp("index"))
     ix.update()
     return ix
 

@@ -19,6 +19,7 @@ the limits again must leave it.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,13 +123,15 @@ class _Collector(ast.NodeVisitor):
         self._function(node)
 
 
-def functions() -> list[Function]:
+@functools.cache
+def functions() -> tuple[Function, ...]:
+    """Every function in src/tether; parsed once, both tests read the same walk."""
     found: list[Function] = []
     for path in sorted((SRC / "tether").rglob("*.py")):
         collector = _Collector(path.relative_to(SRC / "tether").as_posix())
         collector.visit(ast.parse(path.read_text(encoding="utf-8"), str(path)))
         found.extend(collector.found)
-    return found
+    return tuple(found)
 
 
 def _describe(f: Function) -> str:

@@ -19,6 +19,7 @@ gone) must leave it, and no function may join it.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,12 +130,14 @@ def _visit(node: ast.AST, module: str, scope: list[str], found: list[Loose]) -> 
                 found.append(Loose(where, module, child.name, _signature(child)))
 
 
-def loose_functions() -> list[Loose]:
+@functools.cache
+def loose_functions() -> tuple[Loose, ...]:
+    """Every public function's loose edge; parsed once, the three tests read the same walk."""
     found: list[Loose] = []
     for path in sorted(PACKAGE.rglob("*.py")):
         module = path.relative_to(PACKAGE).as_posix()
         _visit(ast.parse(path.read_text(encoding="utf-8"), str(path)), module, [], found)
-    return found
+    return tuple(found)
 
 
 def _document_module_of(entry: str, module: str) -> bool:

@@ -88,7 +88,6 @@ SHRINKING: dict[str, str] = {
     # data crossing a package or module as a loose dict
     "room/room.py::room_data": _DOC + "room.json as it is written (from room/brief.py's Brief)",
     "room/state.py::Room.create": _DOC + "room.json, written as it is",
-    "wiki/vectors.py::load": _TODO + "a page's stored vectors",
 }
 
 

@@ -84,10 +84,14 @@ def test_the_best_matches_keep_half_of_b_against_the_neighbours(
     question = _question(gen, "hub")
     hits, _ = fused_hits(index, question, offline_signals())
     matches = [h.page.id for h in hits if h.score >= MATCH_CUTOFF * hits[0].score]
-    assert len(matches) >= 3
+    assert len(matches) >= 2
     brief = make_brief(index, question, budget)
     assert set(matches[: budget // 2]) <= {p.id for p in brief.pages}
     assert len(brief.pages) == budget and any(p.why == "neighbour" for p in brief.pages)
+    # the rule kept it: a weaker match listed below the neighbours that outrank it
+    listed = {p.id: p for p in brief.pages}
+    weakest = listed[matches[min(len(matches), budget // 2) - 1]]
+    assert any(p.why == "neighbour" and p.priority > weakest.priority for p in brief.pages)
     priorities = [p.priority for p in brief.pages]
     assert priorities == sorted(priorities, reverse=True)
 

@@ -94,7 +94,9 @@ def test_the_brief_embeds_a_candidate_once_and_again_only_when_it_changes(
         index.update()
         assert make_brief(index, question, 12).pages[0].title == "Callouts"
         pages = [t for t in asked if t != question]
-        assert len(pages) == 4 and len(set(pages)) == 4
+        # each page as two passages: what it is about, then its one section
+        assert len(pages) == 8 and len(set(pages)) == 8
+        assert "Callouts. Highlight a tip a warning or a note in a coloured box" in pages
         stored = index.conn.execute(
             "SELECT count(*) FROM vectors WHERE model = ?", (sentence.SENTENCE_MODEL.name,)
         ).fetchone()[0]
@@ -106,7 +108,9 @@ def test_the_brief_embeds_a_candidate_once_and_again_only_when_it_changes(
         index.update()
         asked.clear()
         make_brief(index, question, 12)
-        assert sorted(asked) == sorted([question, "Tables. Tables. Tables A grid of cells"])
+        assert sorted(asked) == sorted(
+            [question, "Tables. Tables. Tables A grid of cells", "Tables. A grid of cells"]
+        )
         # a page that is gone takes its vectors with it
         (root / "Refunds.md").unlink()
         index.update()

@@ -59,6 +59,12 @@ class Endpoint:
         url = self.url.rstrip("/")
         return url if url.endswith("/embeddings") else url + "/embeddings"
 
+    @property
+    def passages(self) -> bool:
+        # one vector per page: an endpoint is asked for the whole wiki, and a request per
+        # passage would multiply what it costs
+        return False
+
     def describe(self) -> str:
         return f"the embeddings endpoint {self.address} (model {self.model})"
 

@@ -114,6 +114,27 @@ def split_link(inner: str) -> tuple[str, str | None, str | None]:
     return path.strip(), (heading.strip() or None) if hash_ else None, shown if bar else None
 
 
+def sections(body: str) -> list[tuple[str | None, str]]:
+    """The body cut at its headings: (heading, the text under it up to the next heading),
+    the text before the first heading under ``None``; code and comments left out, as
+    everywhere a page is read."""
+    out: list[tuple[str | None, str]] = []
+    heading: str | None = None
+    text: list[str] = []
+    for line in _strip_code(body.splitlines()):
+        found = _HEADING.match(line)
+        if found is None:
+            if line.strip():
+                text.append(line.strip())
+            continue
+        if heading is not None or text:
+            out.append((heading, " ".join(text)))
+        heading, text = found.group(2).strip(), []
+    if heading is not None or text:
+        out.append((heading, " ".join(text)))
+    return out
+
+
 def _strip_code(lines: list[str]) -> list[str]:
     """The lines with fenced blocks, inline code and %% comments blanked (line count kept)."""
     out: list[str] = []

@@ -148,6 +148,7 @@ class WordVectors:
 
     name = "wordllama-l2_supercat-256"
     batch = 512
+    passages = False  # one row per page: the whole wiki's matrix
 
     def embed(self, texts: list[str]) -> NDArray[np.float32]:
         return embed(texts)

@@ -9,10 +9,13 @@ apart; a sentence model reads the words together. This is
 package folder without importing the package), its tokenizer in tether's own
 ``data`` folder (see ``data/NOTICE.md``): nothing is ever downloaded.
 
-It costs tens of milliseconds of CPU for a page (its ``page_text`` cut at
-``MAX_TOKENS``; ``bench/wiki.py`` prints the figure), far too much for every
-page of a large wiki on every question, so the brief only reads its best
-candidates with it (``tether.wiki.vectors.cosines``: a page embedded once is
+It reads a page as passages (``tether.wiki.vectors.page_passages``: what the
+page is about, then its sections in pieces, each cut at ``MAX_TOKENS``) and
+scores it by the whole and its best passage, so a page that answers in one of
+its sections is found by that section. A passage costs tens of milliseconds of
+CPU (``bench/wiki.py`` prints the figure per text), a page a few of them: far
+too much for every page of a large wiki on every question, so the brief only
+reads its best candidates with it (``tether.wiki.vectors.cosines``: a page embedded once is
 kept in the index until its file changes; ``tether wiki index --vectors``
 embeds every page ahead). Loading it (importing onnxruntime, reading the model)
 costs a few tenths of a second once per process.
@@ -118,8 +121,11 @@ def embed(texts: list[str]) -> NDArray[np.float32]:
 class SentenceModel:
     """The sentence model as an ``Embedder`` (``tether.wiki.vectors``)."""
 
-    name = "all-MiniLM-L6-v2-int8"
-    batch = 16  # texts embedded, then stored, together
+    # the vectors are per passage (``tether.wiki.vectors.page_passages``): a name of its
+    # own, so that no vector of a page read whole is taken for them
+    name = "all-MiniLM-L6-v2-int8-passages"
+    batch = 8  # pages embedded, then stored, together
+    passages = True
 
     def embed(self, texts: list[str]) -> NDArray[np.float32]:
         return embed(texts)

@@ -5,8 +5,8 @@ The brief compares a question with pages by vectors from more than one model
 candidates, or a user's embeddings endpoint). Each model's vectors live in the
 index's ``vectors`` table under the model's name, each with the hash of the
 page's bytes it was computed from (``files.hash``, which the update keeps) and
-the version of ``page_text`` (``TEXT_VERSION``): a page whose file did not
-change is never embedded again, finding the pages to embed is one query (no
+the version of ``page_text`` and ``page_passages`` (``TEXT_VERSION``): a page
+whose file did not change is never embedded again, finding the pages to embed is one query (no
 page text is built to compare), and a model change never mixes vectors of two
 models.
 
@@ -20,6 +20,13 @@ Two ways to fill it:
 - ``ensure``: only the pages asked for (a model too slow for the whole wiki
   scores a brief's candidates; what it embedded once is kept).
 
+A model whose ``passages`` is true (the sentence model) reads a page as
+several texts (``page_passages``: what the page is about, then its sections in
+pieces) and keeps one row per passage in the page's vector; a question's
+similarity to that page is the mean of its similarity to the whole (the first
+row) and to the best passage (``cosines``). A page that answers the question in
+one section of many then scores by that section, not only by its opening.
+
 Within a process, a synced model's matrix is kept per index file and generation.
 """
 
@@ -30,7 +37,10 @@ import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+
+from tether.wiki.page import sections
 
 if TYPE_CHECKING:
     import numpy as np
@@ -39,8 +49,13 @@ if TYPE_CHECKING:
     from tether.wiki.index_store import ProgressFn
 
 BODY_WORDS = 60  # the start of a page's text that goes into its vector
-# Part of every stored vector's digest: change it when ``page_text`` changes, and every
-# page is embedded again.
+# A passage holds at most this many words of a section (with the page's title and the
+# section's heading it fits the sentence model's 128 tokens), and a page at most this
+# many passages, its whole first: a long page costs no more than this many texts.
+PASSAGE_WORDS = 80
+MAX_PASSAGES = 16
+# Part of every stored vector's digest: change it when ``page_text`` or
+# ``page_passages`` changes, and every page is embedded again.
 TEXT_VERSION = "t1"
 _WORDS = re.compile(r"[^\W\d_][\w'-]*")
 _META_PREFIX = "vectors_generation:"
@@ -59,7 +74,13 @@ class Embedder(Protocol):
 
     @property
     def batch(self) -> int:
-        """How many texts one call to ``embed`` should get at most."""
+        """How many pages' texts one call to ``embed`` should get at most."""
+
+    @property
+    def passages(self) -> bool:
+        """Whether a page is read as its ``page_passages`` (one row each) rather than as
+        its ``page_text`` alone; only a model that scores candidates (``cosines``), not the
+        whole wiki (``nearest`` wants one row per page)."""
 
     def embed(self, texts: list[str]) -> NDArray[np.float32]:
         """One unit-length row per text (an empty text may give a zero row)."""
@@ -74,6 +95,39 @@ def page_text(
     return ". ".join(p.strip() for p in parts if p and p.strip())
 
 
+def page_passages(
+    title: str, aliases: list[str], description: str, headings: list[str], body: str = ""
+) -> list[str]:
+    """A page as passages: its ``page_text`` first, then each section in pieces of
+    ``PASSAGE_WORDS`` words under the page's title and the section's heading; at most
+    ``MAX_PASSAGES`` in all."""
+    out = [page_text(title, aliases, description, headings, body)]
+    for heading, text in sections(body):
+        words = _WORDS.findall(text)
+        named = [title] if heading is None or heading == title else [title, heading]
+        for start in range(0, max(len(words), 1), PASSAGE_WORDS):
+            piece = " ".join(words[start : start + PASSAGE_WORDS])
+            if piece or heading is not None:
+                out.append(". ".join(p for p in [*named, piece] if p))
+            if len(out) >= MAX_PASSAGES:
+                return out
+    return out
+
+
+@dataclass(frozen=True)
+class PageVectors:
+    """A page's stored vector by one model: one row, or one per passage (the whole page's
+    first) for a model that reads passages."""
+
+    rows: NDArray[np.float32]  # (passages, the model's dimensions)
+
+    def similarity(self, question: NDArray[np.float32]) -> float:
+        """The cosine similarity to the ``question`` vector: with passages, the mean of the
+        whole page's and the best passage's."""
+        found = self.rows @ question
+        return float(found[0] + found.max()) / 2
+
+
 def _generation(conn: sqlite3.Connection) -> int:
     row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
     return int(row[0]) if row else 0
@@ -85,8 +139,11 @@ _TEXT_QUERY = (
 )
 
 
-def _texts(conn: sqlite3.Connection, paths: Sequence[str] | None) -> dict[str, str]:
-    """path -> ``page_text`` for ``paths`` (None: every page)."""
+def _texts(
+    conn: sqlite3.Connection, paths: Sequence[str] | None, passages: bool
+) -> dict[str, list[str]]:
+    """path -> its texts for ``paths`` (None: every page): ``page_passages`` with
+    ``passages``, else ``page_text`` alone."""
     if paths is None:
         found = conn.execute(_TEXT_QUERY).fetchall()
     else:
@@ -95,10 +152,17 @@ def _texts(conn: sqlite3.Connection, paths: Sequence[str] | None) -> dict[str, s
             chunk = paths[start : start + _CHUNK]
             marks = ",".join("?" * len(chunk))
             found += conn.execute(f"{_TEXT_QUERY} WHERE p.path IN ({marks})", chunk).fetchall()
+    read = page_passages if passages else _one_text
     return {
-        path: page_text(title, json.loads(aliases), description, json.loads(headings), body)
+        path: read(title, json.loads(aliases), description, json.loads(headings), body)
         for path, title, aliases, description, headings, body in found
     }
+
+
+def _one_text(
+    title: str, aliases: list[str], description: str, headings: list[str], body: str
+) -> list[str]:
+    return [page_text(title, aliases, description, headings, body)]
 
 
 _STALE_QUERY = (
@@ -137,15 +201,17 @@ def _embed_and_store(
     it is done (``progress`` is told the pages done and the total after each).
 
     Texts of about the same length go together (a model that pads a batch to its
-    longest text then wastes little)."""
-    texts = _texts(conn, sorted(stale))
-    paths = sorted(texts, key=lambda p: len(texts[p]))
+    longest text then wastes little). A page's rows (one per text) are kept as one
+    vector."""
+    texts = _texts(conn, sorted(stale), embedder.passages)
+    paths = sorted(texts, key=lambda p: sum(len(t) for t in texts[p]))
     for start in range(0, len(paths), embedder.batch):
         chunk = paths[start : start + embedder.batch]
-        vectors = embedder.embed([texts[p] for p in chunk])
-        rows = [
-            (p, embedder.name, stale[p], v.tobytes()) for p, v in zip(chunk, vectors, strict=True)
-        ]
+        vectors = embedder.embed([t for p in chunk for t in texts[p]])
+        rows, at = [], 0
+        for p in chunk:
+            rows.append((p, embedder.name, stale[p], vectors[at : at + len(texts[p])].tobytes()))
+            at += len(texts[p])
         conn.execute("BEGIN IMMEDIATE")
         try:
             conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
@@ -196,12 +262,15 @@ def ensure(
     return len(stale)
 
 
-def load(conn: sqlite3.Connection, model: str, paths: Iterable[str]) -> dict[str, Any]:
-    """path -> stored vector by ``model`` of ``paths`` (those it has)."""
+def load(
+    conn: sqlite3.Connection, model: str, paths: Iterable[str], dim: int
+) -> dict[str, PageVectors]:
+    """path -> stored vector by ``model`` of ``paths`` (those it has, in rows of ``dim``
+    values; a vector of another width is left out)."""
     import numpy as np
 
     wanted = list(paths)
-    out: dict[str, Any] = {}
+    out: dict[str, PageVectors] = {}
     for start in range(0, len(wanted), _CHUNK):
         chunk = wanted[start : start + _CHUNK]
         marks = ",".join("?" * len(chunk))
@@ -209,7 +278,9 @@ def load(conn: sqlite3.Connection, model: str, paths: Iterable[str]) -> dict[str
             f"SELECT path, vec FROM vectors WHERE model = ? AND path IN ({marks})",  # noqa: S608
             [model, *chunk],
         ):
-            out[path] = np.frombuffer(blob, dtype=np.float32)
+            values = np.frombuffer(blob, dtype=np.float32)
+            if dim > 0 and values.size and values.size % dim == 0:
+                out[path] = PageVectors(values.reshape(-1, dim))
     return out
 
 
@@ -283,11 +354,9 @@ def cosines(
     paths: Iterable[str],
 ) -> dict[str, float]:
     """The cosine similarity of the ``question`` vector and each of ``paths`` by
-    ``embedder``, embedding those not embedded yet (or changed) first."""
+    ``embedder`` (``PageVectors.similarity``: by passages, the mean of the whole page's
+    and the best passage's), embedding those not embedded yet (or changed) first."""
     wanted = list(paths)
     ensure(conn, embedder, wanted)
-    return {
-        path: float(vector @ question)
-        for path, vector in load(conn, embedder.name, wanted).items()
-        if vector.shape == question.shape
-    }
+    stored = load(conn, embedder.name, wanted, question.shape[0])
+    return {path: vectors.similarity(question) for path, vectors in stored.items()}

@@ -247,7 +247,8 @@ def _model_costs(root: Path) -> None:
         print(
             f"{label}: import, load and first question {first * 1000:.0f} ms "
             f"({first_cpu * 1000:.0f} ms CPU) in a fresh process; "
-            f"{per_page * 1000:.1f} ms CPU per page"
+            f"{per_page * 1000:.1f} ms CPU per text (the sentence model reads a page as up "
+            f"to 16 passages)"
         )
 
 

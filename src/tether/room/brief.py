@@ -17,10 +17,11 @@ vectors of the question and of every page's names, description, headings and
 opening (``tether.wiki.semantic``), cheap enough for the whole wiki, so a
 question in the user's own words finds a page that shares none of them; and a
 sentence model (``tether.wiki.sentence``) that reads the question and those
-candidates as sentences and weighs most. A user's embeddings endpoint
-(``[wiki] embeddings``, ``tether.wiki.endpoint``) takes the place of both
-vector signals; when it fails, the brief uses the offline ones and says so in
-its ``notes``.
+candidates as sentences and weighs most (a page as passages, its summary and its
+sections, scored by the whole and its best passage: ``tether.wiki.vectors``). A
+user's embeddings endpoint (``[wiki] embeddings``, ``tether.wiki.endpoint``) takes the
+place of both vector signals; when it fails, the brief uses the offline ones and says
+so in its ``notes``.
 
 Priorities: a match scores the square of its fused score relative to the best
 match (1.0 for the best). A seed episode (one of the two best-matching episode pages, if it
@@ -211,8 +212,9 @@ def fused_hits(index: Index, question: str, signals: Signals) -> tuple[list[Hit]
     ``BM25_SHARE * b + NEAREST_SHARE * n + SENTENCE_SHARE * s``: ``b`` its bm25
     relative to the best hit (0 when bm25 does not find it), ``n`` how far its
     cosine similarity by ``signals.nearest`` lies above the wiki's mean, relative
-    to the nearest page, ``s`` how far its cosine similarity by
-    ``signals.sentence`` lies above the candidates' mean, relative to the most
+    to the nearest page, ``s`` how far its similarity by
+    ``signals.sentence`` (``Index.cosines``: by passages, the mean of the whole page's
+    and the best passage's cosine) lies above the candidates' mean, relative to the most
     similar candidate; a candidate bm25 did not find counts ``SEMANTIC_ONLY_WEIGHT``
     of that.
     """

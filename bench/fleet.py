@@ -6,9 +6,13 @@ wall time until every project has stopped, the speed-up against one worker,
 and the fleet's overhead: the worker time that is not an agent's run (dequeue,
 fetch of the kept clone, tick, commit and push, records, each project's
 closing STOP tick, and idle workers at the end) against the runs' own time:
-(wall x workers - sum of run times) / sum of run times. The machine's load
-average is printed before and after: the figures are only as good as the
-cores that were free.
+(wall x workers - sum of run times) / sum of run times. And the CPU time
+per unit, counted rather than timed (so less at the mercy of the machine's
+load): every process of the workers' whole lives (their start and stop
+included: executors, agents, sandboxes, git) and of the PostgreSQL server
+(the benchmark's own polling of the tables included), over the units that
+ran an agent. The machine's load average is printed before and after: the
+wall figures are only as good as the cores that were free.
 
 Goals: speed-up >= 3.2x at 4 workers; overhead <= 10% of the runs' own time.
 
@@ -38,13 +42,27 @@ from tether.fleet.fleet_db import FleetDatabaseError, FleetStore
 from tether.fleet.places import sqlalchemy_url
 
 
-def one(root: Path, url: str, projects: int, units: int, workers: int) -> dict[str, float]:
+def _cpu_seconds(server_pid: int) -> float:
+    """CPU seconds of this process's reaped children and of the database server's processes."""
+    import os
+
+    mine = os.times()
+    fields = Path(f"/proc/{server_pid}/stat").read_text().rpartition(")")[2].split()
+    # utime, stime, cutime, cstime: fields 14-17 of proc_pid_stat(5); the line after ")" starts at 3
+    server = sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    return mine.children_user + mine.children_system + server
+
+
+def one(
+    root: Path, url: str, projects: int, units: int, workers: int, server_pid: int
+) -> dict[str, float]:
     made = [
         make_project(root / "repos", f"p{i:02d}", units=units, steps=2, step_delay=0.5)
         for i in range(projects)
     ]
     fleet = Fleet(root / "machine", url)
     names = [p.name for p in made]
+    cpu_before = _cpu_seconds(server_pid)
     try:
         # workers first, so that their start (DBOS launch, schema) is not timed
         for n in range(workers):
@@ -58,6 +76,7 @@ def one(root: Path, url: str, projects: int, units: int, workers: int) -> dict[s
         store.close()
     finally:
         fleet.stop_all()
+    cpu = _cpu_seconds(server_pid) - cpu_before  # the server's backends of the workers are reaped
     store = FleetStore.open(sqlalchemy_url(url))
     run_times: list[float] = []
     try:
@@ -73,6 +92,7 @@ def one(root: Path, url: str, projects: int, units: int, workers: int) -> dict[s
         "run": statistics.median(run_times),
         "run_total": sum(run_times),
         "units": float(len(run_times)),
+        "cpu": cpu,
     }
 
 
@@ -120,21 +140,22 @@ def main() -> None:
     try:
         for n in counts:
             with tempfile.TemporaryDirectory(prefix="tether-bench-fleet-") as tmp:
-                results[n] = one(Path(tmp), server.url(f"bench_{n}"), args.projects, args.units, n)
+                url = server.url(f"bench_{n}")
+                results[n] = one(Path(tmp), url, args.projects, args.units, n, server.pid())
     finally:
         server.stop()
     base = results[counts[0]]["wall"]
     print(f"fleet: {args.projects} projects x {args.units} units, scripted agent ~1 s per unit")
     print(
         f"{'workers':>7} {'units':>5} {'wall s':>7} {'speed-up':>8} {'median run s':>12} "
-        f"{'overhead':>8}"
+        f"{'overhead':>8} {'CPU s/unit':>10}"
     )
     for n in counts:
         r = results[n]
         overhead = (r["wall"] * n - r["run_total"]) / r["run_total"]
         print(
             f"{n:>7} {r['units']:>5.0f} {r['wall']:>7.1f} {base / r['wall']:>7.2f}x "
-            f"{r['run']:>12.2f} {overhead:>7.0%}"
+            f"{r['run']:>12.2f} {overhead:>7.0%} {r['cpu'] / r['units']:>10.2f}"
         )
     print("goals: speed-up >= 3.2x at 4 workers; overhead <= 10% of the runs' own time")
     print(f"load average (1, 5, 15 min) before: {before}; after: {_load()}")

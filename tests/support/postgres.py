@@ -34,6 +34,10 @@ class Postgres:
     def url(self, database: str = "tether_fleet") -> str:
         return f"postgresql://postgres@/{database}?host={self.folder}&port={self.port}"
 
+    def pid(self) -> int:
+        """The server's main process (the first line of ``postmaster.pid``)."""
+        return int((self.folder / "data" / "postmaster.pid").read_text().split()[0])
+
     def halt(self) -> None:
         """Stop the server, keeping its data: the database is down until ``restart``."""
         subprocess.run(

@@ -17,14 +17,16 @@
    while it waits) run before the record is tried once more.
 
 Then the successor is enqueued: at once after CONTINUE, after the poll
-interval after a STOP. Workflow ids are deterministic per project
-incarnation (``tether-fleet:PROJECT:INCARNATION:GENERATION:SEQ``): an enqueue
-repeated by a recovered workflow or by two workers kicking the same project
-attaches to the one workflow. Transient database and git errors are retried by
-DBOS with backoff; when the retries run out, or on a permanent error, the
-project stops with the reason. A worker that finds it was fenced (another took
-over its units) writes nothing more: its executions wait for the process to
-end (``tether.fleet.executor`` exits and its supervisor starts it again).
+interval after a STOP (a unit whose step also took the closing look is
+recorded as two units of the chain, ``UnitRecord.next_seq``). Workflow ids are
+deterministic per project incarnation
+(``tether-fleet:PROJECT:INCARNATION:GENERATION:SEQ``): an enqueue repeated by a
+recovered workflow or by two workers kicking the same project attaches to the
+one workflow. Transient database and git errors are retried by DBOS with
+backoff; when the retries run out, or on a permanent error, the project stops
+with the reason. A worker that finds it was fenced (another took over its
+units) writes nothing more: its executions wait for the process to end
+(``tether.fleet.executor`` exits and its supervisor starts it again).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from tether.fleet.fleet_db import (
     UnitRecord,
     project_of,
 )
+from tether.fleet.held import HeldFiles
 from tether.fleet.leases import (
     Lease,
     LeaseShortError,
@@ -65,7 +68,7 @@ QUEUE = "tether_fleet"
 WORKFLOW = "tether_fleet_unit"
 APP_NAME = "tether-fleet"
 # Every worker runs the same workflow code; one version lets any of them take any unit.
-APP_VERSION = "tether-fleet-4"
+APP_VERSION = "tether-fleet-5"
 # what a push may take at most; it starts only with this much lease (and a margin) left
 PUSH_SHARE = 0.4
 
@@ -119,6 +122,7 @@ class Context:
     lease_seconds: float
     mirror: Mirror
     datasource: SQLAlchemyDatasource | None = None
+    held: HeldFiles = field(default_factory=HeldFiles)  # the homes' SQLite files, kept open
     fenced: threading.Event = field(default_factory=threading.Event)
     active: set[str] = field(default_factory=set)
     # commits this process made, and those it has tried to push (a first push skips the look)
@@ -200,7 +204,7 @@ def _run(project: str, incarnation: str, generation: int, seq: int) -> UnitOutco
         loop_state=found.loop_state,
     )
     try:
-        outcome = run_unit(spec, ctx.store, ctx.mirror)
+        outcome = run_unit(spec, ctx.store, ctx.mirror, ctx.held)
     except NotYetError as exc:
         raise RetryLaterError(str(exc)) from None
     if outcome.commit is not None:
@@ -358,13 +362,13 @@ def _unit(project: str, incarnation: str, generation: int, seq: int) -> UnitEnd:
         runs=unit.runs,
         loop_state=unit.loop_state,
         stop_reason=stop_reason,
+        closing=None if stop_reason else unit.closing,
     )
     if not _record_held(project, incarnation, record) or stop_reason:
         return UnitEnd(line=record.line, stopped=stop_reason)
-    enqueue_unit(
-        project, incarnation, generation, seq + 1, delay=ctx.poll_interval if unit.stop else None
-    )
-    return UnitEnd(line=unit.line, pushed=push.pushed)
+    delay = ctx.poll_interval if unit.stop else None
+    enqueue_unit(project, incarnation, generation, record.next_seq, delay=delay)
+    return UnitEnd(line=record.closing[0] if record.closing else unit.line, pushed=push.pushed)
 
 
 def enqueue_unit(

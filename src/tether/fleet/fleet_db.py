@@ -107,6 +107,13 @@ class UnitRecord:
     runs: tuple[FleetRun, ...] = ()
     loop_state: str | None = None
     stop_reason: str | None = None  # the project stops for a person, with this reason
+    # the closing look that ran in this unit (line, exit code): recorded as unit ``seq + 1``
+    closing: tuple[str, int] | None = None
+
+    @property
+    def next_seq(self) -> int:
+        """The sequence number of the chain's next unit."""
+        return self.seq + (1 if self.closing is None else 2)
 
 
 # what PostgreSQL reports when two sessions create the same table at the same moment

@@ -21,10 +21,12 @@ import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tether.core.exit_codes import ExitCode
 from tether.fleet import git
 from tether.fleet.fleet_db import FleetDatabaseError, FleetRun, FleetStore
+from tether.fleet.held import HeldFiles
 from tether.fleet.mirror import (
     Mirror,
     adopt_orphans,
@@ -33,6 +35,10 @@ from tether.fleet.mirror import (
     local_run_ids,
     recorded_runs,
 )
+
+if TYPE_CHECKING:
+    from tether.loop.context import Loop
+    from tether.loop.tick import TickResult
 
 
 class NotYetError(Exception):
@@ -64,6 +70,8 @@ class UnitOutcome:
     loop_state: str | None = None
     failure: str | None = None  # the project stops for a person, with this reason
     skipped: str | None = None  # the unit did not run (paused, stopped, removed)
+    # the closing look's signal line and exit code, when it came in this unit (see ``_ticks``)
+    closing: tuple[str, int] | None = None
 
 
 def _reap_leftovers(conn: sqlite3.Connection) -> None:
@@ -105,28 +113,33 @@ def prepare(spec: UnitSpec, store: FleetStore) -> tuple[str, set[str], list[str]
     return head, before, adopted
 
 
-def run_unit(spec: UnitSpec, store: FleetStore, mirror: Mirror) -> UnitOutcome:
+def run_unit(spec: UnitSpec, store: FleetStore, mirror: Mirror, held: HeldFiles) -> UnitOutcome:
     """Tick once in the project's clone (recovering what a dead worker left), commit."""
     from tether.loop.context import open_loop
-    from tether.loop.tick import tick
     from tether.loop.tick_memory import export_memory, import_memory
     from tether.store import state_db as db
 
+    held.hold(spec.state_home)
     base, before, adopted = prepare(spec, store)
+    held.hold(spec.state_home)  # a first unit: the files exist now
     env = dict(os.environ)
     env["TETHER_HOME"] = str(spec.state_home)
     for name in ("TETHER_SESSION_ID", "TETHER_RUN_ID"):
         env.pop(name, None)
     line, code, stop, memory = "", 0, False, None
     failure: str | None = None
+    closing: tuple[str, int] | None = None
     mirror.watch(spec.project, spec.state_home)
     try:
         loop = open_loop(spec.clone, env=env)
         try:
             if spec.loop_state:
                 import_memory(loop.conn, loop.scope, spec.loop_state)
-            result = tick(loop)
-            line, code, stop = result.line, int(result.exit_code), result.signal.is_stop
+            result, last = _ticks(loop)
+            line, code = result.line, int(result.exit_code)
+            stop = last.signal.is_stop
+            if last is not result:
+                closing = (last.line, int(last.exit_code))
             memory = export_memory(loop.conn, loop.scope)
         finally:
             loop.close()
@@ -153,14 +166,48 @@ def run_unit(spec: UnitSpec, store: FleetStore, mirror: Mirror) -> UnitOutcome:
     did_work = bool(started - set(adopted))
     if failure is not None:
         return _failed(failure, runs, did_work)
-    message = f"tether fleet: {spec.project} unit {spec.seq} ({spec.worker})\n\n{line}\n"
+    lines = line if closing is None else f"{line}\n{closing[0]}"
+    message = f"tether fleet: {spec.project} unit {spec.seq} ({spec.worker})\n\n{lines}\n"
     try:
         made = git.commit_unit(spec.clone, message, spec.workflow_id, base, agent_ran=did_work)
     except git.GitError as exc:
         failure = f"the unit's commit failed: {exc}"
         return _failed(failure, runs, did_work)
     commit, packed = made if made is not None else (None, None)
-    return UnitOutcome(line, code, stop, runs, did_work, commit, packed, memory)
+    return UnitOutcome(line, code, stop, runs, did_work, commit, packed, memory, closing=closing)
+
+
+def _ticks(loop: Loop) -> tuple[TickResult, TickResult]:
+    """The unit's tick, and the closing look when it may come in the same unit.
+
+    After a tick whose agent ran, the project's chain would need one more
+    unit only to look once more and say STOP: a whole unit (the queue, the
+    fetch, the records) for a tick that runs no agent. When level 1 has
+    nothing left (looked at without running BLOCKED checks, and no BLOCKED
+    ticket at all, so that look cannot miss a check that would pass now), the
+    next tick can only end at level 2 (STOP, or CONTINUE with new tickets and
+    no agent): it runs here, as the unit ``seq + 1`` of the chain. Only a
+    WAITING date or a routine falling due in the milliseconds between the two
+    looks could still start an agent in it, which is then recorded with the
+    unit like any run.
+    """
+    from tether.board import State
+    from tether.loop.level1 import scan
+    from tether.loop.tick import tick
+
+    result = tick(loop)
+    dispatched = result.dispatched
+    if (
+        result.signal.is_stop
+        or dispatched is None
+        or dispatched.cancelled
+        or dispatched.demonstration
+    ):
+        return result, result
+    view = loop.board.load()
+    if view.in_state(State.BLOCKED) or scan(loop, view, dry_run=True, run_checks=False).work:
+        return result, result
+    return result, tick(loop)
 
 
 def _failed(failure: str, runs: tuple[FleetRun, ...], did_work: bool) -> UnitOutcome:

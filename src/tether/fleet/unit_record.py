@@ -34,17 +34,25 @@ def record_unit(conn: sa.Connection | Any, dialect: str, record: UnitRecord) -> 
     if not held:
         return held
     now = time.time()
+    said = [(record.seq, record.line, record.exit_code)]
+    if record.closing is not None:
+        said.append((record.seq + 1, *record.closing))  # the closing look, in this workflow
     conn.execute(
-        signals.insert().values(
-            project=record.project,
-            seq=record.seq,
-            worker=record.worker,
-            at=now,
-            line=record.line,
-            exit_code=record.exit_code,
-            workflow_id=record.workflow_id,
-        )
+        signals.insert(),
+        [
+            {
+                "project": record.project,
+                "seq": seq,
+                "worker": record.worker,
+                "at": now,
+                "line": line,
+                "exit_code": code,
+                "workflow_id": record.workflow_id,
+            }
+            for seq, line, code in said
+        ],
     )
+    last_line, last_exit = said[-1][1:]
     for run in record.runs:
         conn.execute(runs.delete().where(runs.c.run_id == run.run_id))
         conn.execute(runs.insert().values(**asdict(run)))
@@ -55,10 +63,10 @@ def record_unit(conn: sa.Connection | Any, dialect: str, record: UnitRecord) -> 
         "unit_started_at": None,
         "holder_workflow": None,
         "holder_epoch": None,
-        "last_line": record.line,
-        "last_exit": record.exit_code,
+        "last_line": last_line,
+        "last_exit": last_exit,
         "last_at": now,
-        "next_seq": greatest(projects.c.next_seq, record.seq + 1),
+        "next_seq": greatest(projects.c.next_seq, record.next_seq),
         "units_done": projects.c.units_done + (1 if record.did_work else 0),
     }
     if record.loop_state is not None:

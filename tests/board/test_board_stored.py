@@ -325,6 +325,7 @@ def _child(tmp_path: Path, *, read_only_home: bool = False) -> dict[str, Any]:
     return result
 
 
+@pytest.mark.slow  # sits out the real 2 s settle window (stored.RACY_NS)
 def test_real_processes_share_the_cache_and_see_an_edit(tmp_path: Path) -> None:
     board = Board(tmp_path / "tickets")
     board.ensure()
@@ -337,6 +338,7 @@ def test_real_processes_share_the_cache_and_see_an_edit(tmp_path: Path) -> None:
     assert "tocket 2" in titles and "ticket 2" not in titles
 
 
+@pytest.mark.slow  # sits out the real 2 s settle window (stored.RACY_NS)
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 def test_a_read_only_home_is_not_written_and_the_board_is_right(tmp_path: Path) -> None:
     """As inside an agent's sandbox: the home is mounted read-only."""

@@ -154,6 +154,7 @@ def test_limit_check_falls_back_to_the_stream_bound() -> None:
     assert check.after(events[-1], ledger) is RunStatus.ITERATION_LIMIT
 
 
+@pytest.mark.slow  # waits out a 2 s --timeout; the kill itself stays quick (the test above)
 def test_sigterm_ignoring_agent_at_the_iteration_limit_is_killed(project: Project) -> None:
     # It hangs inside step 3 (no hook answer ends it), so only signals can end
     # it at the timeout; it shrugs off SIGTERM.

@@ -63,23 +63,6 @@ def pytest_configure(config: pytest.Config) -> None:
         _compile_tether()
 
 
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """``-n auto`` for the quick tier (``-m "not slow"``): two workers per core.
-
-    Its tests spend about half their time waiting for the processes they start
-    (``tether``, the scripted agent, the gate, git): measured on the 2-core machine,
-    248 s of CPU in 239 s of wall with one worker per core. A second worker per core
-    runs while the first waits. Every other session keeps xdist's one per core: the
-    slow tier's agent CLIs, Chromium and PostgreSQL keep a core busy themselves.
-    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when it is set.
-    """
-    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
-        return None  # xdist's own hook reads it
-    if str(config.option.markexpr).split() != ["not", "slow"]:
-        return None
-    return 2 * len(os.sched_getaffinity(0))
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # A test that drives a real agent CLI takes seconds at least: it is in the slow tier.
     for item in items:

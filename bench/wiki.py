@@ -236,7 +236,10 @@ print(json.dumps([first, first_cpu, (time.process_time() - c0) / len(texts)]))
 def _model_costs(root: Path) -> None:
     import json
 
-    for label, module in (("word vectors", "semantic"), ("sentence model", "sentence")):
+    for label, module, note in (
+        ("word vectors", "semantic", ""),
+        ("sentence model", "sentence", " (it reads a page as up to 16 passages)"),
+    ):
         done = subprocess.run(
             [sys.executable, "-c", _MODEL_COST.format(module=module), str(root / "wiki")],
             capture_output=True,
@@ -247,8 +250,7 @@ def _model_costs(root: Path) -> None:
         print(
             f"{label}: import, load and first question {first * 1000:.0f} ms "
             f"({first_cpu * 1000:.0f} ms CPU) in a fresh process; "
-            f"{per_page * 1000:.1f} ms CPU per text (the sentence model reads a page as up "
-            f"to 16 passages)"
+            f"{per_page * 1000:.1f} ms CPU per text{note}"
         )
 
 

@@ -50,7 +50,6 @@ from tether.fleet.fleet_db import (
     UnitRecord,
     project_of,
 )
-from tether.fleet.held import HeldFiles
 from tether.fleet.leases import (
     Lease,
     LeaseShortError,
@@ -122,7 +121,6 @@ class Context:
     lease_seconds: float
     mirror: Mirror
     datasource: SQLAlchemyDatasource | None = None
-    held: HeldFiles = field(default_factory=HeldFiles)  # the homes' SQLite files, kept open
     fenced: threading.Event = field(default_factory=threading.Event)
     active: set[str] = field(default_factory=set)
     # commits this process made, and those it has tried to push (a first push skips the look)
@@ -204,7 +202,7 @@ def _run(project: str, incarnation: str, generation: int, seq: int) -> UnitOutco
         loop_state=found.loop_state,
     )
     try:
-        outcome = run_unit(spec, ctx.store, ctx.mirror, ctx.held)
+        outcome = run_unit(spec, ctx.store, ctx.mirror)
     except NotYetError as exc:
         raise RetryLaterError(str(exc)) from None
     if outcome.commit is not None:

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 from tether.core.exit_codes import ExitCode
 from tether.fleet import git
 from tether.fleet.fleet_db import FleetDatabaseError, FleetRun, FleetStore
-from tether.fleet.held import HeldFiles
 from tether.fleet.mirror import (
     Mirror,
     adopt_orphans,
@@ -113,15 +112,13 @@ def prepare(spec: UnitSpec, store: FleetStore) -> tuple[str, set[str], list[str]
     return head, before, adopted
 
 
-def run_unit(spec: UnitSpec, store: FleetStore, mirror: Mirror, held: HeldFiles) -> UnitOutcome:
+def run_unit(spec: UnitSpec, store: FleetStore, mirror: Mirror) -> UnitOutcome:
     """Tick once in the project's clone (recovering what a dead worker left), commit."""
     from tether.loop.context import open_loop
     from tether.loop.tick_memory import export_memory, import_memory
     from tether.store import state_db as db
 
-    held.hold(spec.state_home)
     base, before, adopted = prepare(spec, store)
-    held.hold(spec.state_home)  # a first unit: the files exist now
     env = dict(os.environ)
     env["TETHER_HOME"] = str(spec.state_home)
     for name in ("TETHER_SESSION_ID", "TETHER_RUN_ID"):

@@ -183,7 +183,7 @@ class Tmux:
         """Type ``text`` into the pane and press Enter once the pane has read the text."""
         before = self._screen(pane_id)
         self._run("send-keys", "-t", pane_id, "-l", "--", text)
-        typed = self._changed_from(pane_id, before, ECHO_WAIT_S)
+        typed = self._still(pane_id, self._changed_from(pane_id, before, ECHO_WAIT_S))
         time.sleep(SETTLE_S)
         for _ in range(ENTER_TRIES):
             self._run("send-keys", "-t", pane_id, "Enter")
@@ -195,9 +195,18 @@ class Tmux:
         return self._run("capture-pane", "-p", "-t", pane_id).stdout
 
     def _screen(self, pane_id: str) -> tuple[str, str]:
-        """The pane's cursor and text: an Enter a shell took moves the cursor only."""
-        cursor = self._run("display-message", "-p", "-t", pane_id, "#{cursor_x},#{cursor_y}")
-        return cursor.stdout, self.capture(pane_id)
+        """The pane's cursor and text: an Enter a shell took moves the cursor only.
+
+        Both in one tmux call (two commands in one queue, which the server runs
+        without reading the pane in between): read by two calls, an echo landing
+        between them gave a look with the new text and the old cursor, and the
+        next look's cursor passed for the agent taking the Enter."""
+        done = self._run(
+            "display-message", "-p", "-t", pane_id, "#{cursor_x},#{cursor_y}",
+            ";", "capture-pane", "-p", "-t", pane_id,
+        )  # fmt: skip
+        cursor, _, text = done.stdout.partition("\n")
+        return cursor, text
 
     def _changed_from(self, pane_id: str, shown: tuple[str, str], wait_s: float) -> tuple[str, str]:
         """The pane's screen once it differs from ``shown``, or as it is after ``wait_s``."""
@@ -207,6 +216,20 @@ class Tmux:
             if now != shown or time.monotonic() >= deadline:
                 return now
             time.sleep(POLL_S)
+
+    def _still(self, pane_id: str, shown: tuple[str, str]) -> tuple[str, str]:
+        """The pane's screen once two looks in a row agree (at most ``ECHO_WAIT_S``).
+
+        An agent may draw its echo in more than one write; the Enter's effect is
+        judged against the finished echo, not a half-drawn one."""
+        deadline = time.monotonic() + ECHO_WAIT_S
+        while time.monotonic() < deadline:
+            time.sleep(POLL_S)
+            now = self._screen(pane_id)
+            if now == shown:
+                break
+            shown = now
+        return shown
 
     def display_message(self, pane_id: str, text: str, hold: bool = False) -> None:
         """Show ``text`` in the status line of the client that shows the pane.

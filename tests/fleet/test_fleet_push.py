@@ -17,6 +17,7 @@ from tether.fleet.git import (
     check_remote,
     commit_all,
     commit_unit,
+    keep_for,
     prepare_clone,
     push_unit,
 )
@@ -137,3 +138,86 @@ def test_a_units_commit_is_named_by_its_own_bundle(
     other = tmp_path / "other"
     prepare_clone(other, project.url, "main")
     assert push_unit(other, "main", UnitCommit(WID, commit, packed), timeout=60) == commit
+
+
+def test_a_first_push_rejected_because_a_person_pushed_is_rebased(tmp_path: Path) -> None:
+    project = make_project(tmp_path, "first", units=1)
+    unit = tmp_path / "unit"
+    prepare_clone(unit, project.url, "main")
+    theirs = _person_commits(project.url, tmp_path / "person", "NOTES.md", "a person's note\n")
+    _base, commit = _unit_commit(unit, "RESULT.md", "the unit's work\n")
+    # this process made the commit and never pushed it: the push goes without a look first
+    pushed = push_unit(unit, "main", UnitCommit(WID, commit, None), timeout=60, first_try=True)
+    assert pushed != commit  # rebased onto the person's change, which stays
+    assert _git(project.bare, "rev-parse", "main") == pushed
+    assert _git(project.bare, "rev-parse", "main~1") == theirs
+
+
+_real_git = fleet_git.git
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    ran: list[str] = []
+    real = fleet_git.git
+
+    def counted(cwd: Path, *args: str, timeout: float = fleet_git.GIT_TIMEOUT) -> str:
+        ran.append(next(a for a in args if not a.startswith("-") and "=" not in a))
+        return real(cwd, *args, timeout=timeout)
+
+    monkeypatch.setattr(fleet_git, "git", counted)
+    return ran
+
+
+def test_a_clone_kept_for_the_next_unit_skips_the_fetch_and_meets_a_persons_push_on_its_push(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = make_project(tmp_path, "kept", units=1)
+    unit = tmp_path / "unit"
+    prepare_clone(unit, project.url, "main")
+    _base, commit = _unit_commit(unit, "RESULT.md", "the unit's work\n")
+    pushed = push_unit(unit, "main", UnitCommit(WID, commit, None), timeout=60, first_try=True)
+    keep_for(unit, "tether-fleet:p:abc:1:2", pushed)
+    (unit / "LEFTOVER.txt").write_text("ignored or not, the clean takes it\n", encoding="utf-8")
+    # a person pushes between the two units
+    theirs = _person_commits(project.url, tmp_path / "person", "NOTES.md", "a person's note\n")
+    ran = _counting(monkeypatch)
+    head = prepare_clone(unit, project.url, "main", kept_for="tether-fleet:p:abc:1:2")
+    assert head == pushed and ran == ["clean"]  # no fetch, no checkout
+    assert not (unit / "LEFTOVER.txt").exists() and not (unit / "NOTES.md").exists()
+    monkeypatch.setattr(fleet_git, "git", _real_git)
+    # the unit's work goes on top of the person's change: its push is rejected, then rebased
+    (unit / "MORE.md").write_text("the next unit's work\n", encoding="utf-8")
+    second = commit_all(unit, "unit 2", "tether-fleet:p:abc:1:2")
+    assert second is not None
+    done = push_unit(
+        unit, "main", UnitCommit("tether-fleet:p:abc:1:2", second, None), 60, first_try=True
+    )
+    assert _git(project.bare, "rev-parse", "main") == done
+    assert _git(project.bare, "rev-parse", "main~1") == theirs
+    assert _git(project.bare, "rev-parse", "main~2") == pushed
+
+
+def test_a_kept_clone_is_for_its_successor_only_and_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = make_project(tmp_path, "once-kept", units=1)
+    unit = tmp_path / "unit"
+    head = prepare_clone(unit, project.url, "main")
+    ran = _counting(monkeypatch)
+    keep_for(unit, "tether-fleet:p:abc:1:2", head)
+    assert prepare_clone(unit, project.url, "main", kept_for="tether-fleet:p:abc:1:3") == head
+    assert "fetch" in ran  # another unit: it fetches, and the note is gone
+    ran.clear()
+    assert prepare_clone(unit, project.url, "main", kept_for="tether-fleet:p:abc:1:2") == head
+    assert "fetch" in ran
+    ran.clear()
+    keep_for(unit, "tether-fleet:p:abc:1:2", "0" * 40)  # the clone is not at the kept head
+    assert prepare_clone(unit, project.url, "main", kept_for="tether-fleet:p:abc:1:2") == head
+    assert "fetch" in ran
+    ran.clear()
+    keep_for(unit, "tether-fleet:p:abc:1:2", head)
+    assert prepare_clone(unit, project.url, "main", kept_for="tether-fleet:p:abc:1:2") == head
+    assert ran == ["clean"]
+    ran.clear()
+    assert prepare_clone(unit, project.url, "main", kept_for="tether-fleet:p:abc:1:2") == head
+    assert "fetch" in ran  # used up

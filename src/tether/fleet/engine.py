@@ -365,6 +365,10 @@ def _unit(project: str, incarnation: str, generation: int, seq: int) -> UnitEnd:
     if not _record_held(project, incarnation, record) or stop_reason:
         return UnitEnd(line=record.line, stopped=stop_reason)
     delay = ctx.poll_interval if unit.stop else None
+    if push.pushed is not None and delay is None:
+        # the successor comes at once: the clone is where the remote branch was at the push
+        successor = workflow_id(project, incarnation, generation, record.next_seq)
+        git.keep_for(ctx.workdir / project, successor, push.pushed)
     enqueue_unit(project, incarnation, generation, record.next_seq, delay=delay)
     return UnitEnd(line=record.closing[0] if record.closing else unit.line, pushed=push.pushed)
 

@@ -31,6 +31,9 @@ TRAILER = "Tether-Fleet-Unit"
 SEARCH_DEPTH = 200
 # in a kept clone's .git: the repository it was cloned from (a project re-added elsewhere)
 ORIGIN_MARKER = "tether-fleet-origin"
+# in a kept clone's .git: the unit that may start without a fetch, and the head it finds
+# (``keep_for``); read and removed by that unit's ``prepare_clone``
+KEPT_MARKER = "tether-fleet-kept"
 # every fetch and commit would start ``git maintenance run --auto`` (one more process per
 # command); a unit's fetch and commit leave it out, and a unit that changed nothing (the
 # project goes idle) runs it once instead, so the kept clone is still packed in time
@@ -111,15 +114,21 @@ def check_remote(repo: str, branch: str, timeout: float = 60.0) -> None:
         raise GitError(f"repository {repo} has no branch {branch!r}")
 
 
-def prepare_clone(folder: Path, repo: str, branch: str) -> str:
+def prepare_clone(folder: Path, repo: str, branch: str, *, kept_for: str | None = None) -> str:
     """``folder`` as a clean checkout of the branch's head (fetched, or cloned once).
 
     Returns the head's commit. Whatever an earlier unit left there (its work
     was committed and pushed, or its run was recovered from its events) is
-    reset away.
+    reset away. ``kept_for``: the unit asking; when the unit before it left
+    the clone for it (``keep_for``) and the clone is still at that head, the
+    fetch and checkout are left out (only the clean runs).
     """
     marker = folder / ".git" / ORIGIN_MARKER
     if marker.is_file() and marker.read_text(encoding="utf-8") == repo:
+        kept = _take_kept(folder, branch, kept_for)
+        if kept is not None:
+            git(folder, "clean", "-ffdxq")
+            return kept
         _fetch(folder, branch, GIT_TIMEOUT)
         git(folder, "checkout", "--quiet", "--force", "-B", branch, _remote_ref(branch))
         git(folder, "clean", "-ffdxq")
@@ -138,6 +147,52 @@ def prepare_clone(folder: Path, repo: str, branch: str) -> str:
     finally:
         shutil.rmtree(partial, ignore_errors=True)
     return git(folder, "rev-parse", "HEAD")
+
+
+def keep_for(folder: Path, unit: str, head: str) -> None:
+    """A unit that just pushed ``head`` from ``folder`` leaves the clone to ``unit``, its successor.
+
+    Only right after a push that went through: the remote branch was then at
+    ``head``, so the successor may start from the clone without a fetch. A
+    person who pushes in between is met by the successor's push, which is
+    rejected and rebased onto their change (or the project stops), as when
+    they push while a unit runs.
+    """
+    path = folder / ".git" / KEPT_MARKER
+    partial = path.with_name(f"{KEPT_MARKER}.{os.getpid()}")
+    with contextlib.suppress(OSError):  # without the note the successor only fetches
+        partial.write_text(f"{unit}\n{head}\n", encoding="utf-8")
+        partial.replace(path)
+
+
+def _take_kept(folder: Path, branch: str, unit: str | None) -> str | None:
+    """The head ``keep_for`` left for ``unit``, if the clone is still on it; the note is used up."""
+    path = folder / ".git" / KEPT_MARKER
+    try:
+        kept = path.read_text(encoding="utf-8").split("\n")
+        path.unlink()
+    except OSError:
+        return None
+    if unit is None or len(kept) < 2 or kept[0] != unit:
+        return None
+    head = kept[1]
+    return head if _head_of(folder, branch) == head else None
+
+
+def _head_of(folder: Path, branch: str) -> str | None:
+    """The commit checked out on ``branch``, read from ``.git`` (None: not on it, or packed)."""
+    dot_git = folder / ".git"
+    try:
+        if (dot_git / "HEAD").read_text(encoding="utf-8").strip() != f"ref: refs/heads/{branch}":
+            return None
+        sha = (dot_git / "refs" / "heads" / branch).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return sha if _is_sha(sha) else None
+
+
+def _is_sha(text: str) -> bool:
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
 
 
 def _fetch(folder: Path, branch: str, timeout: float) -> None:

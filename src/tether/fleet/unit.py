@@ -84,7 +84,9 @@ def _reap_leftovers(conn: sqlite3.Connection) -> None:
             reap(row)
 
 
-def prepare(spec: UnitSpec, store: FleetStore) -> tuple[str, set[str], list[str]]:
+def prepare(
+    spec: UnitSpec, store: FleetStore, conn: sqlite3.Connection
+) -> tuple[str, set[str], list[str]]:
     """Clone and home ready for the tick: the head, runs known before it, runs to record.
 
     Runs to record besides those the tick starts: runs a dead worker left in
@@ -92,14 +94,11 @@ def prepare(spec: UnitSpec, store: FleetStore) -> tuple[str, set[str], list[str]
     still ``running`` in this home (this worker, started again): the tick's
     recovery ends them as ``abandoned``.
     """
-    from tether.store import state_db as db
     from tether.store.runs import running_runs
 
-    spec.state_home.mkdir(parents=True, exist_ok=True)
-    conn = db.connect(spec.state_home)
     try:
         _reap_leftovers(conn)
-        head = git.prepare_clone(spec.clone, spec.repo, spec.branch)
+        head = git.prepare_clone(spec.clone, spec.repo, spec.branch, kept_for=spec.workflow_id)
         recorded = recorded_runs(store, spec.project)
         hydrate(store, spec.state_home, conn, recorded.run_ids)
         before = local_run_ids(conn)
@@ -107,46 +106,21 @@ def prepare(spec: UnitSpec, store: FleetStore) -> tuple[str, set[str], list[str]
         adopted = [*left, *adopt_orphans(store, spec.state_home, conn, recorded.live)]
     except (git.TransientGitError, FleetDatabaseError) as exc:
         raise NotYetError(str(exc)) from None
-    finally:
-        conn.close()
     return head, before, adopted
 
 
 def run_unit(spec: UnitSpec, store: FleetStore, mirror: Mirror) -> UnitOutcome:
     """Tick once in the project's clone (recovering what a dead worker left), commit."""
-    from tether.loop.context import open_loop
-    from tether.loop.tick_memory import export_memory, import_memory
     from tether.store import state_db as db
 
-    base, before, adopted = prepare(spec, store)
-    env = dict(os.environ)
-    env["TETHER_HOME"] = str(spec.state_home)
-    for name in ("TETHER_SESSION_ID", "TETHER_RUN_ID"):
-        env.pop(name, None)
-    line, code, stop, memory = "", 0, False, None
-    failure: str | None = None
-    closing: tuple[str, int] | None = None
-    mirror.watch(spec.project, spec.state_home)
-    try:
-        loop = open_loop(spec.clone, env=env)
-        try:
-            if spec.loop_state:
-                import_memory(loop.conn, loop.scope, spec.loop_state)
-            result, last = _ticks(loop)
-            line, code = result.line, int(result.exit_code)
-            stop = last.signal.is_stop
-            if last is not result:
-                closing = (last.line, int(last.exit_code))
-            memory = export_memory(loop.conn, loop.scope)
-        finally:
-            loop.close()
-            loop.lock_path.unlink(missing_ok=True)
-    except Exception as exc:
-        failure = f"the unit's tick failed: {type(exc).__name__}: {_one_line(exc)}"
-    finally:
-        mirror.unwatch(spec.project)
+    # One connection to the home's database for the whole unit: while it is open, the
+    # loop's own connection is not the last one, so its close neither checkpoints the
+    # WAL nor deletes it, and the unit pays for one checkpoint instead of three.
+    spec.state_home.mkdir(parents=True, exist_ok=True)
     conn = db.connect(spec.state_home)
     try:
+        base, before, adopted = prepare(spec, store, conn)
+        ticked = _tick_in_clone(spec, mirror)
         started = local_run_ids(conn) - before
         runs = tuple(
             fleet_runs(
@@ -161,8 +135,9 @@ def run_unit(spec: UnitSpec, store: FleetStore, mirror: Mirror) -> UnitOutcome:
     finally:
         conn.close()
     did_work = bool(started - set(adopted))
-    if failure is not None:
-        return _failed(failure, runs, did_work)
+    if ticked.failure is not None:
+        return _failed(ticked.failure, runs, did_work)
+    line, closing = ticked.line, ticked.closing
     lines = line if closing is None else f"{line}\n{closing[0]}"
     message = f"tether fleet: {spec.project} unit {spec.seq} ({spec.worker})\n\n{lines}\n"
     try:
@@ -171,7 +146,48 @@ def run_unit(spec: UnitSpec, store: FleetStore, mirror: Mirror) -> UnitOutcome:
         failure = f"the unit's commit failed: {exc}"
         return _failed(failure, runs, did_work)
     commit, packed = made if made is not None else (None, None)
+    code, stop, memory = ticked.code, ticked.stop, ticked.memory
     return UnitOutcome(line, code, stop, runs, did_work, commit, packed, memory, closing=closing)
+
+
+@dataclass(frozen=True)
+class _Ticked:
+    """How the unit's tick ended: its signal line, or why it failed."""
+
+    line: str = ""
+    code: int = 0
+    stop: bool = False
+    memory: str | None = None  # the loop's memory of the board, after the tick
+    closing: tuple[str, int] | None = None
+    failure: str | None = None
+
+
+def _tick_in_clone(spec: UnitSpec, mirror: Mirror) -> _Ticked:
+    """The tick (and the closing look, see ``_ticks``) in the project's clone."""
+    from tether.loop.context import open_loop
+    from tether.loop.tick_memory import export_memory, import_memory
+
+    env = dict(os.environ)
+    env["TETHER_HOME"] = str(spec.state_home)
+    for name in ("TETHER_SESSION_ID", "TETHER_RUN_ID"):
+        env.pop(name, None)
+    mirror.watch(spec.project, spec.state_home)
+    try:
+        loop = open_loop(spec.clone, env=env)
+        try:
+            if spec.loop_state:
+                import_memory(loop.conn, loop.scope, spec.loop_state)
+            result, last = _ticks(loop)
+            closing = None if last is result else (last.line, int(last.exit_code))
+            memory = export_memory(loop.conn, loop.scope)
+        finally:
+            loop.close()
+            loop.lock_path.unlink(missing_ok=True)
+    except Exception as exc:
+        return _Ticked(failure=f"the unit's tick failed: {type(exc).__name__}: {_one_line(exc)}")
+    finally:
+        mirror.unwatch(spec.project)
+    return _Ticked(result.line, int(result.exit_code), last.signal.is_stop, memory, closing)
 
 
 def _ticks(loop: Loop) -> tuple[TickResult, TickResult]:

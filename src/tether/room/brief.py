@@ -85,6 +85,8 @@ SENTENCE_POOL_NEAREST_WEIGHT = 2.0
 BM25_SHARE = 0.2
 NEAREST_SHARE = 0.1
 SENTENCE_SHARE = 0.7
+# A candidate bm25 did not find (no word of the question in it) is a weaker sign.
+SEMANTIC_ONLY_WEIGHT = 0.7
 # A match's priority is its score relative to the best match, to this power: the
 # sentence model finds many pages somewhat like the question, and a weak match
 # must not crowd out what the best match names as its relations.
@@ -213,9 +215,8 @@ def fused_hits(index: Index, question: str, signals: Signals) -> tuple[list[Hit]
     to the nearest page, ``s`` how far its similarity by
     ``signals.sentence`` (``Index.cosines``: by passages, the mean of the whole page's
     and the best passage's cosine) lies above the candidates' mean, relative to the most
-    similar candidate. A candidate bm25 did not find is not discounted further: its
-    ``b`` is 0 already, and a page that holds none of the question's words is the page
-    the vector signals are there for.
+    similar candidate; a candidate bm25 did not find counts ``SEMANTIC_ONLY_WEIGHT``
+    of that.
     """
     # the sentence model reads the question on a worker thread while SQLite and the word
     # vectors find the candidates (both let go of the GIL): a brief on a large wiki waits
@@ -249,9 +250,12 @@ def fused_hits(index: Index, question: str, signals: Signals) -> tuple[list[Hit]
     fused = [
         Hit(
             rows[path],
-            BM25_SHARE * bm25.get(path, 0.0)
-            + NEAREST_SHARE * near.get(path, 0.0)
-            + SENTENCE_SHARE * sentence.get(path, 0.0),
+            (
+                BM25_SHARE * bm25.get(path, 0.0)
+                + NEAREST_SHARE * near.get(path, 0.0)
+                + SENTENCE_SHARE * sentence.get(path, 0.0)
+            )
+            * (1.0 if path in worded else SEMANTIC_ONLY_WEIGHT),
         )
         for path in pool
     ]

@@ -83,7 +83,6 @@ SHRINKING: dict[str, str] = {
     # Any by nature
     "cli/main.py::main": "click's standalone answer is untyped",
     "cli/wiki.py::root_option": "a click decorator",
-    "loop/__init__.py::__getattr__": "the package's lazy attributes",
     "fleet/schema.py::server_now": "a SQLAlchemy expression (the database server's clock)",
     # data crossing a package or module as a loose dict
     "room/room.py::room_data": _DOC + "room.json as it is written (from room/brief.py's Brief)",

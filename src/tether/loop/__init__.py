@@ -14,10 +14,9 @@ them again when nothing changed. Every tick ends with one signal line.
 
 from __future__ import annotations
 
-import importlib
-import sys
-import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tether.core.lazy_package import lazy_names
 
 if TYPE_CHECKING:
     from tether.loop.context import Loop, LoopBusyError, LoopError, ProfileChoice, open_loop
@@ -27,43 +26,22 @@ if TYPE_CHECKING:
 
 # The names below load on first use, so that reading one of the loop's records
 # (``tether status``, the dashboard) does not import the whole loop.
-_HOMES = {
-    "Loop": "context",
-    "LoopBusyError": "context",
-    "LoopError": "context",
-    "open_loop": "context",
-    "ProfileChoice": "context",
-    "RunResult": "runner",
-    "run_loop": "runner",
-    "Signal": "signal",
-    "render": "signal",
-    "TickResult": "tick",
-    "tick": "tick",
-}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'tether.loop' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"tether.loop.{home}"), name)
-
-
-class _Package(types.ModuleType):
-    """``tether.loop.tick`` is the function, as if imported eagerly.
-
-    Importing a submodule binds it on its package; for ``tick`` that would hide
-    the function of the same name (``from tether.loop import tick`` would give
-    the module once anything imported ``tether.loop.tick`` first).
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, types.ModuleType) and _HOMES.get(name) == name:
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
+lazy_names(
+    __name__,
+    {
+        "Loop": "context",
+        "LoopBusyError": "context",
+        "LoopError": "context",
+        "open_loop": "context",
+        "ProfileChoice": "context",
+        "RunResult": "runner",
+        "run_loop": "runner",
+        "Signal": "signal",
+        "render": "signal",
+        "TickResult": "tick",
+        "tick": "tick",
+    },
+)
 
 __all__ = [
     "Loop",

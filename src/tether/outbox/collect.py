@@ -6,6 +6,9 @@ and the argv is derived again from the configuration (a push: from the pinned
 commit, which must be in the repository). A file that fails is not collected;
 it is renamed ``….refused`` and named in the result. A collected file is
 renamed ``….collected``, so collecting the same folder again adds nothing.
+
+The kinds' checks (``actions``, with its git calls) are imported only when a
+file is found: every run collects its outbox, and almost every outbox is empty.
 """
 
 from __future__ import annotations
@@ -16,14 +19,16 @@ import sqlite3
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.config import Config
 from tether.core.errors import TetherError
 from tether.outbox import proposal_store
-from tether.outbox.actions import Action, action_for
+from tether.outbox.folder import FILE_SUFFIX, MAX_MESSAGE, MAX_PER_RUN
 from tether.outbox.model import PROPOSED, Proposal, is_proposal_id, new_proposal_id
-from tether.outbox.propose import FILE_SUFFIX, MAX_MESSAGE, MAX_PER_RUN
+
+if TYPE_CHECKING:
+    from tether.outbox.actions import Action
 
 MAX_FILE_BYTES = 64 * 1024
 TICKET_UNIT = "ticket:"
@@ -92,6 +97,8 @@ def _proposal(conn: sqlite3.Connection, config: Config, path: Path, run: RunFact
         raise _RefusedError("commit is not text")
     if message is not None and (not isinstance(message, str) or len(message) > MAX_MESSAGE):
         raise _RefusedError(f"message is not text of at most {MAX_MESSAGE} characters")
+    from tether.outbox.actions import action_for  # checks and git: only for a file found
+
     action = action_for(config, run.cwd, kind, params, commit)
     now = datetime.now(UTC).isoformat()
     proposed_at = record.get("proposed_at")

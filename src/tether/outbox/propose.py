@@ -29,12 +29,8 @@ from tether.outbox.actions import (
     push_action,
 )
 from tether.outbox.errors import NotInsideRunError, ProposalInputError
+from tether.outbox.folder import FILE_SUFFIX, MAX_MESSAGE, MAX_PER_RUN, OUTBOX_ENV
 from tether.outbox.model import new_proposal_id
-
-OUTBOX_ENV = "TETHER_OUTBOX_DIR"
-FILE_SUFFIX = ".proposal.json"
-MAX_MESSAGE = 2000
-MAX_PER_RUN = 20  # proposals one run may leave; more are refused at once
 
 
 @dataclass(frozen=True)

@@ -23,13 +23,14 @@ from typing import Any
 
 from tether.config import Config, Profile, load_config
 from tether.core.errors import HarnessNotFoundError, UsageError
+from tether.core.process_tree import has_proc, start_time
 from tether.core.session_stamp import hostname
 from tether.events.accounting import Ledger
 from tether.fs import atomic_write_json, atomic_write_text
 from tether.gate.runstop import mark_stopping
 from tether.harnesses import get_harness
 from tether.harnesses.base import Harness, RunSpec, bind
-from tether.outbox import OUTBOX_ENV
+from tether.outbox.folder import OUTBOX_ENV
 from tether.runs import sandboxing, worktree
 from tether.runs.agent_env import agent_env
 from tether.runs.budget import Budget
@@ -411,6 +412,10 @@ class SupervisedRun:
 
 
 def _own_start_time() -> float | None:
+    """What ``liveness`` compares: read from ``/proc`` where there is one, as it reads it
+    (without psutil, which no other step of a run needs)."""
+    if has_proc():
+        return start_time(os.getpid())
     try:
         import psutil
 

@@ -5,6 +5,10 @@ process it started. A small guardian process (``tether.runs.guardian``) holds th
 pipe whose write end only the supervisor has: if the supervisor dies (even by SIGKILL) the
 pipe closes and the guardian takes the whole group down, so no agent outlives
 the supervisor that was meant to bound it.
+
+psutil is imported only to stop a sandboxed agent (finding the sandbox's launcher
+and what still runs inside): most agents end by themselves, and every run pays
+its supervisor's imports.
 """
 
 from __future__ import annotations
@@ -20,12 +24,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Protocol
-
-import psutil
+from typing import IO, TYPE_CHECKING, Protocol
 
 from tether.core.errors import HarnessNotFoundError
 from tether.runs.guardian import group_running
+
+if TYPE_CHECKING:
+    import psutil
 
 _PR_SET_PDEATHSIG = 1
 
@@ -74,6 +79,8 @@ class AgentProcess:
 
     def _launcher(self) -> psutil.Process | None:
         """The sandbox's first program (sandbox → its init → launcher), when it runs."""
+        import psutil
+
         try:
             for init in psutil.Process(self.popen.pid).children():
                 for child in init.children():
@@ -86,6 +93,8 @@ class AgentProcess:
         if self.sandboxed and sig != signal.SIGKILL:
             # The launcher passes it to every process inside (background jobs too);
             # a signal to the sandbox itself would end it without a grace.
+            import psutil
+
             launcher = self._launcher()
             if launcher is not None:
                 with contextlib.suppress(psutil.Error):
@@ -96,6 +105,8 @@ class AgentProcess:
 
     def others_alive(self) -> tuple[tuple[int, tuple[str, ...]], ...]:
         """Processes inside the sandbox other than its machinery and the agent."""
+        import psutil
+
         launcher = self._launcher()
         if launcher is None:
             return ()

@@ -6,6 +6,9 @@ of their agent's process group (only processes that carry the run's
 ``TETHER_RUN_ID``, so a reused group id is never hit), recounts the events that
 reached ``events.jsonl``, marks the run ``abandoned`` and writes its report
 from those events, so that it can be followed up like any stopped run.
+
+psutil is imported only to reap an abandoned run: every ``tether run`` looks for
+abandoned runs first, and almost always finds none.
 """
 
 from __future__ import annotations
@@ -17,8 +20,7 @@ import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-
-import psutil
+from typing import TYPE_CHECKING
 
 from tether.events.accounting import Ledger, count, stream_upper_bound
 from tether.events.lines import iter_lines
@@ -30,9 +32,14 @@ from tether.runs.record import RunPaths
 from tether.store import state_db
 from tether.store.runs import RunRow, get_run, running_runs, update_run
 
+if TYPE_CHECKING:
+    import psutil
+
 
 def leftover_processes(row: RunRow) -> list[psutil.Process]:
     """Processes of the run's agent group that still carry its run id."""
+    import psutil
+
     found: list[psutil.Process] = []
     if row.agent_pgid is None:
         return found
@@ -48,6 +55,8 @@ def leftover_processes(row: RunRow) -> list[psutil.Process]:
 
 
 def reap(row: RunRow, grace: float = 2.0) -> int:
+    import psutil
+
     procs = leftover_processes(row)
     for proc in procs:
         with contextlib.suppress(psutil.Error):

@@ -10,6 +10,15 @@ interleaved call by call, against the venv interpreter doing nothing
   runs list               the state database and the table renderer
   status                  the one-screen view
   loop stop-hook          what Claude Code starts at every end of a turn
+  run                     one supervised run of the scripted agent (one step),
+                          sandboxed: CPU of the whole process tree
+
+With ``--against SRC`` (the ``src`` folder of another checkout, e.g. from
+``git archive main src | tar -x -C /tmp/before``) every command also runs with
+that tether first on ``PYTHONPATH``, interleaved, and each line ends with the
+ratio of this tree's median CPU to that one's: a change's gain measured in
+one run, under one load. Inside a run's sandbox the agent and the gate's hook
+use this venv's tether either way.
 
 It prints, per command, the median and 90th percentile of wall time, the
 median CPU time of the process (user + system, what the machine's load does not
@@ -49,7 +58,9 @@ COMMANDS: dict[str, list[str]] = {
     "runs list": ["runs", "list"],
     "status": ["status"],
     "loop stop-hook": ["loop", "stop-hook", "--harness", "claude-code"],
+    "run": ["run", "--prompt", "bench"],
 }
+PROFILE = '[profiles.bench]\nharness = "scripted"\nargs = ["--steps", "1"]\ndefault = true\n'
 
 
 def tether_executable() -> str:
@@ -59,15 +70,17 @@ def tether_executable() -> str:
     return str(tether)
 
 
-def compile_tether() -> None:
+def compile_tether(against: Path | None) -> None:
     import tether
 
-    if not compileall.compile_dir(Path(tether.__file__).parent, quiet=1):
-        sys.exit("bench: tether could not be byte-compiled")
+    for package in (Path(tether.__file__).parent, against and against / "tether"):
+        if package and not compileall.compile_dir(package, quiet=1):
+            sys.exit(f"bench: {package} could not be byte-compiled")
 
 
 def make_project(root: Path, env: dict[str, str], tether: str) -> None:
     subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "tether.toml").write_text(PROFILE, encoding="utf-8")
     for argv in (["board", "init"], ["board", "add", "a ticket"]):
         subprocess.run([tether, *argv], cwd=root, env=env, capture_output=True, check=True)
 
@@ -92,9 +105,10 @@ def p90(values: list[float]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--against", type=Path, help="another tether's src folder to compare")
     args = parser.parse_args()
     tether = tether_executable()
-    compile_tether()
+    compile_tether(args.against)
     with tempfile.TemporaryDirectory(prefix="tether-bench-cli-") as folder:
         root = Path(folder) / "project"
         env = {**os.environ, "TETHER_HOME": str(Path(folder) / "home"), "NO_COLOR": "1"}
@@ -102,24 +116,37 @@ def main() -> None:
         stdin = json.dumps({**STOP_PAYLOAD, "cwd": str(root)})
         cases = {"python -c pass": [sys.executable, "-c", "pass"]}
         cases |= {name: [tether, *argv] for name, argv in COMMANDS.items()}
+        envs = {name: env for name in cases}
+        if args.against is not None:
+            other = {**env, "PYTHONPATH": str(args.against.resolve())}
+            for name in COMMANDS:
+                cases[f"{name} @against"] = cases[name]
+                envs[f"{name} @against"] = other
         walls: dict[str, list[float]] = {name: [] for name in cases}
         cpus: dict[str, list[float]] = {name: [] for name in cases}
-        for argv in cases.values():  # one unmeasured call each: caches warm
-            timed(argv, root, env, stdin)
+        for name, argv in cases.items():  # one unmeasured call each: caches warm
+            timed(argv, root, envs[name], stdin)
         for _ in range(args.runs):
             for name, argv in cases.items():
-                wall, cpu = timed(argv, root, env, stdin)
+                wall, cpu = timed(argv, root, envs[name], stdin)
                 walls[name].append(wall)
                 cpus[name].append(cpu)
+    report(args.runs, walls, cpus)
+
+
+def report(runs: int, walls: dict[str, list[float]], cpus: dict[str, list[float]]) -> None:
     base = statistics.median(walls["python -c pass"])
-    print(f"tether start-up, {args.runs} runs each, interleaved; load {os.getloadavg()[0]:.2f}")
-    for name in cases:
-        wall = statistics.median(walls[name])
-        print(
-            f"{name:16s} wall median {wall * 1000:6.1f} ms  p90 {p90(walls[name]) * 1000:6.1f} ms"
-            f"  cpu median {statistics.median(cpus[name]) * 1000:6.1f} ms"
-            f"  ratio {wall / base:5.2f}x"
+    print(f"tether start-up, {runs} runs each, interleaved; load {os.getloadavg()[0]:.2f}")
+    for name in walls:
+        wall, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
+        line = (
+            f"{name:24s} wall median {wall * 1000:6.1f} ms  p90 {p90(walls[name]) * 1000:6.1f} ms"
+            f"  cpu median {cpu * 1000:6.1f} ms  ratio {wall / base:5.2f}x"
         )
+        against = cpus.get(f"{name} @against")
+        if against:
+            line += f"  cpu vs against {cpu / statistics.median(against):5.2f}x"
+        print(line)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,49 @@
+"""A ``tether run`` whose agent ends by itself loads only what such a run needs.
+
+Every supervised run pays its supervisor's imports (the speed itself is
+bench/cli_start.py's ``run`` line). A run that ends by itself, leaves an empty
+outbox and finds no abandoned run needs neither psutil (stopping a sandboxed
+agent, reaping an abandoned run) nor the outbox's checks and carrying out
+(collecting a proposal file, approving one).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.runs.conftest import Project
+
+NOT_NEEDED = (
+    "psutil",
+    "tether.outbox.actions",
+    "tether.outbox.decide",
+    "tether.outbox.git",
+    "tether.outbox.propose",
+)
+
+PROBE = """
+import sys
+from tether.cli.main import main
+try:
+    main(sys.argv[1:])
+except SystemExit as end:
+    assert not end.code, end.code
+print("\\nLOADED " + " ".join(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def test_a_run_that_ends_by_itself_loads_no_psutil_and_no_outbox_checks(project: Project) -> None:
+    project.write_config(["--steps", "2"])
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, "run", "--json", "--prompt", "tidy the parser"],
+        cwd=project.root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    loaded = set(done.stderr.strip().splitlines()[-1].removeprefix("LOADED ").split())
+    assert '"status": "completed"' in done.stdout
+    assert "tether.outbox.collect" in loaded  # the outbox was collected, and was empty
+    assert not {m for m in loaded if m in NOT_NEEDED or m.split(".")[0] in NOT_NEEDED}

@@ -4,7 +4,9 @@ Every supervised run pays its supervisor's imports (the speed itself is
 bench/cli_start.py's ``run`` line). A run that ends by itself, leaves an empty
 outbox and finds no abandoned run needs neither psutil (stopping a sandboxed
 agent, reaping an abandoned run) nor the outbox's checks and carrying out
-(collecting a proposal file, approving one).
+(collecting a proposal file, approving one), nor difflib (a "did you mean", a
+hook file's diff). Its guardian, one more interpreter per run, loads nothing
+it does not use.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import sys
 from tests.runs.conftest import Project
 
 NOT_NEEDED = (
+    "difflib",
     "psutil",
     "tether.outbox.actions",
     "tether.outbox.decide",
@@ -47,3 +50,14 @@ def test_a_run_that_ends_by_itself_loads_no_psutil_and_no_outbox_checks(project:
     assert '"status": "completed"' in done.stdout
     assert "tether.outbox.collect" in loaded  # the outbox was collected, and was empty
     assert not {m for m in loaded if m in NOT_NEEDED or m.split(".")[0] in NOT_NEEDED}
+
+
+def test_the_guardian_loads_no_contextlib() -> None:
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", "import sys, tether.runs.guardian; print(*sys.modules)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert "contextlib" not in done.stdout.split()

@@ -1,11 +1,15 @@
-"""Finding ``tether.toml`` files and reading one into a validated layer."""
+"""Finding ``tether.toml`` files and reading one into a validated layer.
+
+``difflib`` (the "did you mean" of an unknown key or harness) is imported only
+when a file has such a mistake: every command that reads the configuration
+imports this module.
+"""
 
 from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +121,8 @@ def _read_section(layer: Layer, table: str, raw: dict[str, Any], problems: list[
     known = struct.__struct_fields__
     for name in [name for name in raw if name not in known]:
         key = setting_key(table, name)
+        from difflib import get_close_matches
+
         close = get_close_matches(name, [*known, *SECTIONS, PROFILES_TABLE], n=1)
         hint = f" (did you mean `{setting_key(table, close[0])}`?)" if close else ""
         problems.append(Problem(key, f"unknown key `{key}`{hint}"))
@@ -198,6 +204,8 @@ def _check_harness(prefix: str, harness: str) -> Problem | None:
     known = known_names()
     if harness in known:
         return None
+    from difflib import get_close_matches
+
     close = get_close_matches(harness, known, n=1)
     hint = f" Did you mean {close[0]!r}?" if close else ""
     return Problem(

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from difflib import get_close_matches
 from typing import Annotated, Any, ClassVar
 
 import msgspec
@@ -275,6 +274,8 @@ def explain(
         key = _join(prefix, _path(match["at"]), match["name"])
         hint = ""
         if struct is not None and not match["at"]:
+            from difflib import get_close_matches  # only for a mistake: see files.py
+
             close = get_close_matches(match["name"], field_names(struct), n=1)
             hint = f" (did you mean `{_join(prefix, '', close[0])}`?)" if close else ""
         return Problem(key, f"unknown key `{key}`{hint}")

@@ -2,12 +2,14 @@
 
 Only ``tether.cli`` (and the gate hook, which has its own stdlib-only copy of its
 few messages) turns these into exit codes.
+
+``difflib`` (the "did you mean" of an unknown name) is imported only when such
+an error is made: nearly every tether process imports this module.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from difflib import get_close_matches
 
 from tether.core.exit_codes import ExitCode
 
@@ -43,6 +45,8 @@ class UnknownNameError(ConfigError):
     """A name (profile, harness, ...) that is not among the known ones."""
 
     def __init__(self, what: str, name: str, known: Sequence[str], advice: str = "") -> None:
+        from difflib import get_close_matches
+
         hint = get_close_matches(name, list(known), n=1)
         suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
         known_text = ", ".join(sorted(known)) or "(none configured)"

@@ -2,12 +2,13 @@
 
 A change is computed first (so ``--dry-run`` can show the diff) and written
 atomically: temp file, fsync, rename. Stdlib only, like the rest of the gate.
+``difflib`` is imported only to show a diff (``--dry-run``): every run writes its
+hooks through this module.
 """
 
 from __future__ import annotations
 
 import contextlib
-import difflib
 import json
 import os
 import tempfile
@@ -33,6 +34,8 @@ class Change:
         return self.before != self.after
 
     def diff(self) -> str:
+        import difflib
+
         before = [] if self.before is None else self.before.splitlines(keepends=True)
         after = [] if self.after is None else self.after.splitlines(keepends=True)
         return "".join(

@@ -112,14 +112,10 @@ def test_a_bad_repository_or_branch_is_refused(tmp_path: Path) -> None:
         check_remote(f"file://{tmp_path}/missing.git", "main")
 
 
-def test_a_units_commit_is_named_by_its_own_bundle(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    project = make_project(tmp_path, "named", units=1)
-    unit = tmp_path / "unit"
-    base = prepare_clone(unit, project.url, "main")
-    assert commit_unit(unit, "unit 1", WID, base, agent_ran=False) is None  # nothing changed
-    (unit / "RESULT.md").write_text("the unit's work\n", encoding="utf-8")
+_real_git = fleet_git.git
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     ran: list[str] = []
     real = fleet_git.git
 
@@ -128,8 +124,20 @@ def test_a_units_commit_is_named_by_its_own_bundle(
         return real(cwd, *args, timeout=timeout)
 
     monkeypatch.setattr(fleet_git, "git", counted)
+    return ran
+
+
+def test_a_units_commit_is_named_by_its_own_bundle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = make_project(tmp_path, "named", units=1)
+    unit = tmp_path / "unit"
+    base = prepare_clone(unit, project.url, "main")
+    assert commit_unit(unit, "unit 1", WID, base, agent_ran=False) is None  # nothing changed
+    (unit / "RESULT.md").write_text("the unit's work\n", encoding="utf-8")
+    ran = _counting(monkeypatch)
     made = commit_unit(unit, "unit 1", WID, base, agent_ran=True)
-    monkeypatch.setattr(fleet_git, "git", real)
+    monkeypatch.setattr(fleet_git, "git", _real_git)
     assert ran == ["add", "commit", "bundle"]  # no rev-parse: the bundle names the commit
     assert made is not None
     commit, packed = made
@@ -151,21 +159,6 @@ def test_a_first_push_rejected_because_a_person_pushed_is_rebased(tmp_path: Path
     assert pushed != commit  # rebased onto the person's change, which stays
     assert _git(project.bare, "rev-parse", "main") == pushed
     assert _git(project.bare, "rev-parse", "main~1") == theirs
-
-
-_real_git = fleet_git.git
-
-
-def _counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    ran: list[str] = []
-    real = fleet_git.git
-
-    def counted(cwd: Path, *args: str, timeout: float = fleet_git.GIT_TIMEOUT) -> str:
-        ran.append(next(a for a in args if not a.startswith("-") and "=" not in a))
-        return real(cwd, *args, timeout=timeout)
-
-    monkeypatch.setattr(fleet_git, "git", counted)
-    return ran
 
 
 def test_a_clone_kept_for_the_next_unit_skips_the_fetch_and_meets_a_persons_push_on_its_push(

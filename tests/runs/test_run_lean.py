@@ -15,6 +15,7 @@ import subprocess
 import sys
 
 from tests.runs.conftest import Project
+from tests.support.loaded import tether_loaded
 
 NOT_NEEDED = (
     "difflib",
@@ -25,29 +26,11 @@ NOT_NEEDED = (
     "tether.outbox.propose",
 )
 
-PROBE = """
-import sys
-from tether.cli.main import main
-try:
-    main(sys.argv[1:])
-except SystemExit as end:
-    assert not end.code, end.code
-print("\\nLOADED " + " ".join(sorted(sys.modules)), file=sys.stderr)
-"""
-
 
 def test_a_run_that_ends_by_itself_loads_no_psutil_and_no_outbox_checks(project: Project) -> None:
     project.write_config(["--steps", "2"])
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, "run", "--json", "--prompt", "tidy the parser"],
-        cwd=project.root,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    loaded = set(done.stderr.strip().splitlines()[-1].removeprefix("LOADED ").split())
-    assert '"status": "completed"' in done.stdout
+    out, loaded = tether_loaded(project.root, "run", "--json", "--prompt", "tidy the parser")
+    assert '"status": "completed"' in out
     assert "tether.outbox.collect" in loaded  # the outbox was collected, and was empty
     assert not {m for m in loaded if m in NOT_NEEDED or m.split(".")[0] in NOT_NEEDED}
 

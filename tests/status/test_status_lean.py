@@ -10,40 +10,20 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.status.world import add_run, at
+from tests.support.loaded import tether_loaded
 
 from tether.board import Board, State, stored
 
 NOT_NEEDED = ("rich", "psutil", "yaml", "tether.watch.survey", "tether.loop.context", "secrets")
 
-PROBE = """
-import sys
-from tether.cli.main import main
-try:
-    main(sys.argv[1:])
-except SystemExit as end:
-    assert not end.code, end.code
-print("\\nLOADED " + " ".join(sorted(sys.modules)), file=sys.stderr)
-"""
-
 
 def _loaded(project: Path, *args: str) -> tuple[str, set[str]]:
     env = {**os.environ, "TMUX_TMPDIR": str(project / "no-tmux"), "COLUMNS": "120"}
     env.pop("TMUX", None)
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, "status", *args],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    line = done.stderr.strip().splitlines()[-1]
-    return done.stdout, set(line.removeprefix("LOADED ").split())
+    return tether_loaded(project, "status", *args, env=env)
 
 
 def _signature(path: Path) -> tuple[int, int] | None:

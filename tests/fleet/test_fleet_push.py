@@ -148,6 +148,11 @@ def test_a_units_commit_is_named_by_its_own_bundle(
     assert push_unit(other, "main", UnitCommit(WID, commit, packed), timeout=60) == commit
 
 
+def _remote_history(bare: Path, count: int) -> list[str]:
+    """The remote branch's last ``count`` commits, newest first."""
+    return [_git(bare, "rev-parse", f"main~{k}") for k in range(count)]
+
+
 def test_a_first_push_rejected_because_a_person_pushed_is_rebased(tmp_path: Path) -> None:
     project = make_project(tmp_path, "first", units=1)
     unit = tmp_path / "unit"
@@ -157,8 +162,7 @@ def test_a_first_push_rejected_because_a_person_pushed_is_rebased(tmp_path: Path
     # this process made the commit and never pushed it: the push goes without a look first
     pushed = push_unit(unit, "main", UnitCommit(WID, commit, None), timeout=60, first_try=True)
     assert pushed != commit  # rebased onto the person's change, which stays
-    assert _git(project.bare, "rev-parse", "main") == pushed
-    assert _git(project.bare, "rev-parse", "main~1") == theirs
+    assert _remote_history(project.bare, 2) == [pushed, theirs]
 
 
 def test_a_clone_kept_for_the_next_unit_skips_the_fetch_and_meets_a_persons_push_on_its_push(
@@ -185,9 +189,7 @@ def test_a_clone_kept_for_the_next_unit_skips_the_fetch_and_meets_a_persons_push
     done = push_unit(
         unit, "main", UnitCommit("tether-fleet:p:abc:1:2", second, None), 60, first_try=True
     )
-    assert _git(project.bare, "rev-parse", "main") == done
-    assert _git(project.bare, "rev-parse", "main~1") == theirs
-    assert _git(project.bare, "rev-parse", "main~2") == pushed
+    assert _remote_history(project.bare, 3) == [done, theirs, pushed]
 
 
 def test_a_kept_clone_is_for_its_successor_only_and_once(

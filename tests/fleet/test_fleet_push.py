@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tests.support.fleet_projects import make_project
+from tests.support.fleet_projects import FleetProject, make_project
 
 from tether.fleet import git as fleet_git
 from tether.fleet.git import (
@@ -52,10 +52,15 @@ def _unit_commit(unit: Path, name: str, text: str) -> tuple[str, str]:
     return base, commit
 
 
-def test_a_moved_branch_is_rebased_onto(tmp_path: Path) -> None:
-    project = make_project(tmp_path, "moved", units=1)
+def _cloned(tmp_path: Path, name: str) -> tuple[FleetProject, Path, str]:
+    """A project of one unit, and a unit's clone of it: (project, clone, its head)."""
+    project = make_project(tmp_path, name, units=1)
     unit = tmp_path / "unit"
-    prepare_clone(unit, project.url, "main")
+    return project, unit, prepare_clone(unit, project.url, "main")
+
+
+def test_a_moved_branch_is_rebased_onto(tmp_path: Path) -> None:
+    project, unit, _head = _cloned(tmp_path, "moved")
     _person_commits(project.url, tmp_path / "person", "NOTES.md", "a person's note\n")
     _base, commit = _unit_commit(unit, "RESULT.md", "the unit's work\n")
     pushed = push_unit(unit, "main", UnitCommit(WID, commit, None), timeout=60)
@@ -66,9 +71,7 @@ def test_a_moved_branch_is_rebased_onto(tmp_path: Path) -> None:
 
 
 def test_a_unit_is_pushed_once_and_from_another_clone_by_its_bundle(tmp_path: Path) -> None:
-    project = make_project(tmp_path, "once", units=1)
-    unit = tmp_path / "unit"
-    prepare_clone(unit, project.url, "main")
+    project, unit, _head = _cloned(tmp_path, "once")
     base, commit = _unit_commit(unit, "RESULT.md", "the unit's work\n")
     packed = bundle(unit, base)
     # the worker died after its commit: another one, with its own clone, pushes it
@@ -86,9 +89,7 @@ def test_a_unit_is_pushed_once_and_from_another_clone_by_its_bundle(tmp_path: Pa
 
 
 def test_a_conflicting_change_is_never_overwritten(tmp_path: Path) -> None:
-    project = make_project(tmp_path, "conflict", units=1)
-    unit = tmp_path / "unit"
-    prepare_clone(unit, project.url, "main")
+    project, unit, _head = _cloned(tmp_path, "conflict")
     theirs = _person_commits(project.url, tmp_path / "person", "tether.toml", "# theirs\n")
     _base, commit = _unit_commit(unit, "tether.toml", "# the unit's version\n")
     with pytest.raises(PushConflictError, match="does not rebase"):
@@ -97,9 +98,7 @@ def test_a_conflicting_change_is_never_overwritten(tmp_path: Path) -> None:
 
 
 def test_nothing_changed_commits_nothing(tmp_path: Path) -> None:
-    project = make_project(tmp_path, "quiet", units=1)
-    unit = tmp_path / "unit"
-    prepare_clone(unit, project.url, "main")
+    _project, unit, _head = _cloned(tmp_path, "quiet")
     assert commit_all(unit, "unit 1", WID) is None
 
 
@@ -130,9 +129,7 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_a_units_commit_is_named_by_its_own_bundle(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    project = make_project(tmp_path, "named", units=1)
-    unit = tmp_path / "unit"
-    base = prepare_clone(unit, project.url, "main")
+    project, unit, base = _cloned(tmp_path, "named")
     assert commit_unit(unit, "unit 1", WID, base, agent_ran=False) is None  # nothing changed
     (unit / "RESULT.md").write_text("the unit's work\n", encoding="utf-8")
     ran = _counting(monkeypatch)
@@ -154,9 +151,7 @@ def _remote_history(bare: Path, count: int) -> list[str]:
 
 
 def test_a_first_push_rejected_because_a_person_pushed_is_rebased(tmp_path: Path) -> None:
-    project = make_project(tmp_path, "first", units=1)
-    unit = tmp_path / "unit"
-    prepare_clone(unit, project.url, "main")
+    project, unit, _head = _cloned(tmp_path, "first")
     theirs = _person_commits(project.url, tmp_path / "person", "NOTES.md", "a person's note\n")
     _base, commit = _unit_commit(unit, "RESULT.md", "the unit's work\n")
     # this process made the commit and never pushed it: the push goes without a look first
@@ -168,9 +163,7 @@ def test_a_first_push_rejected_because_a_person_pushed_is_rebased(tmp_path: Path
 def test_a_clone_kept_for_the_next_unit_skips_the_fetch_and_meets_a_persons_push_on_its_push(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    project = make_project(tmp_path, "kept", units=1)
-    unit = tmp_path / "unit"
-    prepare_clone(unit, project.url, "main")
+    project, unit, _head = _cloned(tmp_path, "kept")
     _base, commit = _unit_commit(unit, "RESULT.md", "the unit's work\n")
     pushed = push_unit(unit, "main", UnitCommit(WID, commit, None), timeout=60, first_try=True)
     keep_for(unit, "tether-fleet:p:abc:1:2", pushed)
@@ -195,9 +188,7 @@ def test_a_clone_kept_for_the_next_unit_skips_the_fetch_and_meets_a_persons_push
 def test_a_kept_clone_is_for_its_successor_only_and_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    project = make_project(tmp_path, "once-kept", units=1)
-    unit = tmp_path / "unit"
-    head = prepare_clone(unit, project.url, "main")
+    project, unit, head = _cloned(tmp_path, "once-kept")
     ran = _counting(monkeypatch)
     keep_for(unit, "tether-fleet:p:abc:1:2", head)
     assert prepare_clone(unit, project.url, "main", kept_for="tether-fleet:p:abc:1:3") == head

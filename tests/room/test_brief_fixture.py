@@ -2,26 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
-from tests.wikigen import GenWiki, generate
+from tests.room.room_support import SharedWiki
+from tests.wikigen import GenWiki
 
 from tether.room.brief import MATCH_CUTOFF, fused_hits, make_brief, offline_signals
 from tether.wiki.index import Index
-from tether.wiki.layout import Wiki
 
 
 @pytest.fixture(scope="module")
-def gen(tmp_path_factory: pytest.TempPathFactory) -> GenWiki:
-    return generate(tmp_path_factory.mktemp("kb") / "kb", pages=300)
+def gen(shared_wiki: SharedWiki) -> GenWiki:
+    return shared_wiki.gen
 
 
 @pytest.fixture(scope="module")
-def index(gen: GenWiki, tmp_path_factory: pytest.TempPathFactory) -> Index:
-    # One index for the module: a brief only reads it, and its first brief embeds the
-    # 300 pages with the sentence model (seconds), which every later brief reuses.
-    ix = Index.open(Wiki.open(gen.root), tmp_path_factory.mktemp("index"))
-    ix.update()
-    return ix
+def index(shared_wiki: SharedWiki, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Index]:
+    # One index for the module: a brief only reads it, and the pages one brief embeds
+    # with the sentence model (seconds) serve every later brief.
+    with shared_wiki.index(tmp_path_factory.mktemp("index")) as ix:
+        yield ix
 
 
 def _question(gen: GenWiki, page_id: str) -> str:

@@ -8,37 +8,36 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.room.room_support import TETHER, room_question
-from tests.wikigen import GenWiki, generate
+from tests.room.room_support import TETHER, SharedWiki, room_question
+from tests.wikigen import GenWiki
 
 from tether.room.brief import Brief, make_brief
 from tether.room.room import room_data
 from tether.room.state import Room
-from tether.wiki.index import Index
 from tether.wiki.layout import Wiki
 
 
 @pytest.fixture(scope="module")
-def gen(tmp_path_factory: pytest.TempPathFactory) -> GenWiki:
-    return generate(tmp_path_factory.mktemp("kb") / "kb", pages=300)
+def gen(shared_wiki: SharedWiki) -> GenWiki:
+    return shared_wiki.gen
 
 
 BriefOf = Callable[[str], Brief]
 
 
 @pytest.fixture(scope="module")
-def brief_of(gen: GenWiki, tmp_path_factory: pytest.TempPathFactory) -> BriefOf:
-    """The brief (B = 12) about a page's word, each made once on a fresh index of its own.
+def brief_of(shared_wiki: SharedWiki, tmp_path_factory: pytest.TempPathFactory) -> BriefOf:
+    """The brief (B = 12) about a page's word, each made once for the module.
 
     The checks read only the room a brief makes, never the index: one brief per
     question for the module instead of an index and a brief per test.
     """
     made: dict[str, Brief] = {}
+    gen = shared_wiki.gen
 
     def brief(page_id: str) -> Brief:
         if page_id not in made:
-            with Index.open(Wiki.open(gen.root), tmp_path_factory.mktemp("index")) as index:
-                index.update()
+            with shared_wiki.index(tmp_path_factory.mktemp("index")) as index:
                 made[page_id] = make_brief(index, room_question(gen.word_of(page_id)), 12)
         return made[page_id]
 

@@ -24,11 +24,6 @@ from tether.wiki.layout import Wiki
 
 
 @pytest.fixture
-def gen(tmp_path: Path) -> GenWiki:
-    return generate(tmp_path / "kb", pages=300)
-
-
-@pytest.fixture
 def project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     root.mkdir()

@@ -9,14 +9,9 @@ from pathlib import Path
 
 import pytest
 from tests.room.room_support import TETHER, room_question, write_profile
-from tests.wikigen import GenWiki, generate
+from tests.wikigen import GenWiki
 
 from tether.gate.roomrule import allowed_command, check
-
-
-@pytest.fixture
-def gen(tmp_path: Path) -> GenWiki:
-    return generate(tmp_path / "kb", pages=300)
 
 
 @pytest.mark.slow

@@ -15,15 +15,10 @@ from pathlib import Path
 
 import pytest
 from tests.room.room_support import TETHER, room_question
-from tests.wikigen import GenWiki, generate
+from tests.wikigen import GenWiki
 
 from tether.room.room import refuse_nesting
 from tether.room.state import RoomRefusedError
-
-
-@pytest.fixture
-def gen(tmp_path: Path) -> GenWiki:
-    return generate(tmp_path / "kb", pages=300)
 
 
 def _profiles(

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -147,3 +149,60 @@ def test_a_run_budget_holds_for_the_cli_own_session_id(
     ((own_id,),) = query(tether_home, "SELECT context_key FROM contexts")
     assert own_id != "run-session"
     assert session_status(tether_home, "run-session").calls_used == 5
+
+
+def test_codex_gets_no_call_of_a_model_step_past_the_iteration_budget(
+    tmp_path: Path, tether_home: Path
+) -> None:
+    # As under `tether run --iterations 3`, but with no supervisor reading the
+    # rollout: the gate alone must refuse the call of step 4. The test plays the
+    # supervisor's part that is left, stopping Codex once the gate recorded the
+    # refusal; the gate holds its answer until then, so Codex cannot ask the
+    # model a fifth time. Each call of touch-forever leaves a file: tick-K ran.
+    exe = agent_clis.require("codex")
+    project = tmp_path / "project"
+    project.mkdir()
+    (tether_home / "runs" / "run-1").mkdir(parents=True)
+    set_session_budget(tether_home, "run-session", calls=60, iterations=3, run_id="run-1")
+    refused = tether_home / "runs" / "run-1" / "refused.json"
+    with ModelServer("touch-forever", think=0.05) as server:
+        setup = client_setup("codex", tmp_path / "agent-home", server.port)
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **setup.env}
+        env |= {"TETHER_HOME": str(tether_home), "TETHER_SESSION_ID": "run-session"}
+        env["TETHER_RUN_ID"] = "run-1"
+        with (Path(setup.env["CODEX_HOME"]) / "config.toml").open("a") as config:
+            config.write(f'\n[projects."{project}"]\ntrust_level = "trusted"\n')
+        change = hook_install.plan(
+            "codex", "project", install=True, project_dir=str(project), environ=env
+        )
+        hook_file.apply(change)
+        agent = subprocess.Popen(
+            _argv("codex", exe, setup.extra_args),
+            cwd=project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            deadline = time.monotonic() + 240
+            while not refused.exists() and agent.poll() is None:
+                assert time.monotonic() < deadline, "no refusal"
+                time.sleep(0.02)
+        finally:
+            os.killpg(agent.pid, signal.SIGTERM)
+            agent.wait(timeout=60)
+        model_calls = server.model_calls
+    files = sorted(p.name for p in project.glob("tick-*.done"))
+    assert files == ["tick-1.done", "tick-2.done", "tick-3.done"]
+    assert model_calls == 4
+    record = json.loads(refused.read_text())
+    assert (record["reason"], record["step"], record["iteration_budget"]) == (
+        "iteration limit reached",
+        4,
+        3,
+    )
+    assert "tick-4.done" in record["input"]
+    status = session_status(tether_home, "run-session")
+    assert (status.batches, status.locked) == (3, True)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.events.accounting import Ledger, apply, count
+from tether.gate.runstop import PAST_ITERATION_LIMIT, Refusal
 from tether.harnesses import get_harness
 from tether.run_status import RunStatus
 from tether.runs.budget import Budget
@@ -104,3 +105,25 @@ def test_a_model_request_announced_after_the_stop_is_in_flight() -> None:
     assert "- in flight at the stop: 1 model step(s) past the limit of 3" in render_markdown(report)
     quiet = build(_input(RunStatus.ITERATION_LIMIT, Ledger(iterations=3, model_requests=3)))
     assert quiet.in_flight is None
+
+
+def test_a_call_the_gate_refused_for_the_iteration_limit_is_named_by_its_step() -> None:
+    refusal = Refusal(
+        {
+            "tool": "Bash",
+            "tool_use_id": "call_4",
+            "input": '{"command": "touch tick-4.done"}',
+            "harness": "codex",
+            "calls_used": 4,
+            "call_budget": 60,
+            "reason": PAST_ITERATION_LIMIT,
+            "step": 4,
+            "iteration_budget": 3,
+        }
+    )
+    ledger = Ledger(iterations=4)
+    report = build(_input(RunStatus.ITERATION_LIMIT, ledger, refused_call=refusal, gated=True))
+    refused = report.refused_call
+    assert refused is not None and (refused.past_step, refused.stopped_by) == (4, "gate")
+    text = render_markdown(report)
+    assert "(a call of model step 4, past the iteration limit of 3; refused by the gate" in text

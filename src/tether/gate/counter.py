@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any, TypeVar
 
+    from tether.gate.codex_rollout import CallStep
+
     _Outcome = TypeVar("_Outcome")
 
 # What an event row keeps besides its name, for the watchdog: notification_type,
@@ -34,7 +36,15 @@ NO_DETAIL: tuple[str | None, ...] = (None, None, None, None, None)
 
 
 class CallOutcome:
-    __slots__ = ("allowed", "call_budget", "calls_used", "duplicate", "session_id")
+    __slots__ = (
+        "allowed",
+        "call_budget",
+        "calls_used",
+        "duplicate",
+        "iteration_budget",
+        "past_iterations",
+        "session_id",
+    )
 
     def __init__(
         self, allowed: bool, session_id: str, calls_used: int, call_budget: int, duplicate: bool
@@ -44,6 +54,9 @@ class CallOutcome:
         self.calls_used = calls_used
         self.call_budget = call_budget
         self.duplicate = duplicate
+        # refused because the call belongs to a model step past the iteration budget
+        self.past_iterations = False
+        self.iteration_budget: int | None = None
 
 
 class BatchOutcome:
@@ -168,8 +181,16 @@ def _counted(
         return step(_session_for(conn, seen.context_key), now)
 
 
-def count_call(conn: sqlite3.Connection, seen: Seen) -> CallOutcome:
-    """Count one tool call and decide it, in one write transaction."""
+def count_call(
+    conn: sqlite3.Connection, seen: Seen, model_step: CallStep | None = None
+) -> CallOutcome:
+    """Count one tool call and decide it, in one write transaction.
+
+    ``model_step`` says which model step the call belongs to, where the harness's
+    own record tells (Codex's rollout: ``gate/codex_rollout.py``); a call of a
+    step past the session's iteration budget is refused, its session locked and
+    the steps before it counted as done.
+    """
 
     def step(session_id: str, now: float) -> CallOutcome:
         earlier = _earlier(conn, seen)
@@ -181,15 +202,25 @@ def count_call(conn: sqlite3.Connection, seen: Seen) -> CallOutcome:
             budget = int(row[0]) if row is not None else 0
             used = int(earlier_used) if earlier_used is not None else budget
             return CallOutcome(decision == "allow", earlier_session, used, budget, True)
-        used, budget, _ = _ensure_session(conn, session_id, seen.harness, now)
+        used, budget, iterations = _ensure_session(conn, session_id, seen.harness, now)
         used += 1
-        allowed = used <= budget
+        past = iterations is not None and model_step is not None and model_step.past(iterations)
+        allowed = used <= budget and not past
         conn.execute(
             "UPDATE sessions SET calls_used = ?, locked = ?, updated_at = ? WHERE session_id = ?",
-            (used, 1 if used >= budget else 0, now, session_id),
+            (used, 1 if used >= budget or past else 0, now, session_id),
         )
+        if past:
+            assert model_step is not None
+            conn.execute(
+                "UPDATE sessions SET batches = MAX(batches, ?) WHERE session_id = ?",
+                (model_step.earliest - 1, session_id),
+            )
         _insert_event(conn, now, session_id, seen, "allow" if allowed else "deny", used)
-        return CallOutcome(allowed, session_id, used, budget, False)
+        outcome = CallOutcome(allowed, session_id, used, budget, False)
+        outcome.past_iterations = past and used <= budget
+        outcome.iteration_budget = iterations
+        return outcome
 
     return _counted(conn, seen, step)
 

@@ -55,6 +55,8 @@ if TYPE_CHECKING:
     from sqlite3 import Connection
     from typing import Any
 
+    from tether.gate.codex_rollout import CallStep
+
 # Where the answer goes and whose environment decides it. A hook process
 # answers on its own stdout/stderr from its own environment; a run's
 # supervisor answering a sandboxed agent's call over the run's socket
@@ -277,13 +279,15 @@ def _answer_tool_call(
     payload: Any,
     seen: counter.Seen,
 ) -> int:
-    """Count a tool call; refuse it once the budget is spent, or when the command policy says."""
-    outcome = counter.count_call(conn, seen)
+    """Count a tool call; refuse it once the budget is spent, when it belongs to a
+    model step past the iteration limit, or when the command policy says."""
+    model_step = _model_step(harness, call)
+    outcome = counter.count_call(conn, seen, model_step)
     if not outcome.allowed:
-        text = messages.refusal(outcome.session_id, outcome.calls_used, outcome.call_budget)
         from tether.gate import runstop  # only a refusal needs it
 
-        # The supervisor reads the refusal to stop the run that spent its budget.
+        text = messages.refusal(outcome.session_id, outcome.calls_used, outcome.call_budget)
+        # The supervisor reads the refusal to stop the run at the limit it reached.
         refused_call = runstop.RefusedCall(
             harness=harness,
             tool_name=call.tool_name,
@@ -291,13 +295,38 @@ def _answer_tool_call(
             tool_input=call.detail[2],
             calls_used=outcome.calls_used,
             call_budget=outcome.call_budget,
-            reason="call budget spent",
+            reason=runstop.CALL_BUDGET_SPENT,
         )
+        if outcome.past_iterations and model_step and outcome.iteration_budget is not None:
+            text = refused_call.past(model_step.earliest, outcome.iteration_budget)
         runstop.record_refusal(home, refused_call, environ=_env)
+        if outcome.past_iterations:
+            _hold()
         _deny(harness, text)
     elif refused := command_policy.check(payload, _env):
         _deny(harness, refused)
     return EXIT_OK
+
+
+def _model_step(harness: str, call: contracts.HookCall) -> CallStep | None:
+    """Which model step a run's call belongs to, where the harness's record says."""
+    if _forced is None and not _env.get("TETHER_RUN_ID"):
+        return None  # no run, no iteration limit
+    from tether.gate import codex_rollout
+
+    return codex_rollout.step_of(harness, call.detail[4], call.tool_use_id)
+
+
+# Set when the answer to the call being served is to be held until the run's
+# stop lands; the socket server passes it on to the hook inside the sandbox.
+_held = False
+
+
+def _hold() -> None:
+    global _held
+    from tether.gate import runstop
+
+    _held = _sink is not None or runstop.hold_if_supervised(resolve_home(_env), _env)
 
 
 def _uncounted(home: str, harness: str, kind: str, key: str, exc: Exception) -> int:
@@ -396,7 +425,7 @@ def run_tick(args: list[str]) -> int:
         tool_input=None,
         calls_used=outcome.calls_used,
         call_budget=outcome.call_budget,
-        reason="call budget spent",
+        reason=runstop.CALL_BUDGET_SPENT,
     )
     runstop.record_refusal(home, refused_call, environ=_env)
     _err(messages.refusal(outcome.session_id, outcome.calls_used, outcome.call_budget))

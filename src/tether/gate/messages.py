@@ -46,6 +46,15 @@ def iteration_stop(session_id: str, batches: int, iteration_budget: int) -> str:
     )
 
 
+def past_iterations(step: int, iteration_budget: int) -> str:
+    """The refusal of a call that belongs to a model step past the iteration limit."""
+    return (
+        f"tether: call refused. It belongs to model step {step}, past the iteration limit "
+        f"of {iteration_budget} of this run. The run stops here; tether writes the "
+        f"progress report."
+    )
+
+
 def malformed(harness: str, reason: str) -> str:
     return f"cannot read the {harness} hook payload ({reason}); this call is not counted"
 

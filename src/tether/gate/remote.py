@@ -68,6 +68,10 @@ def ask(path: str, args: list[str]) -> int:
         reply = _exchange(path, head + raw)
     except (OSError, ValueError) as exc:
         return _refuse(args, f"{type(exc).__name__}: {exc}")
+    if reply.get("hold") is True:
+        from tether.gate.runstop import hold_until_stopped
+
+        hold_until_stopped()
     out, err = reply.get("out"), reply.get("err")
     if isinstance(err, str) and err:
         sys.stderr.write(err)

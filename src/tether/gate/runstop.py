@@ -4,10 +4,11 @@ Two small files, written once each:
 
 - ``refused.json``: the gate refused a tool call of the run. Written by the gate
   on the first refusal (exclusive create, so later refusals never overwrite the
-  first); the supervisor watches for it and ends the run at once as
-  ``tool_call_limit``, and the report names the call. Some harnesses (Codex)
-  leave a refused call out of their event stream entirely, so the stream alone
-  would never show it.
+  first); the supervisor watches for it and ends the run at once, as
+  ``tool_call_limit``, or as ``iteration_limit`` when the call belonged to a
+  model step past the iteration limit (``reason``), and the report names the
+  call. Some harnesses (Codex) leave a refused call out of their event stream
+  entirely, so the stream alone would never show it.
 - ``stopping``: the supervisor is stopping the run. From then on every path of
   the gate that would let a call through uncounted (a damaged payload, a broken
   database, its own bug) refuses instead, and so does the Pi extension when
@@ -26,6 +27,10 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 REFUSED_FILE = "refused.json"
+# Why the gate refused: the call budget is spent, or the call belongs to a model
+# step past the run's iteration limit (the run then ends as iteration_limit).
+CALL_BUDGET_SPENT = "call budget spent"
+PAST_ITERATION_LIMIT = "iteration limit reached"
 STOPPING_FILE = "stopping"
 RUN_ID_ENV = "TETHER_RUN_ID"
 
@@ -59,7 +64,9 @@ class RefusedCall:
         "call_budget",
         "calls_used",
         "harness",
+        "iteration_budget",
         "reason",
+        "step",
         "tool_input",
         "tool_name",
         "tool_use_id",
@@ -74,6 +81,8 @@ class RefusedCall:
         calls_used: int,
         call_budget: int,
         reason: str,
+        step: int | None = None,
+        iteration_budget: int | None = None,
     ) -> None:
         self.harness = harness
         self.tool_name = tool_name
@@ -82,6 +91,17 @@ class RefusedCall:
         self.calls_used = calls_used
         self.call_budget = call_budget
         self.reason = reason
+        self.step = step  # the model step the call belongs to (a step past the limit)
+        self.iteration_budget = iteration_budget
+
+    def past(self, step: int, iteration_budget: int) -> str:
+        """Make this the refusal of a call of model step ``step``, past the iteration
+        limit; the refusal's text."""
+        from tether.gate.messages import past_iterations
+
+        self.reason = PAST_ITERATION_LIMIT
+        self.step, self.iteration_budget = step, iteration_budget
+        return past_iterations(step, iteration_budget)
 
 
 def record_refusal(home: str, call: RefusedCall, environ: Mapping[str, str] | None = None) -> None:
@@ -97,6 +117,8 @@ def record_refusal(home: str, call: RefusedCall, environ: Mapping[str, str] | No
         "calls_used": call.calls_used,
         "call_budget": call.call_budget,
         "reason": call.reason,
+        "step": call.step,
+        "iteration_budget": call.iteration_budget,
         "at": time.time(),
     }
     import json  # only on a refusal: the allowed path stays free of it
@@ -125,7 +147,9 @@ class Refusal:
         "call_budget",
         "calls_used",
         "harness",
+        "iteration_budget",
         "reason",
+        "step",
         "tool",
         "tool_input",
         "tool_use_id",
@@ -139,8 +163,15 @@ class Refusal:
         self.calls_used = _int(data.get("calls_used"))
         self.call_budget = _int(data.get("call_budget"))
         self.reason = _text(data.get("reason"))
+        self.step = _int(data.get("step"))
+        self.iteration_budget = _int(data.get("iteration_budget"))
         at = data.get("at")
         self.at = float(at) if isinstance(at, int | float) and not isinstance(at, bool) else None
+
+    @property
+    def past_iterations(self) -> bool:
+        """The call was refused for the iteration limit, not the call budget."""
+        return self.reason == PAST_ITERATION_LIMIT
 
 
 def _text(value: object) -> str | None:
@@ -149,6 +180,35 @@ def _text(value: object) -> str | None:
 
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+# How long the gate keeps back its refusal of a call past the iteration limit
+# while it waits for the run's stop (well inside the harness's hook timeout).
+HOLD_S = 10.0
+_HOLD_STEP_S = 0.01
+
+
+def hold_if_supervised(home: str, environ: Mapping[str, str]) -> bool:
+    """Hold (``hold_until_stopped``) when a supervisor watches this process's run."""
+    if run_dir(home, environ) is not None:
+        hold_until_stopped()
+    return False
+
+
+def hold_until_stopped(timeout: float | None = None) -> None:
+    """Keep back the answer to a refused call until the agent that asked is gone.
+
+    A harness that cannot be ended between model calls by a hook (Codex) asks
+    the model again as soon as a refusal arrives. While the hook has not
+    answered, it waits, and the supervisor, which watches ``refused.json``,
+    stops it meanwhile: the agent is gone (and this process has a new parent)
+    before it could send that request. After ``timeout`` the refusal goes out
+    anyway (a run whose supervisor is not watching must not hang).
+    """
+    parent = os.getppid()
+    deadline = time.monotonic() + (HOLD_S if timeout is None else timeout)
+    while os.getppid() == parent and time.monotonic() < deadline:
+        time.sleep(_HOLD_STEP_S)
 
 
 def read_refusal(folder: str) -> Refusal | None:

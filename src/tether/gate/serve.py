@@ -42,9 +42,11 @@ def answer(
     """What ``tether-gate ARGS`` prints and returns for the run ``session_id``."""
     out: list[str] = []
     err: list[str] = []
+    held = False
     with _ONE_AT_A_TIME:
         saved = hook._sink, hook._env, hook._forced
         hook._sink, hook._env, hook._forced = (out, err), env, session_id
+        hook._held = False
         try:
             code = _dispatch(args, raw, oversized)
         except hook.UsageError as exc:
@@ -55,8 +57,13 @@ def answer(
             err.append(text + "\n")
             code = _refusal(args, text, out)
         finally:
+            held, hook._held = hook._held, False
             hook._sink, hook._env, hook._forced = saved
-    return {"code": code, "out": "".join(out), "err": "".join(err)}
+    reply: dict[str, object] = {"code": code, "out": "".join(out), "err": "".join(err)}
+    if held:
+        # the hook inside the sandbox keeps the answer back until the run's stop lands
+        reply["hold"] = True
+    return reply
 
 
 def _refusal(args: list[str], text: str, out: list[str]) -> int:

@@ -6,8 +6,9 @@ and the end of the turn, but it has **no event per model call**: a response
 that only asks for tools shows up as its tool items, and one response may ask
 for several. The exact number of model steps is in Codex's own rollout file
 (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*-<thread_id>.jsonl``): one
-``token_usage_record`` line per completed model response. So this adapter never
-emits :class:`StepStarted` from the stream; :meth:`CodexHarness.parse_session_line`
+``token_usage_record`` line per completed model response (the rule's home, which
+the gate reads too: gate/codex_rollout.py). So this adapter never emits
+:class:`StepStarted` from the stream; :meth:`CodexHarness.parse_session_line`
 does, from the rollout. See docs/reference/events.md for the rule and evidence.
 
 Failure: ``turn.failed`` and a fatal top-level ``error`` end the run as a
@@ -43,6 +44,7 @@ from tether.events.model import (
     Usage,
     unknown,
 )
+from tether.gate.codex_rollout import RECORD_TYPE
 from tether.harnesses.base import IterationSource, RunSpec, decode_line, home_dir
 
 
@@ -181,7 +183,7 @@ class CodexHarness:
         obj = decode_line(_session_decoder, line)
         if isinstance(obj, list):
             return obj
-        if obj.type != "token_usage_record" and obj.type != "session_meta":
+        if obj.type != RECORD_TYPE and obj.type != "session_meta":
             # The rollout holds many record types; only these two are counted.
             return []
         try:

@@ -48,9 +48,10 @@ class BetweenReads:
     on_progress: Callable[[Ledger], None]  # the counts so far, every PROGRESS_EVERY_SECONDS
     # a harness's own session file (Codex's rollout), read as it grows
     session_tail: SessionTail | None = None
-    # True once the gate refused a call of this run: the run ends at once, even
-    # where the harness leaves the refused call out of its stream (Codex).
-    gate_refused: Callable[[], bool] | None = None
+    # The limit the gate refused a call of this run for, once it did: the run
+    # ends at once, even where the harness leaves the refused call out of its
+    # stream (Codex).
+    gate_refused: Callable[[], RunStatus | None] | None = None
     # True once stderr passed its cap (runs.stderr_sink): the run ends as output_limit
     stderr_over: Callable[[], bool] | None = None
 
@@ -108,8 +109,8 @@ class LiveRun:
                     return LiveResult(RunStatus.CANCELLED, now, False)
                 if now >= self.deadline:
                     return LiveResult(RunStatus.TIMEOUT, now, False)
-                if self.gate_refused is not None and self.gate_refused():
-                    return LiveResult(RunStatus.TOOL_CALL_LIMIT, now, False)
+                if self.gate_refused is not None and (refused := self.gate_refused()):
+                    return LiveResult(refused, now, False)
                 if self.stderr_over is not None and self.stderr_over():
                     return LiveResult(RunStatus.OUTPUT_LIMIT, now, False)
                 chunk: bytes | None = None

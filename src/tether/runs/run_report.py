@@ -108,6 +108,9 @@ class CallPastBudget:
     budget: int | None
     executed: bool | None  # None: nothing says whether it ran
     stopped_by: str  # "gate": the gate refused it; "stream": tether saw it first
+    # the model step the call belongs to, when the gate refused it for being past
+    # the iteration limit (``budget`` is then the call budget it was within)
+    past_step: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -254,6 +257,7 @@ def _refused(record: Refusal | None) -> CallPastBudget | None:
         budget=record.call_budget,
         executed=False,
         stopped_by="gate",
+        past_step=record.step if record.past_iterations else None,
     )
 
 
@@ -374,7 +378,12 @@ def _figures(report: RunReport) -> list[str]:
         cost_limit = f"{cost.limit:g}" if cost.limit is not None else "no limit"
         lines.append(f"- cost (USD): {used} of {cost_limit}")
     refused = report.refused_call
-    if refused:
+    if refused and refused.past_step is not None:
+        lines.append(
+            f"- refused call: {refused.call} (a call of model step {refused.past_step}, past "
+            f"the iteration limit of {report.iterations.limit}; " + _refusal_words(refused)
+        )
+    elif refused:
         lines.append(
             f"- refused call: {refused.call} (call {refused.number} of a budget of "
             f"{refused.budget}; " + _refusal_words(refused)

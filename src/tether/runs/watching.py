@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from tether.events.accounting import Ledger, count, stream_upper_bound
-from tether.gate.runstop import mark_stopping
+from tether.gate.runstop import mark_stopping, read_refusal
 from tether.harnesses.base import Harness
 from tether.run_status import RunStatus
 from tether.runs.budget import Budget, LimitCheck
@@ -51,6 +51,21 @@ class Watched:
     how: str  # "exited", "sigterm", "sigkill"
     # seconds from the event that reached a limit to the agent's end, when tether stopped it
     stop_latency: float | None = None
+
+
+def gate_refusal(paths: RunPaths) -> RunStatus | None:
+    """The limit the gate refused a call of the run for (``refused.json``), if it did.
+
+    A call of a model step past the iteration limit (Codex: gate/codex_rollout.py)
+    ends the run as ``iteration_limit``; a call past the call budget as
+    ``tool_call_limit``.
+    """
+    if not paths.refused.exists():
+        return None
+    refusal = read_refusal(str(paths.root))
+    if refusal is not None and refusal.past_iterations:
+        return RunStatus.ITERATION_LIMIT
+    return RunStatus.TOOL_CALL_LIMIT
 
 
 def watch_agent(agent: AgentProcess, ledger: Ledger, watch: Watch, started: float) -> Watched:
@@ -94,7 +109,7 @@ class _Watcher:
             cancelled=watch.cancelled,
             on_progress=watch.on_progress,
             session_tail=self.tail,
-            gate_refused=watch.paths.refused.exists if watch.hooked_session else None,
+            gate_refused=partial(gate_refusal, watch.paths) if watch.hooked_session else None,
             stderr_over=watch.stderr_over,
         )
 

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from dbos import DBOS, SetEnqueueOptions, SetWorkflowID, SQLAlchemyDatasource
+from dbos import DBOS, DBOSConfig, SetEnqueueOptions, SetWorkflowID, SQLAlchemyDatasource
 from dbos._error import DBOSMaxStepRetriesExceeded
 
 from tether.fleet import git
@@ -404,6 +404,27 @@ def _connection_lost(context: Any) -> None:
         context.is_disconnect = True
 
 
+def dbos_config(url: str, executor_id: str) -> DBOSConfig:
+    """DBOS's configuration for one executor of the fleet.
+
+    DBOS's own engine does not ping a connection before each use: its queue
+    thread checks out a connection twice per poll (the queue's row, then the
+    dequeue), ten times a second on every executor, and the pings were two of
+    each poll's nine round trips to the server. A connection the server dropped
+    (a restart) fails once instead; SQLAlchemy then discards the whole pool
+    and DBOS retries its calls on such errors (``test_fleet_outage.py``).
+    """
+    return {
+        "name": APP_NAME,
+        "system_database_url": url,
+        "executor_id": executor_id,
+        "application_version": APP_VERSION,
+        "log_level": "WARNING",
+        "notification_listener_polling_interval_sec": 0.5,
+        "db_engine_kwargs": {"pool_pre_ping": False},
+    }
+
+
 def start(ctx: Context, *, url: str, log_file: Path, queue_poll: float = 0.1) -> None:
     """Launch DBOS in this process as the executor of ``ctx.lease``, on the fleet queue.
 
@@ -415,16 +436,7 @@ def start(ctx: Context, *, url: str, log_file: Path, queue_poll: float = 0.1) ->
     log_to_file(log_file)
     if not sa.event.contains(sa.Engine, "handle_error", _connection_lost):
         sa.event.listen(sa.Engine, "handle_error", _connection_lost)
-    DBOS(
-        config={
-            "name": APP_NAME,
-            "system_database_url": url,
-            "executor_id": ctx.lease.worker,
-            "application_version": APP_VERSION,
-            "log_level": "WARNING",
-            "notification_listener_polling_interval_sec": 0.5,
-        }
-    )
+    DBOS(config=dbos_config(url, ctx.lease.worker))
     ctx.datasource = SQLAlchemyDatasource.create(url, engine_kwargs={"pool_pre_ping": True})
     DBOS.launch()
     DBOS.register_queue(

@@ -25,12 +25,14 @@ from dataclasses import dataclass
 from types import FrameType
 
 from tether.core.errors import TetherError
-from tether.fleet.fleet_db import FencedError, FleetDatabaseError, FleetStore
+from tether.fleet.fleet_db import FencedError, FleetDatabaseError, FleetStore, Project
 from tether.fleet.keeper import Keeper
 from tether.fleet.leases import (
+    FleetLook,
     Lease,
     RecoveryInProgressError,
     claim_expired,
+    look,
     recovered,
     register,
     release,
@@ -140,31 +142,37 @@ class _Housekeeper:
         while not stop.is_set():
             if self.keeper.fenced.is_set() or engine.is_fenced():
                 return EXIT_FENCED
-            self.mirror.sync()
-            if not self.keeper.lost:
-                try:
-                    self._recover_the_dead()
-                    self._kick_projects()
-                except FleetDatabaseError:
-                    pass  # the keeper says when the database goes and comes back
-                except FencedError:
-                    self.keeper.fenced.set()
+            self.beat()
             stop.wait(self.places.settings.heartbeat_interval)
         return 0
 
-    def _recover_the_dead(self) -> None:
+    def beat(self) -> None:
+        """One heartbeat's work: the runs' mirror, then one look at the fleet and what it asks."""
+        self.mirror.sync()
+        if self.keeper.lost:
+            return
+        try:
+            seen = look(self.store)
+            self._recover_the_dead(seen)
+            self._kick_projects(seen.to_kick)
+        except FleetDatabaseError:
+            pass  # the keeper says when the database goes and comes back
+        except FencedError:
+            self.keeper.fenced.set()
+
+    def _recover_the_dead(self, seen: FleetLook) -> None:
         from tether.fleet.recovery import recover_executor
 
-        for dead in claim_expired(self.store, self.lease):
+        for dead in claim_expired(self.store, self.lease, seen):
             count = recover_executor(dead.name)
             recovered(self.store, dead.name, self.lease)
             if dead.recovery != "released" or count:
                 self.say(f"worker {dead.name} went silent; recovered {count} unit(s) of its")
 
-    def _kick_projects(self) -> None:
+    def _kick_projects(self, to_kick: list[Project]) -> None:
         from tether.fleet import engine
 
-        for project in self.store.to_kick():
+        for project in to_kick:
             engine.enqueue_unit(
                 project.name, project.incarnation, project.generation, project.next_seq
             )

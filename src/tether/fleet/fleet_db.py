@@ -246,11 +246,7 @@ class FleetStore:
     def to_kick(self) -> list[Project]:
         """Projects whose current generation has no unit enqueued yet."""
         with self.begin() as conn:
-            rows = conn.execute(
-                sa.select(projects)
-                .where(projects.c.paused.is_(False))
-                .where(projects.c.kicked_generation < projects.c.generation)
-            ).all()
+            rows = conn.execute(to_kick_query()).all()
         return [project_of(r._mapping) for r in rows]
 
     def kicked(self, name: str, generation: int) -> None:
@@ -309,6 +305,15 @@ class FleetStore:
         with self.begin() as conn:
             rows = conn.execute(sa.select(workers_table).order_by(workers_table.c.name)).all()
         return [Worker(**r._mapping) for r in rows]
+
+
+def to_kick_query() -> sa.Select[Any]:
+    """The projects whose current generation has no unit enqueued yet."""
+    return (
+        sa.select(projects)
+        .where(projects.c.paused.is_(False))
+        .where(projects.c.kicked_generation < projects.c.generation)
+    )
 
 
 def project_of(row: Any) -> Project:

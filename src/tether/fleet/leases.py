@@ -20,7 +20,15 @@ from typing import Any
 import psutil
 import sqlalchemy as sa
 
-from tether.fleet.fleet_db import FencedError, FleetError, FleetStore, Project, Worker, project_of
+from tether.fleet.fleet_db import (
+    FencedError,
+    FleetError,
+    FleetStore,
+    Project,
+    Worker,
+    project_of,
+    to_kick_query,
+)
 from tether.fleet.schema import projects, server_now, workers
 
 
@@ -165,9 +173,33 @@ def _still_valid(conn: sa.Connection, dialect: str, lease: Lease) -> bool:
     return row is not None
 
 
-def claim_expired(store: FleetStore, rescuer: Lease) -> list[Worker]:
+@dataclass(frozen=True)
+class FleetLook:
+    """One heartbeat's read of the fleet: the server's clock, every worker, what to kick."""
+
+    now: float
+    workers: list[Worker]
+    to_kick: list[Project]
+
+
+def look(store: FleetStore) -> FleetLook:
+    """What a worker's heartbeat needs, read in one transaction.
+
+    Every executor reads this each heartbeat; one transaction instead of one
+    for the claims and one for the kicks is a round of connection checkout,
+    BEGIN and COMMIT less per heartbeat, on every executor of the fleet.
+    """
+    with store.begin() as conn:
+        now = float(conn.execute(sa.select(server_now(store.dialect))).scalar_one())
+        rows = [Worker(**r._mapping) for r in conn.execute(sa.select(workers)).all()]
+        kick = conn.execute(to_kick_query()).all()
+    return FleetLook(now, rows, [project_of(r._mapping) for r in kick])
+
+
+def claim_expired(store: FleetStore, rescuer: Lease, seen: FleetLook | None = None) -> list[Worker]:
     """Workers whose lease ran out by the server's clock, each now claimed by ``rescuer``.
 
+    ``seen``: the heartbeat's read, when it was just made (else it is read here).
     One compare-and-set per worker, on the epoch it had when seen expired and
     on its lease still being expired: of several rescuers exactly one wins, and
     a worker that renewed in the meantime is left alone. The rescuer must hold
@@ -176,9 +208,8 @@ def claim_expired(store: FleetStore, rescuer: Lease) -> list[Worker]:
     """
     dialect = store.dialect
     now_sql = server_now(dialect)
-    with store.begin() as conn:
-        now = float(conn.execute(sa.select(now_sql)).scalar_one())
-        rows = [Worker(**r._mapping) for r in conn.execute(sa.select(workers)).all()]
+    seen = seen or look(store)
+    now, rows = seen.now, seen.workers
     leases = {w.name: w.lease_until or 0.0 for w in rows}
     claimed: list[Worker] = []
     for row in rows:

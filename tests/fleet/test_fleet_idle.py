@@ -26,6 +26,11 @@ def test_dbos_does_not_ping_a_connection_before_each_use() -> None:
     assert config["db_engine_kwargs"]["pool_pre_ping"] is False
 
 
+def test_dbos_notifier_does_not_wake_a_hundred_times_a_second() -> None:
+    config: Any = engine.dbos_config("postgresql://u@/db", "w1")
+    assert config["notification_coalesce_sec"] >= 0.5
+
+
 def test_a_heartbeat_with_nothing_to_do_is_one_transaction(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'fleet.db'}"
     store = FleetStore.open(url)

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 from tests.outside_agents import without_agent_vars
-from tests.room.room_support import TETHER, room_question, write_profile
-from tests.wikigen import GenWiki, generate
+from tests.room.room_support import TETHER, SharedWiki, room_question, write_profile
+from tests.wikigen import GenWiki
 
 from tether.room.brief import Brief, make_brief
 from tether.room.conclusion_check import check_conclusion
@@ -47,11 +47,6 @@ def _clean_env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
-@pytest.fixture(scope="module")
-def gen(tmp_path_factory: pytest.TempPathFactory) -> GenWiki:
-    return generate(tmp_path_factory.mktemp("kb") / "kb", pages=60)
-
-
 def _brief(gen: GenWiki, home: Path) -> Brief:
     with Index.open(Wiki.open(gen.root), home) as index:
         index.update()
@@ -61,10 +56,14 @@ def _brief(gen: GenWiki, home: Path) -> Brief:
 
 
 @pytest.fixture(scope="module")
-def hub_brief(gen: GenWiki, tmp_path_factory: pytest.TempPathFactory) -> Brief:
-    """The brief about the hub, made once for the module on an index of its own: the
-    rooms made from it read pages and stamp conclusions, never the index."""
-    return _brief(gen, tmp_path_factory.mktemp("index"))
+def hub_brief(shared_wiki: SharedWiki, tmp_path_factory: pytest.TempPathFactory) -> Brief:
+    """The brief about the hub, made once for the module: the rooms made from it
+    read pages and stamp conclusions, never the index."""
+    home = tmp_path_factory.mktemp("index")
+    shared_wiki.warm(home)
+    brief = _brief(shared_wiki.gen, home)
+    shared_wiki.keep(home)
+    return brief
 
 
 def _fresh(brief: Brief) -> list[str]:

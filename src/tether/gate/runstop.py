@@ -20,6 +20,7 @@ Standard library only: the gate imports this on every refusal.
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 TYPE_CHECKING = False
@@ -186,6 +187,7 @@ def _int(value: object) -> int | None:
 # while it waits for the run's stop (well inside the harness's hook timeout).
 HOLD_S = 10.0
 _HOLD_STEP_S = 0.01
+_PR_SET_PDEATHSIG = 1
 
 
 def hold_if_supervised(home: str, environ: Mapping[str, str]) -> bool:
@@ -206,9 +208,27 @@ def hold_until_stopped(timeout: float | None = None) -> None:
     anyway (a run whose supervisor is not watching must not hang).
     """
     parent = os.getppid()
+    _die_with_parent()
     deadline = time.monotonic() + (HOLD_S if timeout is None else timeout)
     while os.getppid() == parent and time.monotonic() < deadline:
         time.sleep(_HOLD_STEP_S)
+
+
+def _die_with_parent() -> None:
+    """On Linux, end this process the moment its parent ends (``PR_SET_PDEATHSIG``).
+
+    Polling alone notices the agent's end a few milliseconds late, and a sandbox
+    that lists what outlived its agent right then would name the gate as such.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes  # only a held refusal pays for it
+    import signal
+
+    try:  # noqa: SIM105 - contextlib costs an import
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
+    except (OSError, AttributeError):
+        pass
 
 
 def read_refusal(folder: str) -> Refusal | None:

@@ -125,10 +125,13 @@ def test_a_call_of_step_n_plus_1_is_refused_and_names_the_iteration_limit(
     # The rollout holds four records: the supervisor's reading of it fell behind,
     # and the call of step 4 reaches the gate first.
     env, path, run_dir = _setup(tmp_path, _upto(CALLS[4], recorded=True))
-    # The gate's answer is held until the agent that asked is gone: a parent
-    # that exits (as the stopped agent does) lets it out at once.
+    # The gate's answer is held until the agent that asked is gone, and the gate
+    # ends with it: nobody is left to read the refusal, and no model call follows.
+    pid_file, out = tmp_path / "gate.pid", tmp_path / "out"
+    # (a job started with & reads /dev/null: the payload comes in on fd 3)
+    script = 'exec 3<&0; "$0" hook --harness codex <&3 > "$1" & echo $! > "$2"; wait'
     parent = subprocess.Popen(
-        ["sh", "-c", '"$0" hook --harness codex > "$1"; true', gate_exe, str(tmp_path / "out")],
+        ["sh", "-c", script, gate_exe, str(out), str(pid_file)],
         env=env,
         stdin=subprocess.PIPE,
     )
@@ -142,15 +145,14 @@ def test_a_call_of_step_n_plus_1_is_refused_and_names_the_iteration_limit(
     assert refused_file.exists()
     time.sleep(0.2)
     # held: the agent has no answer yet, so it cannot ask the model again
-    assert parent.poll() is None and (tmp_path / "out").read_bytes() == b""
+    assert parent.poll() is None and out.read_bytes() == b""
+    gate = int(pid_file.read_text())
     os.kill(parent.pid, signal.SIGKILL)
     parent.wait()
-    out = tmp_path / "out"
-    while not out.read_bytes() and time.monotonic() < deadline:
+    while _running(gate):
+        assert time.monotonic() < deadline, "the held gate outlived the agent"
         time.sleep(0.01)
-    answer = json.loads(out.read_bytes())["hookSpecificOutput"]
-    assert answer["permissionDecision"] == "deny"
-    assert "model step 4, past the iteration limit of 3" in answer["permissionDecisionReason"]
+    assert out.read_bytes() == b""
     refusal = runstop.read_refusal(str(run_dir))
     assert refusal is not None and refusal.past_iterations
     assert (refusal.step, refusal.iteration_budget, refusal.tool_use_id) == (4, 3, CALLS[4])
@@ -160,6 +162,14 @@ def test_a_call_of_step_n_plus_1_is_refused_and_names_the_iteration_limit(
     assert (status.locked, status.batches, status.calls_used) == (True, 3, 1)
     decisions = query(Path(env["TETHER_HOME"]), "SELECT decision FROM events ORDER BY id")
     assert decisions == [("deny",)]
+
+
+def _running(pid: int) -> bool:
+    try:
+        with Path(f"/proc/{pid}/stat").open("rb") as stat:
+            return stat.read().rpartition(b")")[2].split()[0] != b"Z"
+    except OSError:
+        return False
 
 
 def test_a_call_not_yet_in_a_rollout_with_n_records_is_refused(
@@ -172,6 +182,7 @@ def test_a_call_not_yet_in_a_rollout_with_n_records_is_refused(
     done = run_gate(gate_exe, ["hook", "--harness", "codex"], env, _payload(path, CALLS[4]))
     answer = json.loads(done.stdout)["hookSpecificOutput"]
     assert answer["permissionDecision"] == "deny", done.stderr
+    assert "model step 4, past the iteration limit of 3" in answer["permissionDecisionReason"]
 
 
 def test_without_a_run_the_rollout_is_not_read(tmp_path: Path, gate_exe: str) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from tests.gate.gate_support import clean_env, load_payload, query, run_gate
 
-from tether.gate import runstop
+from tether.gate import runstop, serve
 from tether.gate.codex_rollout import count_records, locate
 from tether.gate.counter import session_status, set_session_budget
 from tether.run_status import RunStatus
@@ -200,3 +200,20 @@ def test_a_call_budget_refusal_still_ends_the_run_as_the_call_limit(tmp_path: Pa
     call = runstop.RefusedCall("codex", "Bash", "c-3", None, 3, 2, runstop.CALL_BUDGET_SPENT)
     runstop.record_refusal(str(tmp_path), call, environ={"TETHER_RUN_ID": RUN})
     assert gate_refusal(paths) is RunStatus.TOOL_CALL_LIMIT
+
+
+def test_inside_the_sandbox_the_hook_is_told_to_hold_the_refusal(tmp_path: Path) -> None:
+    # A sandboxed run's calls are counted by its supervisor over the run's socket:
+    # the supervisor answers at once, and the hook inside the sandbox holds.
+    env, path, run_dir = _setup(tmp_path, _upto(CALLS[4], recorded=True))
+    payload = _payload(path, CALLS[4]).encode()
+    reply = serve.answer(["hook", "--harness", "codex"], payload, False, SESSION, env)
+    assert reply.get("hold") is True
+    answer = json.loads(str(reply["out"]))["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny"
+    assert gate_refusal(RunPaths(run_dir)) is RunStatus.ITERATION_LIMIT
+    # a call within the limit is answered as ever, with nothing to hold
+    env2, path2, _ = _setup(tmp_path / "within", _upto(CALLS[3], recorded=False))
+    payload = _payload(path2, CALLS[3]).encode()
+    reply = serve.answer(["hook", "--harness", "codex"], payload, False, SESSION, env2)
+    assert "hold" not in reply and reply["out"] == ""

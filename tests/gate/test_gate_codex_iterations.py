@@ -217,3 +217,22 @@ def test_inside_the_sandbox_the_hook_is_told_to_hold_the_refusal(tmp_path: Path)
     payload = _payload(path2, CALLS[3]).encode()
     reply = serve.answer(["hook", "--harness", "codex"], payload, False, SESSION, env2)
     assert "hold" not in reply and reply["out"] == ""
+
+
+@pytest.mark.parametrize("harness", ["codex", "copilot"])
+def test_while_a_run_stops_its_refusals_are_held(tmp_path: Path, harness: str) -> None:
+    # The supervisor locked the session and marked the run stopping; a call the
+    # agent still makes is refused, and held until the agent is gone.
+    env, path, run_dir = _setup(tmp_path, _upto(CALLS[1], recorded=True))
+    set_session_budget(Path(env["TETHER_HOME"]), SESSION, calls=0)
+    event = "preToolUse" if harness == "copilot" else "PreToolUse"
+    payload: dict[str, Any] = load_payload(harness, event)
+    payload["transcript_path"] = str(path)
+    args = ["hook", "--harness", harness, "--event", event]
+    raw = json.dumps(payload).encode()
+    assert "hold" not in serve.answer(args, raw, False, SESSION, env)
+    runstop.mark_stopping(str(run_dir))
+    payload["tool_use_id"] = "another-call"
+    payload["timestamp"] = 1796230000123  # Copilot's call: its own instant
+    reply = serve.answer(args, json.dumps(payload).encode(), False, SESSION, env)
+    assert reply.get("hold") is True and "call refused" in str(reply["out"])

@@ -300,7 +300,7 @@ def _answer_tool_call(
         if outcome.past_iterations and model_step and outcome.iteration_budget is not None:
             text = refused_call.past(model_step.earliest, outcome.iteration_budget)
         runstop.record_refusal(home, refused_call, environ=_env)
-        if outcome.past_iterations:
+        if outcome.past_iterations or runstop.holds_while_stopping(harness, home, _env):
             _hold()
         _deny(harness, text)
     elif refused := command_policy.check(payload, _env):

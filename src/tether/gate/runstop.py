@@ -190,6 +190,18 @@ _HOLD_STEP_S = 0.01
 _PR_SET_PDEATHSIG = 1
 
 
+# Harnesses whose hook is the CLI's own child (so a held gate ends only with the
+# CLI) and which end on SIGTERM while a hook is pending (checked: Codex 0.171,
+# Copilot CLI 1.0.102): while their run stops, every refusal is held too, so an
+# agent not yet gone cannot turn it into one more model request.
+HOLD_WHILE_STOPPING = frozenset({"codex", "copilot"})
+
+
+def holds_while_stopping(harness: str, home: str, environ: Mapping[str, str]) -> bool:
+    """Whether a refusal of ``harness``'s call is held because its run is stopping."""
+    return harness in HOLD_WHILE_STOPPING and stopping(home, environ)
+
+
 def hold_if_supervised(home: str, environ: Mapping[str, str]) -> bool:
     """Hold (``hold_until_stopped``) when a supervisor watches this process's run."""
     if run_dir(home, environ) is not None:

@@ -24,7 +24,7 @@ import pytest
 from tests.gate.gate_support import clean_env, load_payload, query, run_gate
 
 from tether.gate import runstop, serve
-from tether.gate.codex_rollout import count_records, locate
+from tether.gate.codex_rollout import call_step, count_records, locate
 from tether.gate.counter import session_status, set_session_budget
 from tether.run_status import RunStatus
 from tether.runs.record import RunPaths
@@ -236,3 +236,27 @@ def test_while_a_run_stops_its_refusals_are_held(tmp_path: Path, harness: str) -
     payload["timestamp"] = 1796230000123  # Copilot's call: its own instant
     reply = serve.answer(args, json.dumps(payload).encode(), False, SESSION, env)
     assert reply.get("hold") is True and "call refused" in str(reply["out"])
+
+
+def test_the_run_reads_the_rollout_once_and_places_every_call_the_same(tmp_path: Path) -> None:
+    # The rollout growing line by line as Codex writes it; at every length, each
+    # call whose hook can still run is placed from where earlier calls stopped
+    # reading, and must stand where a whole read puts it.
+    rollout, scan = tmp_path / "rollout.jsonl", str(tmp_path / "scan")
+    ids = list(CALLS.values())
+    scanned_from = []
+    for length in range(1, len(LINES) + 1):
+        text = b"".join(LINES[:length])
+        rollout.write_bytes(text)
+        placed = {i: step for i in ids if (step := locate(text, i).step) is not None}
+        # a call's hook runs before the response after its own is recorded
+        hookable = [i for i, step in placed.items() if step >= count_records(text)]
+        for call_id in hookable:
+            whole = locate(text, call_id)
+            got = call_step(str(rollout), call_id, wait=0, scan=scan)
+            assert got is not None
+            assert (got.step, got.completed) == (whole.step, whole.completed), (length, call_id)
+        if Path(scan).exists():
+            scanned_from.append(int(Path(scan).read_text().split()[0]))
+    # it read on from the last record but one, not from the start
+    assert scanned_from and scanned_from == sorted(scanned_from) and scanned_from[-1] > 0

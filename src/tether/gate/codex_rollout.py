@@ -25,6 +25,10 @@ import bisect
 import os
 import time
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 # The line type of one completed model response (its token usage).
 RECORD_TYPE = "token_usage_record"
 _RECORD = b'"type":"' + RECORD_TYPE.encode() + b'"'
@@ -106,49 +110,104 @@ def _call_item(data: bytes, call_id: str) -> int:
     return -1
 
 
-def locate(data: bytes, call_id: str) -> CallStep:
-    """The call's place in rollout text ``data``."""
+def _place(data: bytes, call_id: str, base: int) -> tuple[CallStep, list[int]]:
+    """The call's place in rollout text ``data`` that ``base`` records precede, and
+    where the records in ``data`` are."""
     records = _record_positions(data)
     at = _call_item(data, call_id)
-    if at < 0:
-        return CallStep(len(records), None)
-    return CallStep(len(records), 1 + bisect.bisect_left(records, at))
+    step = None if at < 0 else base + 1 + bisect.bisect_left(records, at)
+    return CallStep(base + len(records), step), records
 
 
-def _read(path: str) -> bytes | None:
+def locate(data: bytes, call_id: str) -> CallStep:
+    """The call's place in rollout text ``data``."""
+    return _place(data, call_id, 0)[0]
+
+
+# Harnesses whose hook payload names such a rollout (``transcript_path``).
+HARNESSES = frozenset({"codex"})
+# In the run folder: how far earlier calls of the run read the rollout.
+SCAN_FILE = "rollout-scan"
+
+
+def step_of(
+    harness: str, transcript: str | None, call_id: str | None, home: str, env: Mapping[str, str]
+) -> CallStep | None:
+    """Where a run's call stands in its harness's rollout (None: no rollout to read)."""
+    if harness not in HARNESSES or not transcript or not call_id:
+        return None
+    from tether.gate.runstop import run_dir
+
+    folder = run_dir(home, env)
+    scan = os.path.join(folder, SCAN_FILE) if folder is not None else None
+    return call_step(transcript, call_id, scan=scan)
+
+
+def _scanned(scan: str | None, path: str) -> tuple[int, int]:
+    """(offset, records before it) an earlier call of the run left in ``scan``."""
+    if scan is None:
+        return 0, 0
+    try:
+        with open(scan, encoding="utf-8") as handle:
+            head, _, name = handle.read().partition("\n")
+        offset, records = (int(part) for part in head.split())
+    except (OSError, ValueError):
+        return 0, 0
+    return (offset, records) if name == path and offset >= 0 and records >= 0 else (0, 0)
+
+
+def _remember(scan: str, path: str, offset: int, records: int) -> None:
+    tmp = f"{scan}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(f"{offset} {records}\n{path}")
+        os.replace(tmp, scan)
+    except OSError:
+        pass
+
+
+def _read(path: str, start: int) -> bytes | None:
+    """The rollout from ``start`` on (None: not a regular file, or too much to read)."""
     try:
         # A regular file only: a FIFO named here would block the hook.
-        if not os.path.isfile(path) or os.path.getsize(path) > MAX_BYTES:
+        if not os.path.isfile(path) or os.path.getsize(path) - start > MAX_BYTES:
             return None
         with open(path, "rb") as handle:
+            handle.seek(start)
             return handle.read(MAX_BYTES)
     except OSError:
         return None
 
 
-# Harnesses whose hook payload names such a rollout (``transcript_path``).
-HARNESSES = frozenset({"codex"})
-
-
-def step_of(harness: str, transcript: str | None, call_id: str | None) -> CallStep | None:
-    """Where a hook's call stands in its harness's rollout (None: no rollout to read)."""
-    if harness not in HARNESSES or not transcript or not call_id:
-        return None
-    return call_step(transcript, call_id)
-
-
-def call_step(path: str, call_id: str, wait: float = WAIT_S) -> CallStep | None:
+def call_step(
+    path: str, call_id: str, wait: float = WAIT_S, scan: str | None = None
+) -> CallStep | None:
     """Where call ``call_id`` stands in the rollout at ``path`` (None: no rollout to read).
 
     While the call's item is not in the file yet, the file is read again for up
-    to ``wait`` seconds: Codex queued it before the hook started.
+    to ``wait`` seconds: Codex queued it before the hook started. ``scan`` keeps
+    how far the run's calls read: every item of the response a hook's call
+    belongs to comes after the response's last record but one (all of its calls
+    are asked before the next response begins), so a later call reads from
+    there on, never the whole file again.
     """
+    offset, base = _scanned(scan, path)
     deadline = time.monotonic() + wait
     while True:
-        data = _read(path)
+        try:
+            if os.path.getsize(path) < offset:  # not the file that was read
+                offset, base = 0, 0
+        except OSError:
+            return None
+        data = _read(path, offset)
         if data is None:
             return None
-        found = locate(data, call_id)
+        found, records = _place(data, call_id, base)
         if found.step is not None or time.monotonic() >= deadline:
-            return found
+            break
         time.sleep(_WAIT_STEP_S)
+    if scan is not None and len(records) >= 2:
+        end = data.find(b"\n", records[-2])
+        if end >= 0:
+            _remember(scan, path, offset + end + 1, base + len(records) - 1)
+    return found

@@ -281,7 +281,7 @@ def _answer_tool_call(
 ) -> int:
     """Count a tool call; refuse it once the budget is spent, when it belongs to a
     model step past the iteration limit, or when the command policy says."""
-    model_step = _model_step(harness, call)
+    model_step = _model_step(harness, call, home)
     outcome = counter.count_call(conn, seen, model_step)
     if not outcome.allowed:
         from tether.gate import runstop  # only a refusal needs it
@@ -308,13 +308,13 @@ def _answer_tool_call(
     return EXIT_OK
 
 
-def _model_step(harness: str, call: contracts.HookCall) -> CallStep | None:
+def _model_step(harness: str, call: contracts.HookCall, home: str) -> CallStep | None:
     """Which model step a run's call belongs to, where the harness's record says."""
     if _forced is None and not _env.get("TETHER_RUN_ID"):
         return None  # no run, no iteration limit
     from tether.gate import codex_rollout
 
-    return codex_rollout.step_of(harness, call.detail[4], call.tool_use_id)
+    return codex_rollout.step_of(harness, call.detail[4], call.tool_use_id, home, _env)
 
 
 # Set when the answer to the call being served is to be held until the run's

@@ -23,6 +23,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from tether.core.errors import StoreError
 from tether.fleet.fleet_db import FleetDatabaseError, FleetRun, FleetStore
 from tether.fleet.schema import live_runs, run_events, runs
 from tether.fs import atomic_write_text
@@ -80,11 +81,17 @@ class Mirror:
             return list(self._homes.values())
 
     def sync(self) -> None:
-        """One pass: every running run of a watched project (database errors: next pass)."""
+        """One pass: every running run of a watched project (database errors: next pass).
+
+        A project home's database that cannot be opened this once (``StoreError``,
+        as a disk I/O error under load) is also for the next pass: the mirror runs
+        on the executor's main thread, and an error out of it would end the
+        executor, and with it, as a configuration error, the whole worker.
+        """
         with self._lock:
             homes = dict(self._homes)
         for project, home in homes.items():
-            with contextlib.suppress(FleetDatabaseError, sqlite3.Error, OSError):
+            with contextlib.suppress(FleetDatabaseError, StoreError, sqlite3.Error, OSError):
                 self._sync_home(project, home)
 
     def _sync_home(self, project: str, home: Path) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from tests.gate.gate_support import clean_env, load_payload, query, run_gate
 
-from tether.gate import runstop, serve
+from tether.gate import runstop, serve, stream_mark
 from tether.gate.codex_rollout import call_step, count_records, locate
 from tether.gate.counter import session_status, set_session_budget
 from tether.run_status import RunStatus
@@ -230,6 +230,7 @@ def test_while_a_run_stops_its_refusals_are_held(tmp_path: Path, harness: str) -
     payload["transcript_path"] = str(path)
     args = ["hook", "--harness", harness, "--event", event]
     raw = json.dumps(payload).encode()
+    stream_mark.write(str(run_dir), 1)  # Copilot's call: the supervisor has read it
     assert "hold" not in serve.answer(args, raw, False, SESSION, env)
     runstop.mark_stopping(str(run_dir))
     payload["tool_use_id"] = "another-call"

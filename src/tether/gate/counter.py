@@ -181,6 +181,23 @@ def _counted(
         return step(_session_for(conn, seen.context_key), now)
 
 
+def calls_before(conn: sqlite3.Connection, seen: Seen) -> int | None:
+    """The distinct calls counted in ``seen``'s session before this one, or None when
+    this call was counted already (another hook file delivering the same call).
+
+    One statement, so both are read from the same snapshot of the database.
+    """
+    row = conn.execute(
+        "SELECT (SELECT calls_used FROM sessions WHERE session_id = ?), "
+        "EXISTS (SELECT 1 FROM events WHERE tool_use_id = ? AND lower(event) = lower(?) "
+        "AND context_key = ?)",
+        (_session_for(conn, seen.context_key), seen.tool_use_id, seen.event, seen.context_key),
+    ).fetchone()
+    if seen.tool_use_id and row[1]:
+        return None
+    return int(row[0] or 0)
+
+
 def count_call(
     conn: sqlite3.Connection, seen: Seen, model_step: CallStep | None = None
 ) -> CallOutcome:

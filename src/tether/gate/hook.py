@@ -281,6 +281,9 @@ def _answer_tool_call(
 ) -> int:
     """Count a tool call; refuse it once the budget is spent, when it belongs to a
     model step past the iteration limit, or when the command policy says."""
+    unread = _unread(conn, home, harness, seen)
+    if unread is not None:
+        return _deny(harness, unread)
     model_step = _model_step(harness, call, home)
     outcome = counter.count_call(conn, seen, model_step)
     if not outcome.allowed:
@@ -306,6 +309,33 @@ def _answer_tool_call(
     elif refused := command_policy.check(payload, _env):
         _deny(harness, refused)
     return EXIT_OK
+
+
+def _unread(conn: Connection, home: str, harness: str, seen: counter.Seen) -> str | None:
+    """Why a run's call is refused before it is counted: the supervisor never read it
+    from the agent's stream before the run began to stop, or not in time
+    (gate/stream_mark.py); None once it has."""
+    from tether.gate import stream_mark
+
+    if harness not in stream_mark.HARNESSES:
+        return None
+    from tether.gate import runstop
+
+    folder = runstop.run_dir(home, _env)
+    if folder is None:
+        return None  # no supervisor reads this agent's stream
+    before = counter.calls_before(conn, seen)
+    if before is None:
+        return None  # another hook file's delivery of a call already decided
+    parent = None if _sink is not None else os.getppid()
+    waited = stream_mark.wait(folder, before + 1, parent=parent)
+    if waited == stream_mark.CAUGHT_UP:
+        return None
+    if waited == stream_mark.STOPPING:
+        if runstop.holds_while_stopping(harness, home, _env):
+            _hold()
+        return messages.stopping(messages.unread_call())
+    return messages.unread_call_behind(stream_mark.WAIT_S)
 
 
 def _model_step(harness: str, call: contracts.HookCall, home: str) -> CallStep | None:

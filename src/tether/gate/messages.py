@@ -91,3 +91,18 @@ def iterations_used(done: int, budget: int | None) -> str:
     if done > budget:
         return f"{done} of {budget} (the last {done - budget} began before the stop landed)"
     return f"{done} of {budget}"
+
+
+def unread_call() -> str:
+    """Why a call of a run being stopped is refused before its supervisor read it."""
+    return "its supervisor began to stop it before this call showed on the agent's stream"
+
+
+def unread_call_behind(waited_s: float) -> str:
+    """The refusal of a call the run's supervisor did not read from the stream in time."""
+    return (
+        f"tether: call refused. The supervisor of this run had not read this call from the "
+        f"agent's stream after {waited_s:g} s, and tether lets no call through that the "
+        f"supervisor cannot check against the run's limits. Do not call more tools. Finish "
+        f"this unit now: end with a short progress report."
+    )

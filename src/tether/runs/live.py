@@ -54,6 +54,9 @@ class BetweenReads:
     gate_refused: Callable[[], RunStatus | None] | None = None
     # True once stderr passed its cap (runs.stderr_sink): the run ends as output_limit
     stderr_over: Callable[[], bool] | None = None
+    # told the stream's tool calls read so far, each time the limit rule lets one
+    # pass: the gate lets a call through only once it is read (gate/stream_mark.py)
+    calls_read: Callable[[int], None] | None = None
 
 
 class LiveRun:
@@ -77,6 +80,8 @@ class LiveRun:
         self.on_progress = between.on_progress
         self.gate_refused = between.gate_refused
         self.stderr_over = between.stderr_over
+        self.calls_read = between.calls_read
+        self._calls_told = 0
         self._last_progress = 0.0
         self._lines = LineBuffer()
         self._room = 0  # bytes events.jsonl may still take
@@ -200,4 +205,12 @@ class LiveRun:
                 apply(self.ledger, event)
                 if verdict is None:
                     verdict = self.check.after(event, self.ledger)
+                    if verdict is None:
+                        self._tell_calls_read()
         return verdict
+
+    def _tell_calls_read(self) -> None:
+        # only before a verdict: a call read after the stop decision stays unread for the gate
+        if self.calls_read is not None and self.ledger.tool_calls > self._calls_told:
+            self._calls_told = self.ledger.tool_calls
+            self.calls_read(self._calls_told)

@@ -7,12 +7,14 @@ waits for a natural end under the wall clock, and says how the run ended.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 
 from tether.events.accounting import Ledger, count, stream_upper_bound
+from tether.gate import stream_mark
 from tether.gate.runstop import mark_stopping, read_refusal
 from tether.harnesses.base import Harness
 from tether.run_status import RunStatus
@@ -111,7 +113,22 @@ class _Watcher:
             session_tail=self.tail,
             gate_refused=partial(gate_refusal, watch.paths) if watch.hooked_session else None,
             stderr_over=watch.stderr_over,
+            calls_read=self._calls_read(),
         )
+
+    def _calls_read(self) -> Callable[[int], None] | None:
+        """Where the gate learns how far the stream is read, for a harness whose
+        calls it lets through only once read (gate/stream_mark.py)."""
+        if self.watch.adapter.name not in stream_mark.HARNESSES:
+            return None
+        folder = str(self.watch.paths.root)
+
+        def tell(count: int) -> None:
+            # a count not written only makes the gate wait, then refuse: never an allow
+            with contextlib.suppress(OSError):
+                stream_mark.write(folder, count)
+
+        return tell
 
     def _stop_at_limit(self, live: LiveRun, result: LiveResult) -> Watched:
         """Stop the agent at the limit the stream showed; keep what it printed until it died."""

@@ -140,3 +140,23 @@ def test_without_a_run_the_gate_waits_for_no_supervisor(tmp_path: Path, gate_exe
     done = run_gate(gate_exe, ARGS, env, _payload(1796230000000))
     assert done.returncode == 0 and done.stdout == b"", done.stderr
     assert query(home, "SELECT decision, calls_used FROM events") == [("allow", 1)]
+
+
+def test_copilot_delivering_a_call_to_a_claude_code_hook_waits_too(tmp_path: Path) -> None:
+    # Copilot also runs a project's Claude Code hooks; the gate answers a call it
+    # counted already with its first answer, so that delivery must wait as well.
+    env, run_dir = _setup(tmp_path)
+    stream_mark.write(str(run_dir), 0)  # the supervisor keeps the count from the start
+    payload: dict[str, Any] = load_payload("claude-code", "PreToolUse")
+    replies: list[dict[str, object]] = []
+    args = ["hook", "--harness", "claude-code"]
+    raw = json.dumps(payload).encode()
+    call = threading.Thread(
+        target=lambda: replies.append(serve.answer(args, raw, False, SESSION, env))
+    )
+    call.start()
+    runstop.mark_stopping(str(run_dir))
+    call.join()
+    answer = json.loads(str(replies[0]["out"]))["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny", replies
+    assert session_status(Path(env["TETHER_HOME"]), SESSION).calls_used == 0

@@ -315,15 +315,13 @@ def _unread(conn: Connection, home: str, harness: str, seen: counter.Seen) -> st
     """Why a run's call is refused before it is counted: the supervisor never read it
     from the agent's stream before the run began to stop, or not in time
     (gate/stream_mark.py); None once it has."""
-    from tether.gate import stream_mark
-
-    if harness not in stream_mark.HARNESSES:
-        return None
-    from tether.gate import runstop
+    from tether.gate import runstop, stream_mark
 
     folder = runstop.run_dir(home, _env)
     if folder is None:
         return None  # no supervisor reads this agent's stream
+    if not stream_mark.kept(folder, harness):
+        return None
     before = counter.calls_before(conn, seen)
     if before is None:
         return None  # another hook file's delivery of a call already decided

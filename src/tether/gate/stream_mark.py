@@ -45,6 +45,17 @@ def write(folder: str, count: int) -> None:
     os.replace(tmp, path)
 
 
+def kept(folder: str, harness: str) -> bool:
+    """Whether a call of ``harness`` in the run of ``folder`` waits for the count.
+
+    Every call of a run whose supervisor keeps the count waits, whatever hook
+    delivers it: Copilot also runs a project's Claude Code hooks, and the gate
+    answers a call it already counted with its first answer, so a delivery that
+    did not wait would decide the call for both.
+    """
+    return harness in HARNESSES or os.path.exists(os.path.join(folder, MARK_FILE))
+
+
 def read(folder: str) -> int:
     """The calls the supervisor has read so far (0 before its first)."""
     try:

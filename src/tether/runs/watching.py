@@ -122,6 +122,9 @@ class _Watcher:
         if self.watch.adapter.name not in stream_mark.HARNESSES:
             return None
         folder = str(self.watch.paths.root)
+        # the count exists from the start: every hook delivering a call of this run waits
+        with contextlib.suppress(OSError):
+            stream_mark.write(folder, 0)
 
         def tell(count: int) -> None:
             # a count not written only makes the gate wait, then refuse: never an allow

@@ -63,6 +63,21 @@ def test_events_jsonl_never_grows_past_its_cap(project: Project) -> None:
     assert report["stop_reason"] == "output_limit"
 
 
+def test_an_agent_printing_on_after_the_output_stop_adds_nothing_past_the_cap(
+    project: Project,
+) -> None:
+    # The stop's drain keeps what the agent printed before it died, up to the cap:
+    # a chunk cut at the cap must leave no room for the drain to write more.
+    project.write_config(["--forever", "--ignore-sigterm"])
+    toml = (project.root / "tether.toml").read_text()
+    (project.root / "tether.toml").write_text("events_max_bytes = 20000\n" + toml)
+    code, record = project.run_json("--prompt", "go", "--iterations", "100")
+    assert code == 27, record
+    assert record["status"] == "output_limit"
+    events = Path(record["run_dir"], "events.jsonl")
+    assert events.stat().st_size == 20000
+
+
 def test_a_token_limit_where_the_harness_reports_no_usage_is_a_config_error(
     project: Project,
 ) -> None:

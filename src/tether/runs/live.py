@@ -124,8 +124,10 @@ class LiveRun:
                         chunk = os.read(fd, READ_SIZE)
                 verdict: RunStatus | None = None
                 if chunk and len(chunk) > room:
-                    # what fits is kept; the rest is neither written nor read
+                    # what fits is kept; the rest is neither written nor read,
+                    # and the stop's drain finds no room left
                     os.write(out_fd, chunk[: max(room, 0)])
+                    self._room = 0
                     return LiveResult(RunStatus.OUTPUT_LIMIT, time.monotonic(), False)
                 if chunk:
                     if first_output is None:

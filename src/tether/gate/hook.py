@@ -33,7 +33,7 @@ import sys
 
 from tether.core import session_identity
 from tether.core.project import ENV_ROOM_DIR, resolve_home
-from tether.gate import command_policy, contracts, counter, gate_db, messages
+from tether.gate import command_policy, contracts, counter, gate_db, messages, run_rules
 
 # re-exported: tests and the socket server name them through this module
 from tether.gate.args import EXIT_INTERNAL as EXIT_INTERNAL
@@ -55,7 +55,6 @@ if TYPE_CHECKING:
     from sqlite3 import Connection
     from typing import Any
 
-    from tether.gate.codex_rollout import CallStep
 
 # Where the answer goes and whose environment decides it. A hook process
 # answers on its own stdout/stderr from its own environment; a run's
@@ -251,7 +250,7 @@ def _count(
     resolved: session_identity.Resolved,
 ) -> int:
     """Record the call under its session; only tool calls, batches and model calls decide."""
-    _bind_run_session(conn, resolved)
+    run_rules.bind_run_session(conn, resolved, _env)
     seen = counter.Seen(
         resolved.key,
         resolved.source,
@@ -281,10 +280,14 @@ def _answer_tool_call(
 ) -> int:
     """Count a tool call; refuse it once the budget is spent, when it belongs to a
     model step past the iteration limit, or when the command policy says."""
-    unread = _unread(conn, home, harness, seen)
+    parent = None if _sink is not None else os.getppid()
+    unread = run_rules.unread(conn, home, seen, _env, parent)
     if unread is not None:
-        return _deny(harness, unread)
-    model_step = _model_step(harness, call, home)
+        if unread.hold:
+            _hold()
+        return _deny(harness, unread.text)
+    in_run = _forced is not None or bool(_env.get("TETHER_RUN_ID"))
+    model_step = run_rules.model_step(harness, call, home, _env, in_run)
     outcome = counter.count_call(conn, seen, model_step)
     if not outcome.allowed:
         from tether.gate import runstop  # only a refusal needs it
@@ -309,40 +312,6 @@ def _answer_tool_call(
     elif refused := command_policy.check(payload, _env):
         _deny(harness, refused)
     return EXIT_OK
-
-
-def _unread(conn: Connection, home: str, harness: str, seen: counter.Seen) -> str | None:
-    """Why a run's call is refused before it is counted: the supervisor never read it
-    from the agent's stream before the run began to stop, or not in time
-    (gate/stream_mark.py); None once it has."""
-    from tether.gate import runstop, stream_mark
-
-    folder = runstop.run_dir(home, _env)
-    if folder is None:
-        return None  # no supervisor reads this agent's stream
-    if not stream_mark.kept(folder, harness):
-        return None
-    before = counter.calls_before(conn, seen)
-    if before is None:
-        return None  # another hook file's delivery of a call already decided
-    parent = None if _sink is not None else os.getppid()
-    waited = stream_mark.wait(folder, before + 1, parent=parent)
-    if waited == stream_mark.CAUGHT_UP:
-        return None
-    if waited == stream_mark.STOPPING:
-        if runstop.holds_while_stopping(harness, home, _env):
-            _hold()
-        return messages.stopping(messages.unread_call())
-    return messages.unread_call_behind(stream_mark.WAIT_S)
-
-
-def _model_step(harness: str, call: contracts.HookCall, home: str) -> CallStep | None:
-    """Which model step a run's call belongs to, where the harness's record says."""
-    if _forced is None and not _env.get("TETHER_RUN_ID"):
-        return None  # no run, no iteration limit
-    from tether.gate import codex_rollout
-
-    return codex_rollout.step_of(harness, call.detail[4], call.tool_use_id, home, _env)
 
 
 # Set when the answer to the call being served is to be held until the run's
@@ -380,25 +349,6 @@ def _settled(
     from tether.gate import anchor  # the process-tree fallback only
 
     return anchor.settle(conn, resolved.walk, resolved.source, record=record)
-
-
-def _bind_run_session(conn: Connection, resolved: session_identity.Resolved) -> None:
-    """Under ``tether run``, the harness's own session id counts under the run's id.
-
-    The supervisor sets TETHER_SESSION_ID and TETHER_RUN_ID for the agent. A
-    harness that cannot take the id up front (Codex, Pi) reports its own id in
-    the payload; the first call binds that id to the run's session.
-    """
-    if resolved.source != "payload":
-        return
-    run_session = _env.get("TETHER_SESSION_ID")
-    if not run_session or not _env.get("TETHER_RUN_ID") or run_session == resolved.key:
-        return
-    conn.execute(
-        "INSERT OR IGNORE INTO contexts (context_key, session_id, since) "
-        "VALUES (?, ?, strftime('%s','now'))",
-        (resolved.key, run_session),
-    )
 
 
 def _context_for(options: dict[str, str], harness: str | None) -> session_identity.Resolved:

@@ -1,0 +1,98 @@
+"""What ``tether run`` adds to the gate's decision on a call of its agent.
+
+Outside a run the gate counts a call under its session and nothing more. Under
+a supervised run three rules come first, each resting on something only the run
+has:
+
+- the harness's own session id counts under the run's session (Codex and Pi
+  report theirs in the payload; the first call binds it);
+- a Copilot call is decided only once the supervisor has read it from the
+  agent's stream (``gate/stream_mark.py``): Copilot's payload names no step, so
+  the supervisor's reading is what places the call before or after the stop;
+- a Codex call is placed in its model response from Codex's rollout
+  (``gate/codex_rollout.py``), so a call of a response past the iteration
+  limit can be refused in the same count.
+
+Standard library only: the hook imports it on every call.
+"""
+
+from __future__ import annotations
+
+from tether.gate import counter, messages
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from sqlite3 import Connection
+
+    from tether.core.session_identity import Resolved
+    from tether.gate.codex_rollout import CallStep
+    from tether.gate.contracts import HookCall
+
+
+class Unread:
+    """A run's call refused before it is counted, and whether its answer is held."""
+
+    __slots__ = ("hold", "text")
+
+    def __init__(self, text: str, hold: bool) -> None:
+        self.text = text
+        self.hold = hold
+
+
+def bind_run_session(conn: Connection, resolved: Resolved, env: Mapping[str, str]) -> None:
+    """Under ``tether run``, the harness's own session id counts under the run's id.
+
+    The supervisor sets TETHER_SESSION_ID and TETHER_RUN_ID for the agent. A
+    harness that cannot take the id up front (Codex, Pi) reports its own id in
+    the payload; the first call binds that id to the run's session.
+    """
+    if resolved.source != "payload":
+        return
+    run_session = env.get("TETHER_SESSION_ID")
+    if not run_session or not env.get("TETHER_RUN_ID") or run_session == resolved.key:
+        return
+    conn.execute(
+        "INSERT OR IGNORE INTO contexts (context_key, session_id, since) "
+        "VALUES (?, ?, strftime('%s','now'))",
+        (resolved.key, run_session),
+    )
+
+
+def unread(
+    conn: Connection,
+    home: str,
+    seen: counter.Seen,
+    env: Mapping[str, str],
+    parent: int | None,
+) -> Unread | None:
+    """Why a run's call is refused before it is counted: the supervisor never read it
+    from the agent's stream before the run began to stop, or not in time; None once
+    it has, or when no supervisor reads this agent's stream. ``parent`` is the agent
+    the gate waits on (None when the run's own socket server answers)."""
+    from tether.gate import runstop, stream_mark
+
+    folder = runstop.run_dir(home, env)
+    if folder is None or not stream_mark.kept(folder, seen.harness):
+        return None
+    before = counter.calls_before(conn, seen)
+    if before is None:
+        return None  # another hook file's delivery of a call already decided
+    waited = stream_mark.wait(folder, before + 1, parent=parent)
+    if waited == stream_mark.CAUGHT_UP:
+        return None
+    if waited == stream_mark.STOPPING:
+        hold = runstop.holds_while_stopping(seen.harness, home, env)
+        return Unread(messages.stopping(messages.unread_call()), hold)
+    return Unread(messages.unread_call_behind(stream_mark.WAIT_S), False)
+
+
+def model_step(
+    harness: str, call: HookCall, home: str, env: Mapping[str, str], in_run: bool
+) -> CallStep | None:
+    """Which model step a run's call belongs to, where the harness's record says."""
+    if not in_run:
+        return None  # no run, no iteration limit
+    from tether.gate import codex_rollout
+
+    return codex_rollout.step_of(harness, call.detail[4], call.tool_use_id, home, env)

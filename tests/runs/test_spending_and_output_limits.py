@@ -49,18 +49,23 @@ def test_a_cost_limit_where_the_harness_reports_no_cost_is_a_config_error(
     assert len(done.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.slow
-def test_events_jsonl_never_grows_past_its_cap(project: Project) -> None:
-    project.write_config(["--steps", "200"])
+def _run_capped_at_20000(project: Project, agent_args: list[str]) -> tuple[Path, Path]:
+    """A run with events.jsonl capped at 20,000 bytes that must end as output_limit:
+    its events.jsonl and its report.json."""
+    project.write_config(agent_args)
     toml = (project.root / "tether.toml").read_text()
     (project.root / "tether.toml").write_text("events_max_bytes = 20000\n" + toml)
     code, record = project.run_json("--prompt", "go", "--iterations", "100")
     assert code == 27, record
     assert record["status"] == "output_limit"
-    events = Path(record["run_dir"], "events.jsonl")
+    return Path(record["run_dir"], "events.jsonl"), Path(record["run_dir"], "report.json")
+
+
+@pytest.mark.slow
+def test_events_jsonl_never_grows_past_its_cap(project: Project) -> None:
+    events, report = _run_capped_at_20000(project, ["--steps", "200"])
     assert 0 < events.stat().st_size <= 20000
-    report = json.loads(Path(record["run_dir"], "report.json").read_text())
-    assert report["stop_reason"] == "output_limit"
+    assert json.loads(report.read_text())["stop_reason"] == "output_limit"
 
 
 def test_an_agent_printing_on_after_the_output_stop_adds_nothing_past_the_cap(
@@ -68,13 +73,7 @@ def test_an_agent_printing_on_after_the_output_stop_adds_nothing_past_the_cap(
 ) -> None:
     # The stop's drain keeps what the agent printed before it died, up to the cap:
     # a chunk cut at the cap must leave no room for the drain to write more.
-    project.write_config(["--forever", "--ignore-sigterm"])
-    toml = (project.root / "tether.toml").read_text()
-    (project.root / "tether.toml").write_text("events_max_bytes = 20000\n" + toml)
-    code, record = project.run_json("--prompt", "go", "--iterations", "100")
-    assert code == 27, record
-    assert record["status"] == "output_limit"
-    events = Path(record["run_dir"], "events.jsonl")
+    events, _ = _run_capped_at_20000(project, ["--forever", "--ignore-sigterm"])
     assert events.stat().st_size == 20000
 
 

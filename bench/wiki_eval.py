@@ -6,6 +6,9 @@ beside the repository, or ``--vault``) in a temporary tether home, then asks
 
 - recall@3: the page is among the brief's first three pages;
 - recall within B: the page is on the brief's list at all (B = 12 by default);
+- first: the page leads the list; mean reciprocal rank: the mean of 1 / its place
+  (0 when it is not on the list). A change that moves answers within the first three
+  places, or within B, shows only in these two;
 
 for all questions, for those that share no word with the answer page's title
 or aliases (found through the index, stemmed as bm25 stems), and for the set's
@@ -116,10 +119,14 @@ def totals(label: str, results: list[Result], indent: str = "") -> list[str]:
         return [f"{indent}{label}: no questions"]
     top3 = sum(1 for r in results if r.rank is not None and r.rank <= 3)
     within = sum(1 for r in results if r.rank is not None)
+    first = sum(1 for r in results if r.rank == 1)
+    reciprocal = sum(1 / r.rank for r in results if r.rank is not None) / total
     return [
         f"{indent}{label}: {total} questions",
         f"{indent}  recall@3:        {top3}/{total} = {top3 / total:.2f}",
         f"{indent}  recall within B: {within}/{total} = {within / total:.2f}",
+        f"{indent}  first:           {first}/{total} = {first / total:.2f}",
+        f"{indent}  mean reciprocal rank: {reciprocal:.3f}",
     ]
 
 

@@ -10,7 +10,10 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tether.fleet.fleet_db import FleetStore
 
 TETHER = str(Path(sys.executable).parent / "tether")
 
@@ -30,6 +33,7 @@ class Fleet:
     database: str | None  # None: the embedded SQLite default
     dead_after: float = 8.0
     workers: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    _store: FleetStore | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -83,23 +87,54 @@ class Fleet:
         data: dict[str, Any] = json.loads(self.tether("fleet", "status", "--json").stdout)
         return data
 
+    def read_status(self) -> dict[str, Any] | None:
+        """What ``fleet status --json`` prints, read in this process; None while unreadable.
+
+        The same function the command calls, on this machine's configuration: a
+        wait looks several times a second, and a command started for each look
+        (its interpreter and imports, about 0.8 s of CPU) made the waits the
+        largest CPU cost of the fleet's tests.
+        """
+        from tether.config import load_config
+        from tether.fleet.fleet_db import FleetDatabaseError, FleetStore
+        from tether.fleet.places import places
+        from tether.fleet.status import fleet_status
+
+        try:
+            found = places(load_config(env=self.env(), cwd=self.folder))
+            self._store = self._store or FleetStore.open(found.database)
+            read = fleet_status(self._store, found).as_dict()
+        except FleetDatabaseError:
+            return None  # not created yet, or the server is away: look again
+        data: dict[str, Any] = json.loads(json.dumps(read, default=str))
+        return data
+
     def wait_until(self, what: str, predicate: Any, timeout: float = 120.0) -> dict[str, Any]:
+        """The status ``fleet status --json`` prints, once it satisfies ``predicate``.
+
+        Looked at in this process until it holds, then confirmed by the command itself.
+        """
         deadline = time.monotonic() + timeout
-        status = self.status()
-        while not predicate(status):
+        while True:
+            seen = self.read_status()
+            if seen is not None and predicate(seen):
+                status = self.status()
+                if predicate(status):
+                    return status
             if time.monotonic() > deadline:
                 logs = "\n".join(f"--- {n}\n{self.log(n)[-2000:]}" for n in self.workers)
-                raise AssertionError(f"timed out waiting for {what}: {status}\n{logs}")
+                raise AssertionError(f"timed out waiting for {what}: {self.status()}\n{logs}")
             for name, proc in self.workers.items():
                 if proc.poll() is not None and proc.returncode not in (0, -9):
                     raise AssertionError(
                         f"worker {name} exited {proc.returncode}:\n{self.log(name)}"
                     )
             time.sleep(0.3)
-            status = self.status()
-        return status
 
     def stop_all(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
         for proc in self.workers.values():
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGTERM)

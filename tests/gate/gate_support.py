@@ -62,3 +62,39 @@ def query(home: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any,
 def load_payload(harness: str, event: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((GOLDEN / harness / f"{event}.payload.json").read_text())
     return data
+
+
+def refused_line(run_dir: Path, stop: str, iterations: int = 3) -> str:
+    """The report's refused-call line of a run that ended as ``stop`` with the refusal
+    its gate recorded in ``run_dir`` (the report reads ``refused.json`` as this does)."""
+    from datetime import UTC, datetime
+
+    from tether.events.accounting import Ledger
+    from tether.gate.runstop import read_refusal
+    from tether.run_status import RunStatus
+    from tether.runs.budget import Budget
+    from tether.runs.run_report import ReportInput, build, render_markdown
+
+    report = build(
+        ReportInput(
+            run_id=run_dir.name,
+            unit=None,
+            profile="cheap",
+            harness="copilot",
+            stop=RunStatus(stop),
+            budget=Budget(iterations=iterations, tool_calls=None, timeout_seconds=60.0),
+            ledger=Ledger(iterations=iterations),
+            seconds=1.0,
+            files_changed=[],
+            worktree_kind="git",
+            diff_stat=None,
+            skipped_stages=[],
+            session_id=None,
+            ended_at=datetime(2026, 12, 2, tzinfo=UTC),
+            refused_call=read_refusal(str(run_dir)),
+            gated=True,
+        )
+    )
+    lines = [line for line in render_markdown(report).splitlines() if "refused call:" in line]
+    assert len(lines) == 1, render_markdown(report)
+    return lines[0]

@@ -18,10 +18,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tests.gate.gate_support import clean_env, load_payload, query, run_gate
+from tests.gate.gate_support import clean_env, load_payload, query, refused_line, run_gate
 
 from tether.gate import runstop, serve, stream_mark
 from tether.gate.counter import session_status, set_session_budget
+from tether.runs.record import RunPaths
+from tether.runs.watching import gate_refusal
 
 RUN = "run-1"
 SESSION = "run-session"
@@ -59,15 +61,24 @@ def test_a_call_the_supervisor_has_not_read_is_refused_once_the_run_stops(
     replies: list[dict[str, object]] = []
     fourth = threading.Thread(target=lambda: replies.append(_served(env, _payload(1796230009999))))
     fourth.start()
-    runstop.mark_stopping(str(run_dir))
+    runstop.mark_stopping(str(run_dir), "iteration_limit")
     fourth.join()
     reply = replies[0]
     assert reply.get("hold") is True, reply
     answer = json.loads(str(reply["out"]))
     assert answer["permissionDecision"] == "deny", reply
-    assert "being stopped" in answer["permissionDecisionReason"]
+    assert "iteration limit and is being stopped" in answer["permissionDecisionReason"]
     # not counted: the call never got past the supervisor's reading
     assert session_status(Path(env["TETHER_HOME"]), SESSION).calls_used == 3
+    # ... but recorded like every refusal of the run, and named by its report
+    refusal = runstop.read_refusal(str(run_dir))
+    assert refusal is not None
+    assert (refusal.reason, refusal.stop) == (runstop.RUN_STOPPING, "iteration_limit")
+    assert (refusal.tool, refusal.calls_used, refusal.call_budget) == ("bash", 3, 60)
+    assert gate_refusal(RunPaths(run_dir)) is None  # the run's own stop decides its status
+    line = refused_line(run_dir, "iteration_limit")
+    assert "made while the run was being stopped: it had reached its iteration limit of 3" in line
+    assert "refused by the gate, not executed" in line
 
 
 def test_a_call_is_allowed_once_the_supervisor_has_read_it(tmp_path: Path, gate_exe: str) -> None:
@@ -94,7 +105,7 @@ def test_a_call_is_allowed_once_the_supervisor_has_read_it(tmp_path: Path, gate_
 def test_a_call_never_read_is_refused_not_let_through(tmp_path: Path, gate_exe: str) -> None:
     # The supervisor reads nothing and never stops the run (stuck); the agent that
     # asked goes away. The gate refuses rather than let an unread call through.
-    env, _ = _setup(tmp_path)
+    env, run_dir = _setup(tmp_path)
     pid_file, out = tmp_path / "gate.pid", tmp_path / "out"
     # (a job started with & reads /dev/null: the payload comes in on fd 3)
     script = 'exec 3<&0; "$0" "$@" <&3 > "$OUT" & echo $! > "$PIDFILE"; wait'
@@ -117,6 +128,13 @@ def test_a_call_never_read_is_refused_not_let_through(tmp_path: Path, gate_exe: 
     assert answer["permissionDecision"] == "deny", answer
     assert "had not read this call" in answer["permissionDecisionReason"]
     assert session_status(Path(env["TETHER_HOME"]), SESSION).calls_used == 0
+    # recorded, and named for what happened; no limit was reached, so the supervisor
+    # (once it reads on) ends the run for what its own limits say
+    refusal = runstop.read_refusal(str(run_dir))
+    assert refusal is not None and refusal.reason == runstop.SUPERVISOR_BEHIND, refusal
+    assert gate_refusal(RunPaths(run_dir)) is None
+    line = refused_line(run_dir, "iteration_limit")
+    assert "supervisor had not read it from the agent's stream in time" in line
 
 
 def _alive(pid: int) -> bool:

@@ -179,3 +179,23 @@ def test_sigterm_ignoring_agent_with_hooks_still_runs_exactly_the_budget(
     # the session is locked before the signals: its own hook refuses every later call
     assert _steps(project.executed()) == list(range(1, 21))
     assert record["report"]["iterations"] == {"used": 20, "limit": 20}
+    # the stop says what it stops for, where the gate reads it (gate/runstop.py)
+    assert Path(record["run_dir"], "stopping").read_text() == "iteration_limit"
+
+
+def test_a_call_refused_after_the_stop_names_the_stop_not_the_budget(project: Project) -> None:
+    # In Copilot's format the supervisor stops the run at step 3's last result and
+    # locks the session; an agent that shrugs off SIGTERM then asks for step 4's
+    # call, which its own hook refuses, unless the SIGKILL comes first.
+    project.write_config(["--steps", "50", "--ignore-sigterm"])
+    toml = (project.root / "tether.toml").read_text()
+    (project.root / "tether.toml").write_text(toml.replace('"claude-code"', '"copilot"', 1))
+    code, record = project.run_json("--prompt", "go", "--iterations", "3")
+    assert (code, record["status"]) == (20, "iteration_limit")
+    assert _steps(project.executed()) == [1, 2, 3]
+    assert Path(record["run_dir"], "stopping").read_text() == "iteration_limit"
+    refused = record["report"]["refused_call"]
+    if refused is not None:  # the race the refusal is about
+        assert (refused["reason"], refused["stopping_for"]) == ("run stopping", "iteration_limit")
+        md = Path(record["run_dir"], "report.md").read_text()
+        assert "made while the run was being stopped: it had reached its iteration limit" in md

@@ -281,37 +281,24 @@ def _answer_tool_call(
     """Count a tool call; refuse it once the budget is spent, when it belongs to a
     model step past the iteration limit, or when the command policy says."""
     parent = None if _sink is not None else os.getppid()
-    unread = run_rules.unread(conn, home, seen, _env, parent)
-    if unread is not None:
-        if unread.hold:
-            _hold()
-        return _deny(harness, unread.text)
-    in_run = _forced is not None or bool(_env.get("TETHER_RUN_ID"))
-    model_step = run_rules.model_step(harness, call, home, _env, in_run)
-    outcome = counter.count_call(conn, seen, model_step)
-    if not outcome.allowed:
-        from tether.gate import runstop  # only a refusal needs it
+    refused = run_rules.unread(conn, home, seen, _env, parent)
+    if refused is None:
+        in_run = _forced is not None or bool(_env.get("TETHER_RUN_ID"))
+        model_step = run_rules.model_step(harness, call, home, _env, in_run)
+        outcome = counter.count_call(conn, seen, model_step)
+        if outcome.allowed:
+            if policy := command_policy.check(payload, _env):
+                return _deny(harness, policy)
+            return EXIT_OK
+        refused = run_rules.over(home, seen, outcome, model_step, _env)
+    from tether.gate import runstop  # only a refusal needs it
 
-        text = messages.refusal(outcome.session_id, outcome.calls_used, outcome.call_budget)
-        # The supervisor reads the refusal to stop the run at the limit it reached.
-        refused_call = runstop.RefusedCall(
-            harness=harness,
-            tool_name=call.tool_name,
-            tool_use_id=call.tool_use_id,
-            tool_input=call.detail[2],
-            calls_used=outcome.calls_used,
-            call_budget=outcome.call_budget,
-            reason=runstop.CALL_BUDGET_SPENT,
-        )
-        if outcome.past_iterations and model_step and outcome.iteration_budget is not None:
-            text = refused_call.past(model_step.earliest, outcome.iteration_budget)
-        runstop.record_refusal(home, refused_call, environ=_env)
-        if outcome.past_iterations or runstop.holds_while_stopping(harness, home, _env):
-            _hold()
-        _deny(harness, text)
-    elif refused := command_policy.check(payload, _env):
-        _deny(harness, refused)
-    return EXIT_OK
+    # The supervisor reads the refusal (to stop the run at the limit it reached),
+    # and the run's report names it.
+    runstop.record_refusal(home, refused.call, environ=_env)
+    if refused.hold:
+        _hold()
+    return _deny(harness, refused.text)
 
 
 # Set when the answer to the call being served is to be held until the run's
@@ -396,17 +383,9 @@ def run_tick(args: list[str]) -> int:
         return EXIT_OK
     from tether.gate import runstop
 
-    refused_call = runstop.RefusedCall(
-        harness=harness or "plain",
-        tool_name=options.get("tool"),
-        tool_use_id=None,
-        tool_input=None,
-        calls_used=outcome.calls_used,
-        call_budget=outcome.call_budget,
-        reason=runstop.CALL_BUDGET_SPENT,
-    )
-    runstop.record_refusal(home, refused_call, environ=_env)
-    _err(messages.refusal(outcome.session_id, outcome.calls_used, outcome.call_budget))
+    refused = run_rules.over(home, seen, outcome, None, _env)
+    runstop.record_refusal(home, refused.call, environ=_env)
+    _err(refused.text)
     return EXIT_REFUSED
 
 

@@ -55,6 +55,31 @@ def past_iterations(step: int, iteration_budget: int) -> str:
     )
 
 
+# What a run's stop status says in a refusal (the gate cannot import run_status).
+_STOP_WORDS = {
+    "iteration_limit": "has reached its iteration limit",
+    "tool_call_limit": "has reached its tool-call limit",
+    "timeout": "has reached its wall-clock limit",
+    "token_limit": "has reached its token limit",
+    "cost_limit": "has reached its cost limit",
+    "output_limit": "has reached its output limit",
+    "cancelled": "was cancelled",
+}
+
+
+def stop_words(cause: str) -> str:
+    """Why a run is being stopped, in words (``cause``: its stop status, "" unknown)."""
+    return _STOP_WORDS.get(cause, "is being stopped")
+
+
+def run_stopping(cause: str) -> str:
+    """The refusal of a call made while its run was being stopped for ``cause``."""
+    return (
+        f"tether: call refused. This run {stop_words(cause)} and is being stopped; "
+        f"tether writes the progress report. Do not call more tools."
+    )
+
+
 def malformed(harness: str, reason: str) -> str:
     return f"cannot read the {harness} hook payload ({reason}); this call is not counted"
 
@@ -91,11 +116,6 @@ def iterations_used(done: int, budget: int | None) -> str:
     if done > budget:
         return f"{done} of {budget} (the last {done - budget} began before the stop landed)"
     return f"{done} of {budget}"
-
-
-def unread_call() -> str:
-    """Why a call of a run being stopped is refused before its supervisor read it."""
-    return "its supervisor began to stop it before this call showed on the agent's stream"
 
 
 def unread_call_behind(waited_s: float) -> str:

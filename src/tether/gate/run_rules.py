@@ -2,7 +2,7 @@
 
 Outside a run the gate counts a call under its session and nothing more. Under
 a supervised run three rules come first, each resting on something only the run
-has:
+has, and a refusal is named for what happened (``over``, ``unread``):
 
 - the harness's own session id counts under the run's session (Codex and Pi
   report theirs in the payload; the first call binds it);
@@ -28,16 +28,19 @@ if TYPE_CHECKING:
     from tether.core.session_identity import Resolved
     from tether.gate.codex_rollout import CallStep
     from tether.gate.contracts import HookCall
+    from tether.gate.runstop import RefusedCall
 
 
-class Unread:
-    """A run's call refused before it is counted, and whether its answer is held."""
+class Refused:
+    """A call the gate refuses: the refusal's text, whether its answer is held, and
+    the call as the run's refusal record (``refused.json``) names it."""
 
-    __slots__ = ("hold", "text")
+    __slots__ = ("call", "hold", "text")
 
-    def __init__(self, text: str, hold: bool) -> None:
+    def __init__(self, text: str, hold: bool, call: RefusedCall) -> None:
         self.text = text
         self.hold = hold
+        self.call = call
 
 
 def bind_run_session(conn: Connection, resolved: Resolved, env: Mapping[str, str]) -> None:
@@ -65,7 +68,7 @@ def unread(
     seen: counter.Seen,
     env: Mapping[str, str],
     parent: int | None,
-) -> Unread | None:
+) -> Refused | None:
     """Why a run's call is refused before it is counted: the supervisor never read it
     from the agent's stream before the run began to stop, or not in time; None once
     it has, or when no supervisor reads this agent's stream. ``parent`` is the agent
@@ -81,10 +84,60 @@ def unread(
     waited = stream_mark.wait(folder, before + 1, parent=parent)
     if waited == stream_mark.CAUGHT_UP:
         return None
+    # not counted: the record says how many calls the run had used, and of what
+    state = counter.lock_state(conn, seen.context_key)
+    call = _record(seen, before, state[3] if state is not None else before)
     if waited == stream_mark.STOPPING:
-        hold = runstop.holds_while_stopping(seen.harness, home, env)
-        return Unread(messages.stopping(messages.unread_call()), hold)
-    return Unread(messages.unread_call_behind(stream_mark.WAIT_S), False)
+        text = call.while_stopping(runstop.stop_cause(folder) or "")
+        return Refused(text, seen.harness in runstop.HOLD_WHILE_STOPPING, call)
+    call.reason = runstop.SUPERVISOR_BEHIND
+    return Refused(messages.unread_call_behind(stream_mark.WAIT_S), False, call)
+
+
+def over(
+    home: str,
+    seen: counter.Seen,
+    outcome: counter.CallOutcome,
+    model_step: CallStep | None,
+    env: Mapping[str, str],
+) -> Refused:
+    """The refusal of a call its count did not allow, named for what happened.
+
+    A call of a model step past the iteration limit says so (Codex). Else, while
+    the run is being stopped, the refusal names the stop (its status, from the run
+    folder): the stop's lock shrinks the call budget to the calls used, so "call
+    budget spent" would name a limit the run never reached. Else the call budget
+    is spent.
+    """
+    from tether.gate import runstop
+
+    call = _record(seen, outcome.calls_used, outcome.call_budget)
+    folder = runstop.run_dir(home, env)
+    cause = None if folder is None else runstop.stop_cause(folder)
+    if outcome.past_iterations and model_step and outcome.iteration_budget is not None:
+        text = call.past(model_step.earliest, outcome.iteration_budget)
+    elif cause is not None:
+        text = call.while_stopping(cause)
+    else:
+        text = messages.refusal(outcome.session_id, outcome.calls_used, outcome.call_budget)
+    held = cause is not None and seen.harness in runstop.HOLD_WHILE_STOPPING
+    return Refused(text, outcome.past_iterations or held, call)
+
+
+def _record(seen: counter.Seen, calls_used: int, call_budget: int) -> RefusedCall:
+    """The refused call as the run's record names it (reason: the call budget, until
+    the caller says otherwise)."""
+    from tether.gate import runstop
+
+    return runstop.RefusedCall(
+        harness=seen.harness,
+        tool_name=seen.tool_name,
+        tool_use_id=seen.tool_use_id,
+        tool_input=seen.detail[2],
+        calls_used=calls_used,
+        call_budget=call_budget,
+        reason=runstop.CALL_BUDGET_SPENT,
+    )
 
 
 def model_step(

@@ -8,11 +8,17 @@ Two small files, written once each:
   ``tool_call_limit``, or as ``iteration_limit`` when the call belonged to a
   model step past the iteration limit (``reason``), and the report names the
   call. Some harnesses (Codex) leave a refused call out of their event stream
-  entirely, so the stream alone would never show it.
-- ``stopping``: the supervisor is stopping the run. From then on every path of
-  the gate that would let a call through uncounted (a damaged payload, a broken
-  database, its own bug) refuses instead, and so does the Pi extension when
-  the gate gives no answer: a stop in progress never turns into an allow.
+  entirely, so the stream alone would never show it. A call refused because
+  the run was already being stopped, or because the supervisor had not read it
+  from the agent's stream in time (``gate/stream_mark.py``), is recorded the
+  same way with its own reason, and ends nothing by itself: the supervisor
+  stops the run for what its own limits say.
+- ``stopping``: the supervisor is stopping the run, and why (the run's stop
+  status). From then on every path of the gate that would let a call through
+  uncounted (a damaged payload, a broken database, its own bug) refuses
+  instead, and so does the Pi extension when the gate gives no answer: a stop
+  in progress never turns into an allow. A refusal then names the stop, not a
+  spent call budget (the stop's lock shrinks the budget to the calls used).
 
 Standard library only: the gate imports this on every refusal.
 """
@@ -29,9 +35,13 @@ if TYPE_CHECKING:
 
 REFUSED_FILE = "refused.json"
 # Why the gate refused: the call budget is spent, or the call belongs to a model
-# step past the run's iteration limit (the run then ends as iteration_limit).
+# step past the run's iteration limit (the run then ends as iteration_limit), or
+# the run was being stopped (``stop``: for what), or the supervisor had not read
+# the call from the agent's stream in time (the gate lets no unread call through).
 CALL_BUDGET_SPENT = "call budget spent"
 PAST_ITERATION_LIMIT = "iteration limit reached"
+RUN_STOPPING = "run stopping"
+SUPERVISOR_BEHIND = "supervisor behind"
 STOPPING_FILE = "stopping"
 RUN_ID_ENV = "TETHER_RUN_ID"
 
@@ -52,10 +62,39 @@ def stopping(home: str, environ: Mapping[str, str] | None = None) -> bool:
     return folder is not None and os.path.exists(os.path.join(folder, STOPPING_FILE))
 
 
-def mark_stopping(folder: str) -> None:
-    """Called by the supervisor before it signals the agent."""
-    with open(os.path.join(folder, STOPPING_FILE), "a", encoding="utf-8"):
+def mark_stopping(folder: str, cause: str = "") -> None:
+    """Called by the supervisor before it signals the agent; ``cause`` is the run's
+    stop status (``iteration_limit``, ...). The first mark stays: the file appears
+    with its cause in it, so a gate that sees it reads the cause too."""
+    path = os.path.join(folder, STOPPING_FILE)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(cause)
+        os.link(tmp, path)
+    except FileExistsError:
         pass
+    except OSError:
+        # no hard links here: the mark without its cause is the mark all the same
+        with open(path, "a", encoding="utf-8"):
+            pass
+    finally:
+        try:  # noqa: SIM105 - contextlib costs an import on the gate's path
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def stop_cause(folder: str) -> str | None:
+    """Why the run of ``folder`` is being stopped ("" when the supervisor did not
+    say), or None while it is not."""
+    try:
+        with open(os.path.join(folder, STOPPING_FILE), encoding="utf-8") as handle:
+            return handle.read(64).strip()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return ""  # there but unreadable: stopping all the same
 
 
 class RefusedCall:
@@ -68,6 +107,7 @@ class RefusedCall:
         "iteration_budget",
         "reason",
         "step",
+        "stop",
         "tool_input",
         "tool_name",
         "tool_use_id",
@@ -84,6 +124,7 @@ class RefusedCall:
         reason: str,
         step: int | None = None,
         iteration_budget: int | None = None,
+        stop: str | None = None,
     ) -> None:
         self.harness = harness
         self.tool_name = tool_name
@@ -94,6 +135,7 @@ class RefusedCall:
         self.reason = reason
         self.step = step  # the model step the call belongs to (a step past the limit)
         self.iteration_budget = iteration_budget
+        self.stop = stop  # the run's stop status, for a call refused while it stopped
 
     def past(self, step: int, iteration_budget: int) -> str:
         """Make this the refusal of a call of model step ``step``, past the iteration
@@ -103,6 +145,14 @@ class RefusedCall:
         self.reason = PAST_ITERATION_LIMIT
         self.step, self.iteration_budget = step, iteration_budget
         return past_iterations(step, iteration_budget)
+
+    def while_stopping(self, cause: str) -> str:
+        """Make this the refusal of a call made while the run was being stopped for
+        ``cause`` (its stop status, "" when not known); the refusal's text."""
+        from tether.gate.messages import run_stopping
+
+        self.reason, self.stop = RUN_STOPPING, cause or None
+        return run_stopping(cause)
 
 
 def record_refusal(home: str, call: RefusedCall, environ: Mapping[str, str] | None = None) -> None:
@@ -120,6 +170,7 @@ def record_refusal(home: str, call: RefusedCall, environ: Mapping[str, str] | No
         "reason": call.reason,
         "step": call.step,
         "iteration_budget": call.iteration_budget,
+        "stop": call.stop,
         "at": time.time(),
     }
     import json  # only on a refusal: the allowed path stays free of it
@@ -151,6 +202,7 @@ class Refusal:
         "iteration_budget",
         "reason",
         "step",
+        "stop",
         "tool",
         "tool_input",
         "tool_use_id",
@@ -166,6 +218,7 @@ class Refusal:
         self.reason = _text(data.get("reason"))
         self.step = _int(data.get("step"))
         self.iteration_budget = _int(data.get("iteration_budget"))
+        self.stop = _text(data.get("stop"))  # the run's stop status (reason RUN_STOPPING)
         at = data.get("at")
         self.at = float(at) if isinstance(at, int | float) and not isinstance(at, bool) else None
 

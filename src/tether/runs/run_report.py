@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from tether.core.session_stamp import hostname, session_line
 from tether.events.accounting import Ledger
-from tether.gate.runstop import Refusal
+from tether.gate.runstop import RUN_STOPPING, SUPERVISOR_BEHIND, Refusal
 from tether.run_status import RunStatus
 from tether.runs.budget import Budget
 from tether.runs.failure import Failure
@@ -111,6 +111,11 @@ class CallPastBudget:
     # the model step the call belongs to, when the gate refused it for being past
     # the iteration limit (``budget`` is then the call budget it was within)
     past_step: int | None = None
+    # why the gate refused it, as its record says (gate/runstop.py: "call budget
+    # spent", "iteration limit reached", "run stopping", "supervisor behind")
+    reason: str | None = None
+    # the stop status of the run, when the call came while the run was being stopped
+    stopping_for: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -258,6 +263,8 @@ def _refused(record: Refusal | None) -> CallPastBudget | None:
         executed=False,
         stopped_by="gate",
         past_step=record.step if record.past_iterations else None,
+        reason=record.reason,
+        stopping_for=record.stop if record.reason == RUN_STOPPING else None,
     )
 
 
@@ -377,20 +384,47 @@ def _figures(report: RunReport) -> list[str]:
         used = f"{cost.used:.4f}" if cost.used is not None else "not reported"
         cost_limit = f"{cost.limit:g}" if cost.limit is not None else "no limit"
         lines.append(f"- cost (USD): {used} of {cost_limit}")
-    refused = report.refused_call
-    if refused and refused.past_step is not None:
-        lines.append(
-            f"- refused call: {refused.call} (a call of model step {refused.past_step}, past "
-            f"the iteration limit of {report.iterations.limit}; " + _refusal_words(refused)
-        )
-    elif refused:
-        lines.append(
-            f"- refused call: {refused.call} (call {refused.number} of a budget of "
-            f"{refused.budget}; " + _refusal_words(refused)
-        )
+    if report.refused_call:
+        lines.append(_refused_line(report, report.refused_call))
     if report.in_flight:
         lines.append(f"- in flight at the stop: {report.in_flight.text}")
     return lines
+
+
+def _refused_line(report: RunReport, refused: CallPastBudget) -> str:
+    """The refused call and why it was refused, as the gate's record says."""
+    if refused.past_step is not None:
+        why = (
+            f"a call of model step {refused.past_step}, past the iteration limit of "
+            f"{report.iterations.limit}"
+        )
+    elif refused.reason == RUN_STOPPING:
+        why = f"made while the run was being stopped: {_stop_words(report, refused)}"
+    elif refused.reason == SUPERVISOR_BEHIND:
+        why = (
+            "tether's supervisor had not read it from the agent's stream in time, and "
+            "the gate lets no call through that the supervisor has not checked"
+        )
+    else:
+        why = f"call {refused.number} of a budget of {refused.budget}"
+    return f"- refused call: {refused.call} ({why}; " + _refusal_words(refused)
+
+
+def _stop_words(report: RunReport, refused: CallPastBudget) -> str:
+    """What the run being stopped had reached, as its stop status says."""
+    stop = refused.stopping_for
+    limit = {
+        RunStatus.ITERATION_LIMIT.value: ("iteration", report.iterations.limit),
+        RunStatus.TOOL_CALL_LIMIT.value: ("tool-call", report.tool_calls.limit),
+    }.get(stop or "")
+    if limit is not None:
+        return f"it had reached its {limit[0]} limit" + (
+            f" of {limit[1]}" if limit[1] is not None else ""
+        )
+    try:
+        return REASON_TEXT[RunStatus(stop or "")]
+    except (ValueError, KeyError):
+        return "its stop had begun"
 
 
 def sandbox_lines(sandbox: Findings | None) -> list[str]:

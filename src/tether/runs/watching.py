@@ -15,7 +15,7 @@ from functools import partial
 
 from tether.events.accounting import Ledger, count, stream_upper_bound
 from tether.gate import stream_mark
-from tether.gate.runstop import mark_stopping, read_refusal
+from tether.gate.runstop import RUN_STOPPING, SUPERVISOR_BEHIND, mark_stopping, read_refusal
 from tether.harnesses.base import Harness
 from tether.run_status import RunStatus
 from tether.runs.budget import Budget, LimitCheck
@@ -60,14 +60,32 @@ def gate_refusal(paths: RunPaths) -> RunStatus | None:
 
     A call of a model step past the iteration limit (Codex: gate/codex_rollout.py)
     ends the run as ``iteration_limit``; a call past the call budget as
-    ``tool_call_limit``.
+    ``tool_call_limit``. A call refused because the run was already stopping, or
+    because this supervisor had not read it from the stream in time, reached no
+    limit: the run ends for what its own limits say (None).
     """
     if not paths.refused.exists():
         return None
     refusal = read_refusal(str(paths.root))
     if refusal is not None and refusal.past_iterations:
         return RunStatus.ITERATION_LIMIT
+    if refusal is not None and refusal.reason in (RUN_STOPPING, SUPERVISOR_BEHIND):
+        return None
     return RunStatus.TOOL_CALL_LIMIT
+
+
+def _gate_refused(paths: RunPaths) -> Callable[[], RunStatus | None]:
+    """``gate_refusal``, read once the file is there: the gate writes it once."""
+    settled: list[RunStatus | None] = []
+
+    def refused() -> RunStatus | None:
+        if not settled:
+            if not paths.refused.exists():
+                return None
+            settled.append(gate_refusal(paths))
+        return settled[0]
+
+    return refused
 
 
 def watch_agent(agent: AgentProcess, ledger: Ledger, watch: Watch, started: float) -> Watched:
@@ -111,7 +129,7 @@ class _Watcher:
             cancelled=watch.cancelled,
             on_progress=watch.on_progress,
             session_tail=self.tail,
-            gate_refused=partial(gate_refusal, watch.paths) if watch.hooked_session else None,
+            gate_refused=_gate_refused(watch.paths) if watch.hooked_session else None,
             stderr_over=watch.stderr_over,
             calls_read=self._calls_read(),
         )
@@ -138,7 +156,7 @@ class _Watcher:
         assert result.limit is not None
         watch, agent = self.watch, self.agent
         # From here on the gate and the Pi extension refuse whatever they cannot count.
-        mark_stopping(str(watch.paths.root))
+        mark_stopping(str(watch.paths.root), result.limit.value)
         if watch.self_stopping and self.check.at_step_boundary:
             # pi's run extension aborts before model request N+1 by itself; a signal
             # now would kill the gate call it is waiting on and let that request out.
@@ -162,7 +180,7 @@ class _Watcher:
         agent = self.agent
         remaining = max(0.0, self.deadline - time.monotonic())
         if not wait_until(lambda: agent.popen.poll() is not None, remaining):
-            mark_stopping(str(self.watch.paths.root))
+            mark_stopping(str(self.watch.paths.root), RunStatus.TIMEOUT.value)
             return Watched(RunStatus.TIMEOUT, agent.stop(self.watch.grace))
         if self.tail is not None:
             # The session file may close the run (Vibe's journal says which of

@@ -5,7 +5,9 @@ from ``command`` with ``pass_fds``, calls ``started`` once the process is up,
 and ``close`` after it ended; ``report`` then says how the agent ended inside
 and which other processes were still alive when it did (they died with the
 sandbox). Sockets live in a short private folder outside (a Unix socket path
-has at most 107 bytes) and appear inside under ``/run/tether``.
+has at most 107 bytes; named for the supervisor, so one left behind by a
+supervisor killed before ``close`` is removed later: ``sandbox/socket_folder.py``)
+and appear inside under ``/run/tether``.
 """
 
 from __future__ import annotations
@@ -14,13 +16,11 @@ import contextlib
 import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 from tether.core.agent_tree import GATE_SOCKET
-from tether.sandbox import launcher
+from tether.sandbox import launcher, socket_folder
 from tether.sandbox.backend import Backend
 from tether.sandbox.hosts import Host
 from tether.sandbox.network import NetworkProxy, Refusal
@@ -98,7 +98,9 @@ class Sandbox:
             dict.fromkeys(Forward(h.name, h.port) for h in hosts if h.loopback and h.port)
         )
         self.spec = replace(spec, forwards=forwards, proxy_port=_proxy_port(forwards))
-        self.socket_dir = Path(tempfile.mkdtemp(prefix="tether-sbx-"))
+        # named for this process: a folder whose owner was killed before close()
+        # is removed at a later sandbox's start (sandbox/socket_folder.py)
+        self.socket_dir = socket_folder.make()
         self.gate_socket = self.socket_dir / "gate.sock"
         self._proxy = NetworkProxy(hosts, self.socket_dir / "proxy.sock").start()
         self._report_read, self._report_write = os.pipe()

@@ -93,6 +93,18 @@ def test_a_tick_after_the_stops_lock_names_the_stop(tmp_path: Path, gate_exe: st
     _assert_names_the_stop(run_dir, done.stderr.decode())
 
 
+def test_a_damaged_payload_after_the_stops_lock_is_refused_for_the_stop(
+    tmp_path: Path, gate_exe: str
+) -> None:
+    # no call to count or name: refused for the stop, in words that say so
+    env, _ = _stopped_at_the_iteration_limit(tmp_path, gate_exe)
+    done = run_gate(gate_exe, ["hook", "--harness", "claude-code"], env, b"{not json")
+    answer = json.loads(done.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny", done
+    assert "reached its iteration limit and is being stopped" in answer["permissionDecisionReason"]
+    assert "call budget" not in answer["permissionDecisionReason"]
+
+
 def test_a_call_past_the_budget_before_any_stop_still_names_the_budget(
     tmp_path: Path, gate_exe: str
 ) -> None:

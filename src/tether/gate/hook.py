@@ -127,8 +127,7 @@ def _malformed(harness: str, raw: bytes, reason: str) -> int:
         _err(f"tether-gate: warning: {messages.broken(str(exc))}")
         state = None
     if state is not None and state[1]:
-        sid, _, used, budget = state
-        text = messages.refusal(sid, max(used, budget), budget)
+        text = run_rules.locked(resolve_home(_env), _env, state)
         _err(text)
         _emit(contracts.deny(harness, text))
         return EXIT_OK
@@ -170,8 +169,7 @@ def _held_refusal(home: str, context_key: str) -> str:
     except (gate_db.GateDatabaseError, gate_db.Error):
         pass
     if state is not None and state[1]:
-        sid, _, used, budget = state
-        return messages.refusal(sid, max(used, budget), budget)
+        return run_rules.locked(home, _env, state)
     return messages.held(gate_db.db_file(home), gate_db.busy_timeout_ms() / 1000)
 
 

@@ -124,6 +124,19 @@ def over(
     return Refused(text, outcome.past_iterations or held, call)
 
 
+def locked(home: str, env: Mapping[str, str], state: tuple[str, bool, int, int]) -> str:
+    """The refusal of a call in a locked session (``counter.lock_state``) the gate
+    could not count: the run's stop when it is being stopped, else the spent budget."""
+    from tether.gate import runstop
+
+    folder = runstop.run_dir(home, env)
+    cause = None if folder is None else runstop.stop_cause(folder)
+    if cause is not None:
+        return messages.run_stopping(cause)
+    sid, _, used, budget = state
+    return messages.refusal(sid, max(used, budget), budget)
+
+
 def _record(seen: counter.Seen, calls_used: int, call_budget: int) -> RefusedCall:
     """The refused call as the run's record names it (reason: the call budget, until
     the caller says otherwise)."""

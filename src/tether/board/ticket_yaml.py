@@ -69,10 +69,17 @@ def join(front_text: str, body: str) -> str:
 
 # ---------------------------------------------------------------- parsing
 
+
 # Characters PyYAML accepts in a stream; anything else goes to the loader (which refuses it).
-_NOT_PRINTABLE = re.compile(
-    "[^\x09\x0a\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
-)
+# Compiled on first use: a class over the astral planes takes ~7 ms to compile, more than
+# the rest of this module, and only a block with non-ASCII text is tested against it.
+@cache
+def _not_printable() -> re.Pattern[str]:
+    return re.compile(
+        "[^\x09\x0a\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+    )
+
+
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")  # the same test for ASCII-only text
 _KEY = r"[a-z_][a-z0-9_]*"
 _QUOTED = r'"(?:[^"\\]|\\["\\/bfnrt]|\\u(?![dD][89abAB])[0-9a-fA-F]{4})*"'
@@ -144,7 +151,7 @@ def _key_ok(key: str) -> bool:
 
 
 def _fast(text: str) -> dict[str, Any]:
-    if (_CONTROL if text.isascii() else _NOT_PRINTABLE).search(text):
+    if (_CONTROL if text.isascii() else _not_printable()).search(text):
         raise _UnsupportedError
     result: dict[str, Any] = {}
     good = _GOOD_KEYS

@@ -52,9 +52,9 @@ def write_temp_beside(
     """
     folder = path.parent
     folder.mkdir(parents=True, exist_ok=True)
-    import secrets  # here: a reader that imports this module never writes
-
-    temp = folder / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    # os.urandom(n).hex() is what secrets.token_hex(n) returns, without loading secrets
+    # (random, base64, hmac) in every process that writes a file
+    temp = folder / f".{path.name}.{os.urandom(6).hex()}.tmp"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
     try:
         if keep_mode:

@@ -11,9 +11,7 @@ read-only anyway.
 
 from __future__ import annotations
 
-import getpass
 import os
-import socket
 from collections.abc import Mapping
 
 from tether.core.agent_tree import inside_agent
@@ -44,6 +42,11 @@ def refuse_inside_agent(
 
 def who() -> str:
     """The person deciding, as recorded with the decision: ``user@host``."""
+    # imported here: the loop and the stop hook import this module for the refusal
+    # alone, at every tick; only a person's decision asks who made it
+    import getpass
+    import socket
+
     try:
         user = getpass.getuser()
     except (KeyError, OSError):

@@ -13,21 +13,26 @@ PROBE = """
 import sys
 from tether.cli.main import main
 try:
-    main(sys.argv[1:])
+    main(sys.argv[2:])
 except SystemExit as end:
-    assert not end.code, end.code
+    assert (end.code or 0) == int(sys.argv[1]), end.code
 print("\\nLOADED " + " ".join(sorted(sys.modules)), file=sys.stderr)
 """
 
 
 def tether_loaded(
-    cwd: Path, *args: str, env: Mapping[str, str] | None = None
+    cwd: Path,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    stdin: str = "",
+    exit_code: int = 0,
 ) -> tuple[str, set[str]]:
-    """(the command's stdout, the modules loaded when it was done); it must exit 0."""
+    """(the command's stdout, the modules loaded when it was done); it must exit ``exit_code``."""
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, *args],
+        [sys.executable, "-c", PROBE, str(exit_code), *args],
         cwd=cwd,
         env=None if env is None else dict(env),
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=60,

@@ -184,6 +184,8 @@ class SandboxSettings(Section, frozen=True):
     env_vars: ClassVar[Mapping[str, str]] = {"mode": "TETHER_SANDBOX"}
 
     def __post_init__(self) -> None:
+        if not self.allow_hosts:
+            return  # every configuration is read at every start; most name no host
         from tether.sandbox.hosts import HostError, parse_host
 
         for index, entry in enumerate(self.allow_hosts):

@@ -17,9 +17,9 @@ from tether.board import BoardView, State, Ticket
 from tether.clock import to_iso
 from tether.loop import tick_memory
 from tether.loop.board_queue import arrived, done_check, in_order
-from tether.loop.commands import CommandResult, run_command
 
 if TYPE_CHECKING:
+    from tether.loop.commands import CommandResult
     from tether.loop.context import Loop
 
 
@@ -49,6 +49,9 @@ def _verdict(result: CommandResult) -> str:
 
 def run_check(loop: Loop, view: BoardView, ticket: Ticket) -> CheckOutcome:
     """Run one ticket's check now and say whether the blocker is gone."""
+    # imported here: running a command loads subprocess; most ticks run none
+    from tether.loop.commands import run_command
+
     check = ticket.check
     verdict = done_check(view, ticket)
     if verdict is not None:

@@ -107,10 +107,10 @@ class Loop:
 
     def begin_tick(self) -> str:
         """A new tick id for the tick that starts now (its notes' session)."""
-        import secrets
-
         moment = self.clock.now().strftime("%Y%m%dT%H%M%S")
-        self.tick_id = f"tick-{moment}-{secrets.token_hex(3)}"
+        # os.urandom(n).hex() is what secrets.token_hex(n) returns, without loading
+        # secrets (random, base64, hmac) in every tick
+        self.tick_id = f"tick-{moment}-{os.urandom(3).hex()}"
         return self.tick_id
 
     def require_profile(self) -> None:
@@ -245,11 +245,14 @@ def _check_choices(
     config: Config, settings: LoopSettings, profile: str | None, justification: str | None
 ) -> Profile:
     """The profile of dispatched runs; one every run would refuse fails now, before any tick."""
-    from tether.runs.budget import validate_iterations
     from tether.runs.profiles import choose_profile
 
     chosen = choose_profile(config, profile, justification)
     if settings.follow_up_iterations is not None:
+        # imported here: the budgets load the event counting, which a tick without a
+        # run to start never needs
+        from tether.runs.budget import validate_iterations
+
         validate_iterations(
             settings.follow_up_iterations,
             config.max_iterations_cap,

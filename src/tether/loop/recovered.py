@@ -15,11 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tether.board import BoardError, State
-from tether.loop.proposals import parking_front
-from tether.outbox.proposal_store import of_run
-from tether.runs.record import RunPaths
 from tether.runs.recovery import recover_abandoned
-from tether.store.runs import get_run
 
 if TYPE_CHECKING:
     from tether.loop.context import Loop
@@ -30,6 +26,18 @@ TICKET_PREFIX = "ticket:"
 def adopt_abandoned(loop: Loop) -> list[str]:
     """Recover this home's orphaned runs; record each loop ticket's one on the ticket."""
     recovered = recover_abandoned(loop.conn, loop.config.home)
+    if recovered:
+        _record_on_tickets(loop, recovered)
+    return recovered
+
+
+def _record_on_tickets(loop: Loop, recovered: list[str]) -> None:
+    # imported here: a run is rarely recovered, and every tick asks
+    from tether.loop.proposals import parking_front
+    from tether.outbox.proposal_store import of_run
+    from tether.runs.record import RunPaths
+    from tether.store.runs import get_run
+
     for run_id in recovered:
         row = get_run(loop.conn, run_id)
         if not (row.unit or "").startswith(TICKET_PREFIX):
@@ -60,4 +68,3 @@ def adopt_abandoned(loop: Loop) -> list[str]:
             loop.board.move(ticket_id, State.USER, "approval", note=note, front=front)
             continue
         loop.board.update(ticket_id, front=front, note=note)
-    return recovered

@@ -20,9 +20,9 @@ from tether.config.loop import RoutineCheck, parse_duration
 from tether.core.errors import TetherError
 from tether.fs import atomic_write_text, resolve_inside
 from tether.loop import tick_memory
-from tether.loop.commands import CommandResult, run_command
 
 if TYPE_CHECKING:
+    from tether.loop.commands import CommandResult
     from tether.loop.context import Loop
 
 PREFIX = "routine:"
@@ -78,6 +78,9 @@ def due_routine(loop: Loop) -> tuple[RoutineCheck | None, list[RoutineStatus]]:
 
 def run_routine(loop: Loop, routine: RoutineCheck) -> tuple[CommandResult | None, str]:
     """Run a due routine under its lock; record it; a failure becomes an INBOX note."""
+    # imported here: running a command loads subprocess; most ticks run none
+    from tether.loop.commands import run_command
+
     lock = _lock_path(loop, routine)
     fd: int | None = None
     if lock is not None:

@@ -27,10 +27,13 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tether.board.states import TICKET_ID
-from tether.loop.commands import CommandResult, find_executable, run_command
+
+# The commands' runner loads subprocess: only a command source needs it, when asked.
+if TYPE_CHECKING:
+    from tether.loop.commands import CommandResult
 
 DECISIONS_TODO = "TO-DECIDE-USER"
 TEXT_SUFFIXES = (".md", ".txt", ".json", ".jsonl")
@@ -277,6 +280,8 @@ class CommandSource:
         return self.commands[0]
 
     def locate(self) -> Location:
+        from tether.loop.commands import find_executable, run_command
+
         where = "; ".join(shlex.join(argv) for argv in self.commands)
         for argv in self.commands:
             if find_executable(argv[0], self.cwd, self.env) is None:
@@ -306,6 +311,8 @@ class CommandSource:
         return Location(True, where, fingerprint_keys=keys, prefetched=result)
 
     def read(self, location: Location) -> Reading:
+        from tether.loop.commands import run_command
+
         reading = Reading(ok=True)
         claims: set[str | None] = set()
         for argv in self.commands:

@@ -10,12 +10,17 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tether.config.schema import DEFAULT_EVENTS_MAX_BYTES, DEFAULT_STDERR_MAX_BYTES
 from tether.core.errors import BudgetError
-from tether.events.accounting import Ledger, stream_upper_bound
 from tether.events.model import Event, ToolResult
 from tether.run_status import RunStatus
+
+# The ledger's module loads only where a run counts its stream: choosing a profile or
+# checking a budget (every tick, every dry run) needs none of it.
+if TYPE_CHECKING:
+    from tether.events.accounting import Ledger
 
 # Harnesses that announce every tool call of a step before the first of its
 # results arrives. For them "the last open call of step N closed" is the exact
@@ -100,7 +105,7 @@ class LimitCheck:
             return spent
         if ledger.iterations > self._iterations:
             return RunStatus.ITERATION_LIMIT
-        if self.use_stream_bound and stream_upper_bound(ledger) > self._iterations:
+        if self.use_stream_bound and _stream_upper_bound(ledger) > self._iterations:
             return RunStatus.ITERATION_LIMIT
         if ledger.tool_calls > self._calls:
             return RunStatus.TOOL_CALL_LIMIT
@@ -115,3 +120,9 @@ class LimitCheck:
             self.at_step_boundary = True
             return RunStatus.ITERATION_LIMIT
         return None
+
+
+def _stream_upper_bound(ledger: Ledger) -> int:
+    from tether.events.accounting import stream_upper_bound
+
+    return stream_upper_bound(ledger)

@@ -7,6 +7,7 @@ ones that finish a run: it stays small.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,9 +23,8 @@ if TYPE_CHECKING:
 def new_run_id(now: datetime | None = None) -> str:
     """Time-sortable, unique: ``r-20261130-041502-3fa9c1``."""
     now = now or datetime.now(UTC)
-    import secrets  # here: readers of run folders (``tether status``) never make an id
-
-    return f"r-{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+    # os.urandom(n).hex() is what secrets.token_hex(n) returns, without loading secrets
+    return f"r-{now:%Y%m%d-%H%M%S}-{os.urandom(3).hex()}"
 
 
 @dataclass(frozen=True)

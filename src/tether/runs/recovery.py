@@ -22,18 +22,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tether.events.accounting import Ledger, count, stream_upper_bound
-from tether.events.lines import iter_lines
-from tether.events.model import AnyEvent
-from tether.harnesses import get_harness
-from tether.harnesses.base import Harness, RunSpec, bind
 from tether.runs.liveness import supervisor_alive
 from tether.runs.record import RunPaths
 from tether.store import state_db
 from tether.store.runs import RunRow, get_run, running_runs, update_run
 
+# The stream's parsing and counting load only when a run is recovered: every tick
+# and every run look for orphaned runs, and there usually is none.
 if TYPE_CHECKING:
     import psutil
+
+    from tether.events.accounting import Ledger
+    from tether.events.model import AnyEvent
+    from tether.harnesses.base import Harness
 
 
 def leftover_processes(row: RunRow) -> list[psutil.Process]:
@@ -71,11 +72,16 @@ def reap(row: RunRow, grace: float = 2.0) -> int:
 
 def event_adapter(row: RunRow) -> Harness:
     """The parser of the run's stream, as the run was started (its harness and argv)."""
+    from tether.harnesses import get_harness
+    from tether.harnesses.base import RunSpec, bind
+
     return bind(get_harness(row.harness), RunSpec(prompt="", extra_args=tuple(row.argv)))
 
 
 def run_events(row: RunRow) -> Iterator[AnyEvent]:
     """The events of what the run's stream recorded in ``events.jsonl``, in order."""
+    from tether.events.lines import iter_lines
+
     events = RunPaths(Path(row.run_dir)).events
     if not events.exists():
         return
@@ -92,6 +98,9 @@ def recount(row: RunRow, env: dict[str, str] | None = None) -> Ledger:
     its own session file when that can still be found; else the stream's upper
     bound stands in (marked ``bound``), never the stream's zero.
     """
+    from tether.events.accounting import Ledger, count, stream_upper_bound
+    from tether.events.lines import iter_lines
+
     ledger = Ledger()
     count(run_events(row), ledger)
     adapter = event_adapter(row)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -76,6 +75,9 @@ def run_post_stages(stages: Sequence[Sequence[str]], cwd: Path) -> list[StageRes
 
 
 def _run_stage(argv: Sequence[str], cwd: Path) -> StageResult:
+    # imported here: the loop reads a run's stage results at every tick and runs none
+    import subprocess
+
     t0 = time.monotonic()
     try:
         done = subprocess.run(

@@ -11,14 +11,19 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tether.config import Config, load_config
 from tether.config.schema import WikiSettings
-from tether.wiki.endpoint import Endpoint
-from tether.wiki.index import Index
-from tether.wiki.index_schema import UpdateStats
-from tether.wiki.index_store import ProgressFn
 from tether.wiki.layout import Wiki
+
+# The index loads only for a command that reads it: the ingest queue's commands, which
+# agents run once per entry, need the wiki's folders and never its index.
+if TYPE_CHECKING:
+    from tether.wiki.endpoint import Endpoint
+    from tether.wiki.index import Index
+    from tether.wiki.index_schema import UpdateStats
+    from tether.wiki.index_store import ProgressFn
 
 
 @dataclass(frozen=True)
@@ -29,6 +34,8 @@ class WikiContext:
     config: Config
 
     def index(self) -> Index:
+        from tether.wiki.index import Index
+
         return Index.open(
             self.wiki,
             self.home,
@@ -41,6 +48,8 @@ class WikiContext:
         given = self.settings.embeddings
         if given is None:
             return None
+        from tether.wiki.endpoint import Endpoint
+
         return Endpoint(given.url, given.model, given.key_env, given.timeout)
 
     def fresh_index(self, progress: ProgressFn | None = None) -> tuple[Index, UpdateStats]:

@@ -12,7 +12,6 @@ for the human (``HumanStopError``). Giving a claim back after a crashed run
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 import socket
 import stat
@@ -152,7 +151,8 @@ class Claims(QueueFolders):
             )
         payload = self._payload(entry)
         if entry.kind == BUNDLE:
-            temp = self.raw / f".accept-{secrets.token_hex(6)}"
+            # secrets.token_hex(6), without loading secrets (random, base64, hmac)
+            temp = self.raw / f".accept-{os.urandom(6).hex()}"
             try:
                 copied = copy_bundle(payload, temp)
             except BaseException:

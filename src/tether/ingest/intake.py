@@ -10,7 +10,6 @@ the human (``HumanStopError``).
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -110,7 +109,8 @@ class Intake(QueueFolders):
         kind = BUNDLE if source.is_dir() else SOURCE
         name = entry_id(source.name)
         self.quarantine.mkdir(parents=True, exist_ok=True)
-        temp = self.quarantine / f".collect-{secrets.token_hex(6)}"
+        # secrets.token_hex(6), without loading secrets (random, base64, hmac)
+        temp = self.quarantine / f".collect-{os.urandom(6).hex()}"
         temp.mkdir()
         target = self.quarantine / name
         try:

@@ -25,7 +25,6 @@ filled in like ``wake_command``, e.g. a chat webhook script) when configured.
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 import subprocess
 import sys
@@ -252,7 +251,9 @@ class Waker:
             delivery.channels.append(ChannelResult("harness", False, detail))
             return False
         endpoint = max(listening, key=lambda e: e.registered)
-        request_id = f"w-{int(at)}-{secrets.token_hex(4)}"
+        # os.urandom(n).hex() is what secrets.token_hex(n) returns; `subagents list` and
+        # `wait` import this module and would load random, base64 and hmac with secrets
+        request_id = f"w-{int(at)}-{os.urandom(4).hex()}"
         try:
             write_request(self.home, endpoint.key, request_id, message, at)
         except OSError as exc:

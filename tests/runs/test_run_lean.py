@@ -3,10 +3,10 @@
 Every supervised run pays its supervisor's imports (the speed itself is
 bench/cli_start.py's ``run`` line). A run that ends by itself, leaves an empty
 outbox and finds no abandoned run needs neither psutil (stopping a sandboxed
-agent, reaping an abandoned run) nor the outbox's checks and carrying out
-(collecting a proposal file, approving one), nor difflib (a "did you mean", a
-hook file's diff). Its guardian, one more interpreter per run, loads nothing
-it does not use.
+agent, reaping an abandoned run) nor the outbox's records, checks and carrying
+out (collecting a proposal file, approving one), nor secrets (its ids come from
+os.urandom), nor difflib (a "did you mean", a hook file's diff). Its guardian,
+one more interpreter per run, loads nothing it does not use.
 """
 
 from __future__ import annotations
@@ -23,7 +23,10 @@ NOT_NEEDED = (
     "tether.outbox.actions",
     "tether.outbox.decide",
     "tether.outbox.git",
+    "tether.outbox.model",
+    "tether.outbox.proposal_store",
     "tether.outbox.propose",
+    "secrets",
 )
 
 

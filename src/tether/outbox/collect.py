@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 from tether.config import Config
 from tether.core.errors import TetherError
-from tether.outbox import proposal_store
 from tether.outbox.folder import FILE_SUFFIX, MAX_MESSAGE, MAX_PER_RUN
-from tether.outbox.model import PROPOSED, Proposal, is_proposal_id, new_proposal_id
 
+# A proposal's record and its store load only for a file found: every run collects its
+# outbox, which is almost always empty (tests/runs/test_run_lean.py).
 if TYPE_CHECKING:
     from tether.outbox.actions import Action
+    from tether.outbox.model import Proposal
 
 MAX_FILE_BYTES = 64 * 1024
 TICKET_UNIT = "ticket:"
@@ -52,7 +53,7 @@ class Collected:
 
     @property
     def pending(self) -> list[str]:
-        return [p.id for p in self.proposals if p.state == PROPOSED]
+        return [p.id for p in self.proposals if p.pending]
 
 
 def collect(conn: sqlite3.Connection, config: Config, folder: Path, run: RunFacts) -> Collected:
@@ -62,6 +63,8 @@ def collect(conn: sqlite3.Connection, config: Config, folder: Path, run: RunFact
         files = sorted(folder.glob(f"*{FILE_SUFFIX}"), key=lambda p: (p.stat().st_mtime_ns, p.name))
     except OSError:
         return result
+    from tether.outbox import proposal_store
+
     for number, path in enumerate(files):
         try:
             if number >= MAX_PER_RUN:
@@ -98,6 +101,7 @@ def _proposal(conn: sqlite3.Connection, config: Config, path: Path, run: RunFact
     if message is not None and (not isinstance(message, str) or len(message) > MAX_MESSAGE):
         raise _RefusedError(f"message is not text of at most {MAX_MESSAGE} characters")
     from tether.outbox.actions import action_for  # checks and git: only for a file found
+    from tether.outbox.model import PROPOSED, Proposal
 
     action = action_for(config, run.cwd, kind, params, commit)
     now = datetime.now(UTC).isoformat()
@@ -145,6 +149,9 @@ def _read(path: Path) -> dict[str, Any]:
 
 def _fresh_id(conn: sqlite3.Connection, given: Any) -> str:
     """The id the agent was told, unless it is malformed or taken; then a new one."""
+    from tether.outbox import proposal_store
+    from tether.outbox.model import is_proposal_id, new_proposal_id
+
     if isinstance(given, str) and is_proposal_id(given) and not proposal_store.exists(conn, given):
         return given
     while True:

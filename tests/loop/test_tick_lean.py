@@ -30,6 +30,8 @@ NOT_NEEDED = (
     "getpass",
     "yaml",  # tickets tether wrote are read by the fast reader
 )
+# Level 2 and the person's bundle: asked only when level 1 finds no work.
+NOT_NEEDED_WITH_WORK = ("tether.loop.level2", "tether.loop.guard", "tether.loop.user_bundle")
 PROFILE = '[profiles.bench]\nharness = "scripted"\nargs = ["--steps", "1"]\ndefault = true\n'
 
 
@@ -44,9 +46,9 @@ def _project(root: Path, *, ticket: bool) -> Path:
     return root
 
 
-def _extra(loaded: set[str]) -> set[str]:
-    """The loaded modules that are, or are inside, one of NOT_NEEDED."""
-    return {m for m in loaded if any(m == n or m.startswith(f"{n}.") for n in NOT_NEEDED)}
+def _extra(loaded: set[str], not_needed: tuple[str, ...] = NOT_NEEDED) -> set[str]:
+    """The loaded modules that are, or are inside, one of ``not_needed``."""
+    return {m for m in loaded if any(m == n or m.startswith(f"{n}.") for n in not_needed)}
 
 
 def test_a_dry_tick_and_the_stop_hook_over_a_ticket_load_no_command_runner(
@@ -55,7 +57,7 @@ def test_a_dry_tick_and_the_stop_hook_over_a_ticket_load_no_command_runner(
     root = _project(tmp_path / "project", ticket=True)
     out, loaded = tether_loaded(root, "loop", "tick", "--dry-run")
     assert "would start a run" in out
-    assert not _extra(loaded)
+    assert not _extra(loaded, NOT_NEEDED + NOT_NEEDED_WITH_WORK)
     payload = {
         "session_id": "lean",
         "transcript_path": "/dev/null",
@@ -67,7 +69,7 @@ def test_a_dry_tick_and_the_stop_hook_over_a_ticket_load_no_command_runner(
         root, "loop", "stop-hook", "--harness", "claude-code", stdin=json.dumps(payload)
     )
     assert json.loads(out)["decision"] == "block"  # the ticket is work: keep going
-    assert not _extra(loaded)
+    assert not _extra(loaded, NOT_NEEDED + NOT_NEEDED_WITH_WORK)
 
 
 def test_a_tick_that_proves_no_work_is_left_loads_no_recovery_and_no_counting(

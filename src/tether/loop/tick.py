@@ -28,13 +28,13 @@ from tether.clock import to_iso
 from tether.core.exit_codes import ExitCode
 from tether.loop.dispatch import DEMONSTRATION_WARNING, Dispatched, dispatch
 from tether.loop.level1 import Level1, scan
-from tether.loop.level2 import Level2, run_chain
 from tether.loop.signal import Signal, render
 from tether.loop.tick_memory import record_tick
-from tether.loop.user_bundle import Bundle, collect
 
 if TYPE_CHECKING:
     from tether.loop.context import Loop
+    from tether.loop.level2 import Level2
+    from tether.loop.user_bundle import Bundle
 
 
 @dataclass
@@ -196,6 +196,11 @@ def _decide(loop: Loop, *, dry_run: bool) -> TickResult:
         return TickResult(
             Signal.CONTINUE, render(Signal.CONTINUE), now, dry_run, level1, dispatched=dispatched
         )
+    # imported here: level 2 and the person's bundle are asked only when level 1 found
+    # nothing; a tick over a board with work (the Stop hook's, at every turn) loads neither
+    from tether.loop.level2 import run_chain
+    from tether.loop.user_bundle import collect
+
     level2 = run_chain(loop, view, dry_run=dry_run)
     result = TickResult(Signal.CONTINUE, "", now, dry_run, level1, level2=level2)
     if level2.outcome == "found":

@@ -1,10 +1,18 @@
 """The fleet on DBOS: one queue partitioned by project, one durable workflow per unit.
 
-``fleet_unit`` is three steps that can each run again safely:
+A unit is three steps that can each run again safely:
 
-1. ``tether_fleet_run`` takes the project's unit for this worker's lease,
-   brings the project's clone and home up to date, ticks once and commits
-   locally. Its output (``UnitOutcome``, the commit as a bundle) is checkpointed.
+1. ``tether_fleet_run`` (in ``fleet_unit``, the queue's workflow) takes the
+   project's unit for this worker's lease, brings the project's clone and home
+   up to date, ticks once and commits locally. Its output (``UnitOutcome``,
+   the commit as a bundle) is checkpointed. The workflow then starts
+   ``fleet_unit_end`` (``<unit's id>:end``, a workflow of its own, on no
+   queue) with that output, and ends: the executor may take its next unit
+   from the queue while the one before is pushed and recorded, so the queue's
+   poll, the next unit's fetch and its tick overlap the push and the record
+   instead of following them. The agent's run stays one at a time per
+   executor; the project's unit stays held (``take_unit``) until its record,
+   so no other unit of the project starts before it.
 2. ``tether_fleet_push`` pushes that commit, only while this worker holds
    the unit with lease left for it, and never twice (the unit's trailer is
    looked for on the remote first).
@@ -16,7 +24,7 @@
    in the way (a live one) does ``tether_fleet_fence`` (``take_unit``, retried
    while it waits) run before the record is tried once more.
 
-Then the successor is enqueued: at once after CONTINUE, after the poll
+Then ``fleet_unit_end`` enqueues the successor: at once after CONTINUE, after the poll
 interval after a STOP (a unit whose step also took the closing look is
 recorded as two units of the chain, ``UnitRecord.next_seq``). Workflow ids are
 deterministic per project incarnation
@@ -33,6 +41,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,9 +74,10 @@ from tether.fleet.unit_record import record_unit
 
 QUEUE = "tether_fleet"
 WORKFLOW = "tether_fleet_unit"
+END_WORKFLOW = "tether_fleet_unit_end"
 APP_NAME = "tether-fleet"
 # Every worker runs the same workflow code; one version lets any of them take any unit.
-APP_VERSION = "tether-fleet-5"
+APP_VERSION = "tether-fleet-6"
 # what a push may take at most; it starts only with this much lease (and a margin) left
 PUSH_SHARE = 0.4
 
@@ -212,8 +222,8 @@ def _run(project: str, incarnation: str, generation: int, seq: int) -> UnitOutco
 
 
 @DBOS.step(name="tether_fleet_push", **RETRIES)
-def _push(project: str, incarnation: str, outcome: UnitOutcome) -> PushOutcome:
-    return push_held_unit(_ctx(), project, incarnation, DBOS.workflow_id or "", outcome)
+def _push(project: str, incarnation: str, wid: str, outcome: UnitOutcome) -> PushOutcome:
+    return push_held_unit(_ctx(), project, incarnation, wid, outcome)
 
 
 def push_held_unit(
@@ -269,9 +279,9 @@ def _project_before_push(ctx: Context, project: str, incarnation: str, wid: str)
 
 
 @DBOS.step(name="tether_fleet_fence", **RETRIES)
-def _fence(project: str, incarnation: str) -> bool:
+def _fence(project: str, incarnation: str, wid: str) -> bool:
     """Before a record that found another holder: this worker takes the unit (or waits)."""
-    return _hold(_ctx(), project, incarnation, 0, DBOS.workflow_id or "", starting=False) is None
+    return _hold(_ctx(), project, incarnation, 0, wid, starting=False) is None
 
 
 def _record_body(record: UnitRecord) -> bool | None:
@@ -295,7 +305,7 @@ def _record_held(project: str, incarnation: str, record: UnitRecord) -> bool:
     """Record the unit; when another holder is in the way, take the unit first (a step)."""
     held = _record(record)
     if held is None:
-        if not _fence(project, incarnation):
+        if not _fence(project, incarnation, record.workflow_id):
             return False
         held = _record(record)
         if held is None:
@@ -313,12 +323,28 @@ def _stop(project: str, incarnation: str, reason: str) -> None:
 
 @DBOS.workflow(name=WORKFLOW)
 def fleet_unit(project: str, incarnation: str, generation: int, seq: int) -> UnitEnd:
-    ctx = _ctx()
+    """The unit's run step; its push and record go on in ``fleet_unit_end``."""
     wid = DBOS.workflow_id or ""
+    return _guarded(project, incarnation, wid, lambda: _unit(project, incarnation, generation, seq))
+
+
+@DBOS.workflow(name=END_WORKFLOW)
+def fleet_unit_end(
+    project: str, incarnation: str, generation: int, seq: int, unit_id: str, unit: UnitOutcome
+) -> UnitEnd:
+    """The unit ``unit_id`` after its run: push, record, the successor enqueued."""
+    wid = DBOS.workflow_id or ""
+    rest = (project, incarnation, generation, seq, unit_id, unit)
+    return _guarded(project, incarnation, wid, lambda: _end(*rest))
+
+
+def _guarded(project: str, incarnation: str, wid: str, body: Callable[[], UnitEnd]) -> UnitEnd:
+    """A workflow of a unit: counted while it runs; never left in ERROR (the project stops)."""
+    ctx = _ctx()
     with ctx.lock:
         ctx.active.add(wid)
     try:
-        return _unit(project, incarnation, generation, seq)
+        return body()
     except FencedError as exc:
         _fenced(str(exc))
         raise
@@ -342,9 +368,27 @@ def _unit(project: str, incarnation: str, generation: int, seq: int) -> UnitEnd:
     unit = _run(project, incarnation, generation, seq)
     if unit.skipped is not None:
         return UnitEnd(skipped=unit.skipped)
+    end = f"{wid}:end"
+    with ctx.lock:
+        ctx.active.add(end)  # counted from now on: a stop waits for it
+    try:
+        with SetWorkflowID(end):
+            DBOS.start_workflow(fleet_unit_end, project, incarnation, generation, seq, wid, unit)
+    except BaseException:
+        with ctx.lock:
+            ctx.active.discard(end)
+        raise
+    return UnitEnd(line=unit.line)
+
+
+def _end(
+    project: str, incarnation: str, generation: int, seq: int, wid: str, unit: UnitOutcome
+) -> UnitEnd:
+    """Push, record and enqueue the successor of the unit ``wid`` (whose run gave ``unit``)."""
+    ctx = _ctx()
     push = PushOutcome()
     if unit.commit is not None and unit.failure is None:
-        push = _push(project, incarnation, unit)
+        push = _push(project, incarnation, wid, unit)
         if push.gone:
             return UnitEnd(skipped="removed")
     stop_reason = unit.failure or push.conflict or push.failure

@@ -51,6 +51,7 @@ from dbos import DBOS, DBOSConfig, SetEnqueueOptions, SetWorkflowID, SQLAlchemyD
 from dbos._error import DBOSMaxStepRetriesExceeded
 
 from tether.fleet import git
+from tether.fleet.disconnects import mark_lost_connections
 from tether.fleet.fleet_db import (
     FencedError,
     FleetDatabaseError,
@@ -333,9 +334,8 @@ def fleet_unit_end(
     project: str, incarnation: str, generation: int, seq: int, unit_id: str, unit: UnitOutcome
 ) -> UnitEnd:
     """The unit ``unit_id`` after its run: push, record, the successor enqueued."""
-    wid = DBOS.workflow_id or ""
     rest = (project, incarnation, generation, seq, unit_id, unit)
-    return _guarded(project, incarnation, wid, lambda: _end(*rest))
+    return _guarded(project, incarnation, DBOS.workflow_id or "", lambda: _end(*rest))
 
 
 def _guarded(project: str, incarnation: str, wid: str, body: Callable[[], UnitEnd]) -> UnitEnd:
@@ -433,21 +433,6 @@ def enqueue_unit(
     return wid
 
 
-def _connection_lost(context: Any) -> None:
-    """A failure to reach the server at all (psycopg, no SQLSTATE) is a lost connection.
-
-    DBOS retries what SQLAlchemy marks as a disconnect until the database is
-    back; psycopg's "connection is bad: ... No such file or directory" (the
-    server's socket gone during a restart) is not recognised as one by the
-    dialect, and DBOS would give the workflow up instead.
-    """
-    import psycopg
-
-    orig = context.original_exception
-    if isinstance(orig, psycopg.OperationalError) and getattr(orig, "sqlstate", None) is None:
-        context.is_disconnect = True
-
-
 def dbos_config(url: str, executor_id: str) -> DBOSConfig:
     """DBOS's configuration for one executor of the fleet.
 
@@ -483,8 +468,7 @@ def start(ctx: Context, *, url: str, log_file: Path, queue_poll: float = 0.1) ->
     global _context
     _context = ctx
     log_to_file(log_file)
-    if not sa.event.contains(sa.Engine, "handle_error", _connection_lost):
-        sa.event.listen(sa.Engine, "handle_error", _connection_lost)
+    mark_lost_connections()
     DBOS(config=dbos_config(url, ctx.lease.worker))
     ctx.datasource = SQLAlchemyDatasource.create(url, engine_kwargs={"pool_pre_ping": True})
     DBOS.launch()

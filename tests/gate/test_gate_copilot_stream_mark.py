@@ -15,12 +15,14 @@ import json
 import os
 import subprocess
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from tests.gate.gate_support import clean_env, load_payload, query, refused_line, run_gate
 
-from tether.gate import runstop, serve, stream_mark
+from tether.core.project import ENV_ROOM_DIR
+from tether.gate import counter, runstop, serve, stream_mark
 from tether.gate.counter import session_status, set_session_budget
 from tether.runs.record import RunPaths
 from tether.runs.watching import gate_refusal
@@ -35,13 +37,46 @@ def _setup(tmp_path: Path) -> tuple[dict[str, str], Path]:
     run_dir = home / "runs" / RUN
     run_dir.mkdir(parents=True)
     set_session_budget(home, SESSION, calls=60, iterations=3, run_id=RUN)
+    stream_mark.write(str(run_dir), 0)  # as the supervisor does when the run starts
     return clean_env(home, TETHER_SESSION_ID=SESSION, TETHER_RUN_ID=RUN), run_dir
 
 
-def _payload(instant: int) -> bytes:
+def _payload(instant: int, command: str | None = None) -> bytes:
     payload: dict[str, Any] = load_payload("copilot", "preToolUse")
     payload["timestamp"] = instant  # Copilot's call: its own instant
+    if command is not None:
+        payload["toolArgs"]["command"] = command
     return json.dumps(payload).encode()
+
+
+def _claude_shape(instant: int, command: str = "echo step 1") -> bytes:
+    """The same call as Copilot hands it to a project's Claude Code hook file: the
+    same instant (as ISO text), tool and input, in Claude Code's shape."""
+    seconds, millis = divmod(instant, 1000)
+    iso = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
+    payload = {
+        "hook_event_name": "PreToolUse",
+        "session_id": "31732482-1020-4b82-ae2d-34831084b29e",
+        "timestamp": iso,
+        "cwd": "/tmp/work",
+        "tool_name": "Bash",
+        "tool_input": {"description": "mock step 1", "command": command},
+    }
+    return json.dumps(payload).encode()
+
+
+def _denied(out: str | bytes) -> str:
+    """The reason of a Copilot or Claude Code shaped refusal (fails on an allow)."""
+    answer = json.loads(out)
+    answer = answer.get("hookSpecificOutput", answer)
+    assert answer["permissionDecision"] == "deny", answer
+    return str(answer["permissionDecisionReason"])
+
+
+def _in_a_room(env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    room = tmp_path / "room"
+    room.mkdir()
+    return {**env, ENV_ROOM_DIR: str(room), "TETHER_ROOM_ID": "room-1"}
 
 
 def _served(env: dict[str, str], raw: bytes) -> dict[str, object]:
@@ -135,6 +170,23 @@ def test_a_call_never_read_is_refused_not_let_through(tmp_path: Path, gate_exe: 
     assert gate_refusal(RunPaths(run_dir)) is None
     line = refused_line(run_dir, "iteration_limit")
     assert "supervisor had not read it from the agent's stream in time" in line
+    # The call is on the stream all the same, and Copilot hands it to a project's
+    # Claude Code hook file too: that delivery gets the same answer at once, and
+    # the call is among the calls made once.
+    home = Path(env["TETHER_HOME"])
+    again = run_gate(
+        gate_exe, ["hook", "--harness", "claude-code"], env, _claude_shape(1796230000000)
+    )
+    assert "had not read this call" in _denied(again.stdout)
+    assert query(home, "SELECT decision FROM events") == [(counter.UNREAD,)]
+    # The supervisor reads on: it has read that call, and the next one is not read
+    # yet when the run stops. Counting the unread call's refusal as no call, the
+    # gate would take the supervisor's one read for the next call and let it through.
+    stream_mark.write(str(run_dir), 1)
+    runstop.mark_stopping(str(run_dir), "iteration_limit")
+    reply = _served(env, _payload(1796230001000, "echo step 2"))
+    assert "iteration limit and is being stopped" in _denied(str(reply["out"]))
+    assert session_status(home, SESSION).calls_used == 0
 
 
 def _alive(pid: int) -> bool:
@@ -163,8 +215,7 @@ def test_without_a_run_the_gate_waits_for_no_supervisor(tmp_path: Path, gate_exe
 def test_copilot_delivering_a_call_to_a_claude_code_hook_waits_too(tmp_path: Path) -> None:
     # Copilot also runs a project's Claude Code hooks; the gate answers a call it
     # counted already with its first answer, so that delivery must wait as well.
-    env, run_dir = _setup(tmp_path)
-    stream_mark.write(str(run_dir), 0)  # the supervisor keeps the count from the start
+    env, run_dir = _setup(tmp_path)  # the supervisor keeps the count from the start
     payload: dict[str, Any] = load_payload("claude-code", "PreToolUse")
     replies: list[dict[str, object]] = []
     args = ["hook", "--harness", "claude-code"]
@@ -178,3 +229,56 @@ def test_copilot_delivering_a_call_to_a_claude_code_hook_waits_too(tmp_path: Pat
     answer = json.loads(str(replies[0]["out"]))["hookSpecificOutput"]
     assert answer["permissionDecision"] == "deny", replies
     assert session_status(Path(env["TETHER_HOME"]), SESSION).calls_used == 0
+
+
+def test_a_call_a_room_refused_is_among_the_calls_the_next_one_waits_for(
+    tmp_path: Path, gate_exe: str
+) -> None:
+    # A reading room's run: step 1's call breaks the room's rule and is refused
+    # uncounted, but Copilot printed it and the supervisor read it. Steps 2 and 3
+    # are read and allowed; the run stops at step 3's last result, so step 4's call
+    # is never read. Counting the refused call as no call, the gate would take the
+    # supervisor's third read for step 4's call and let it through.
+    env, run_dir = _setup(tmp_path)
+    env = _in_a_room(env, tmp_path)
+    done = run_gate(gate_exe, ARGS, env, _payload(1796230000000, "cat notes.md"))
+    assert done.returncode == 0, done.stderr
+    assert "Inside room room-1" in _denied(done.stdout)
+    for step in (2, 3):
+        stream_mark.write(str(run_dir), step)
+        reply = _served(env, _payload(1796230000000 + step, f"tether wiki read p{step}"))
+        assert reply["out"] == "", reply
+    runstop.mark_stopping(str(run_dir), "iteration_limit")
+    reply = _served(env, _payload(1796230000004, "tether wiki read p4"))
+    assert reply.get("hold") is True, reply
+    assert "iteration limit and is being stopped" in _denied(str(reply["out"]))
+    home = Path(env["TETHER_HOME"])
+    assert session_status(home, SESSION).calls_used == 2  # the room's refusal is no count
+
+
+def test_a_call_both_hook_files_deliver_is_one_call_for_the_wait(
+    tmp_path: Path, gate_exe: str
+) -> None:
+    # Copilot hands step 1's call to its own hook file and to a project's Claude Code
+    # one; the room's rule refuses it in both. It is one call on the stream: with
+    # two calls read, step 2's call is read, and is allowed even once the run stops
+    # (counted twice, it would wait for a third read and be refused).
+    env, run_dir = _setup(tmp_path)
+    env = _in_a_room(env, tmp_path)
+    instant = 1796230000000
+    first = run_gate(gate_exe, ARGS, env, _payload(instant, "cat notes.md"))
+    assert "Inside room room-1" in _denied(first.stdout)
+    claude_args = ["hook", "--harness", "claude-code"]
+    second = run_gate(gate_exe, claude_args, env, _claude_shape(instant, "cat notes.md"))
+    assert "Inside room room-1" in _denied(second.stdout)
+    home = Path(env["TETHER_HOME"])
+    assert query(home, "SELECT decision FROM events") == [(counter.ROOM_RULE,)]
+    stream_mark.write(str(run_dir), 2)
+    runstop.mark_stopping(str(run_dir), "iteration_limit")
+    for argv, raw in (
+        (ARGS, _payload(instant + 1, "tether wiki read p2")),
+        (claude_args, _claude_shape(instant + 1, "tether wiki read p2")),
+    ):
+        reply = serve.answer(argv, raw, False, SESSION, env)
+        assert reply["out"] == "", reply
+    assert session_status(home, SESSION).calls_used == 1

@@ -195,6 +195,7 @@ def answer_hook(harness: str, event: str | None, raw: bytes, oversized: bool) ->
 
         refused = roomrule.check(call.tool_name, payload, _env)
         if refused is not None:
+            _note_room_refusal(harness, call)
             return _deny(harness, refused)
     resolved = _resolve(harness, call.session_id)
     home = resolve_home(_env)
@@ -249,15 +250,7 @@ def _count(
 ) -> int:
     """Record the call under its session; only tool calls, batches and model calls decide."""
     run_rules.bind_run_session(conn, resolved, _env)
-    seen = counter.Seen(
-        resolved.key,
-        resolved.source,
-        harness,
-        call.event,
-        call.tool_name,
-        call.tool_use_id or call.batch_key,
-        call.detail,
-    )
+    seen = _seen(harness, call, resolved)
     if call.kind == contracts.KIND_TOOL:
         return _answer_tool_call(conn, home, harness, call, payload, seen)
     if call.kind == contracts.KIND_BATCH:
@@ -266,6 +259,42 @@ def _count(
         return _answer_batch(counter.count_model_call(conn, seen), harness)
     counter.record_event(conn, seen)
     return EXIT_OK
+
+
+def _seen(
+    harness: str, call: contracts.HookCall, resolved: session_identity.Resolved
+) -> counter.Seen:
+    """The call as the gate records it under its session."""
+    return counter.Seen(
+        resolved.key,
+        resolved.source,
+        harness,
+        call.event,
+        call.tool_name,
+        call.tool_use_id or call.batch_key,
+        call.detail,
+    )
+
+
+def _note_room_refusal(harness: str, call: contracts.HookCall) -> None:
+    """Record a call a room's rule refused (uncounted) where the run's supervisor keeps
+    the count of the calls it read from the agent's stream: the call is on the stream,
+    so the wait of every later call needs it among the calls made (``run_rules.unread``).
+    Elsewhere the refusal needs no database."""
+    home = resolve_home(_env)
+    if run_rules.keeps_count(home, _env, harness) is None:
+        return
+    try:
+        conn = gate_db.connect(home)
+        try:
+            resolved = _settled(conn, _resolve(harness, call.session_id))
+            if not resolved.unresolved:
+                run_rules.bind_run_session(conn, resolved, _env)
+                counter.record_uncounted(conn, _seen(harness, call, resolved), counter.ROOM_RULE)
+        finally:
+            conn.close()
+    except (gate_db.GateDatabaseError, gate_db.Error, OSError) as exc:
+        _err(f"tether-gate: warning: {messages.broken(str(exc))}")
 
 
 def _answer_tool_call(

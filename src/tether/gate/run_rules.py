@@ -62,6 +62,15 @@ def bind_run_session(conn: Connection, resolved: Resolved, env: Mapping[str, str
     )
 
 
+def keeps_count(home: str, env: Mapping[str, str], harness: str) -> str | None:
+    """The run folder whose supervisor keeps the count of the calls it read from the
+    agent's stream (``gate/stream_mark.py``), when a call of ``harness`` waits for it."""
+    from tether.gate import runstop, stream_mark
+
+    folder = runstop.run_dir(home, env)
+    return folder if folder is not None and stream_mark.kept(folder, harness) else None
+
+
 def unread(
     conn: Connection,
     home: str,
@@ -72,26 +81,45 @@ def unread(
     """Why a run's call is refused before it is counted: the supervisor never read it
     from the agent's stream before the run began to stop, or not in time; None once
     it has, or when no supervisor reads this agent's stream. ``parent`` is the agent
-    the gate waits on (None when the run's own socket server answers)."""
+    the gate waits on (None when the run's own socket server answers).
+
+    The wait is for the calls made before this one plus this one: those the gate
+    counted and those it answered uncounted (``counter.calls_before``), each once
+    whichever hook files delivered it, as the stream holds each once.
+    """
     from tether.gate import runstop, stream_mark
 
-    folder = runstop.run_dir(home, env)
-    if folder is None or not stream_mark.kept(folder, seen.harness):
+    folder = keeps_count(home, env, seen.harness)
+    if folder is None:
         return None
-    before = counter.calls_before(conn, seen)
-    if before is None:
+    before, earlier = counter.calls_before(conn, seen)
+    if earlier is not None and earlier != counter.UNREAD:
         return None  # another hook file's delivery of a call already decided
-    waited = stream_mark.wait(folder, before + 1, parent=parent)
+    waited = stream_mark.BEHIND if earlier else stream_mark.wait(folder, before + 1, parent=parent)
     if waited == stream_mark.CAUGHT_UP:
         return None
     # not counted: the record says how many calls the run had used, and of what
     state = counter.lock_state(conn, seen.context_key)
-    call = _record(seen, before, state[3] if state is not None else before)
+    used = state[2] if state is not None else 0
+    call = _record(seen, used, state[3] if state is not None else used)
     if waited == stream_mark.STOPPING:
         text = call.while_stopping(runstop.stop_cause(folder) or "")
         return Refused(text, seen.harness in runstop.HOLD_WHILE_STOPPING, call)
     call.reason = runstop.SUPERVISOR_BEHIND
+    if earlier is None:
+        _answered_uncounted(conn, seen, counter.UNREAD)
     return Refused(messages.unread_call_behind(stream_mark.WAIT_S), False, call)
+
+
+def _answered_uncounted(conn: Connection, seen: counter.Seen, decision: str) -> None:
+    """Record a call answered without counting it; a database that cannot take the
+    record leaves the answer as it is (the later calls' wait is then one call short)."""
+    from tether.gate import gate_db
+
+    try:  # noqa: SIM105 - contextlib costs an import
+        counter.record_uncounted(conn, seen, decision)
+    except gate_db.Error:
+        pass
 
 
 def over(

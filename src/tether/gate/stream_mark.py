@@ -7,9 +7,10 @@ supervisor counts those calls as it reads the stream and writes the count here
 (``stream-calls`` in the run folder) after each one its limit rule has let
 pass; when the rule decides to stop the run, it marks the run stopping and
 writes no further count. So a call the gate is asked about has been read by
-the supervisor once this count is above the calls the gate has already counted,
-and a call of model step N+1 (announced after step N's last result, where the
-rule stops the run) never gets there: the gate waits for one or the other
+the supervisor once this count is above the calls made before it (those the
+gate counted and those it answered uncounted: ``counter.calls_before``), and
+a call of model step N+1 (announced after step N's last result, where the rule
+stops the run) never gets there: the gate waits for one or the other
 (``wait``), and refuses once the run is stopping. Exact however late the
 supervisor's reading comes; the wait is normally a few milliseconds.
 

@@ -181,44 +181,26 @@ def _counted(
         return step(_session_for(conn, seen.context_key), now)
 
 
-# The first answer to a call the gate answered without counting it, though the
-# agent made it (and Copilot printed it on its stream): refused as unread by the
-# supervisor in time, or by a room's rule. ``calls_before`` counts these too.
-UNREAD = "unread"
-ROOM_RULE = "room rule"
+# Calls made but answered uncounted: refused as unread in time, or by a room's rule.
+UNREAD, ROOM_RULE = "unread", "room rule"
+_CALLS_BEFORE = (
+    "SELECT (SELECT calls_used FROM sessions WHERE session_id = ?), (SELECT COUNT(*) FROM events "
+    "WHERE session_id = ? AND decision IN (?, ?)), (SELECT decision FROM events WHERE "
+    "tool_use_id = ? AND lower(event) = lower(?) AND context_key = ? ORDER BY id LIMIT 1)"
+)
 
 
 def calls_before(conn: sqlite3.Connection, seen: Seen) -> tuple[int, str | None]:
-    """The distinct calls made in ``seen``'s session before this one (counted, or
-    answered uncounted), and the first answer to this call when another hook file
-    delivered it already (else None).
-
-    One statement, so all of it is read from the same snapshot of the database.
-    """
-    session_id = _session_for(conn, seen.context_key)
-    row = conn.execute(
-        "SELECT (SELECT calls_used FROM sessions WHERE session_id = ?), "
-        "(SELECT COUNT(*) FROM events WHERE session_id = ? AND decision IN (?, ?)), "
-        "(SELECT decision FROM events WHERE tool_use_id = ? AND lower(event) = lower(?) "
-        "AND context_key = ? ORDER BY id LIMIT 1)",
-        (
-            session_id,
-            session_id,
-            UNREAD,
-            ROOM_RULE,
-            seen.tool_use_id,
-            seen.event,
-            seen.context_key,
-        ),
-    ).fetchone()
-    earlier = str(row[2]) if seen.tool_use_id and row[2] is not None else None
-    return int(row[0] or 0) + int(row[1]), earlier
+    """The calls made in ``seen``'s session before this one (counted or not), and the first
+    answer to this call if another hook file delivered it already (one snapshot)."""
+    sid = _session_for(conn, seen.context_key)
+    args = (sid, sid, UNREAD, ROOM_RULE, seen.tool_use_id, seen.event, seen.context_key)
+    row = conn.execute(_CALLS_BEFORE, args).fetchone()
+    return int(row[0] or 0) + int(row[1]), row[2]
 
 
 def record_uncounted(conn: sqlite3.Connection, seen: Seen, decision: str) -> None:
-    """Record a call answered without counting it (``UNREAD``, ``ROOM_RULE``), once
-    whichever hook files deliver it: recognised as ``count_call`` recognises a
-    call counted already, by its tool-use id."""
+    """Record a call answered uncounted, once per call id whichever hook files deliver it."""
 
     def step(session_id: str, now: float) -> None:
         if _earlier(conn, seen) is None:

@@ -228,6 +228,8 @@ def test_copilot_delivering_a_call_to_a_claude_code_hook_waits_too(tmp_path: Pat
     call.join()
     answer = json.loads(str(replies[0]["out"]))["hookSpecificOutput"]
     assert answer["permissionDecision"] == "deny", replies
+    # held like Copilot's own hook's refusal: Copilot would hand it to the model at once
+    assert replies[0].get("hold") is True, replies
     assert session_status(Path(env["TETHER_HOME"]), SESSION).calls_used == 0
 
 

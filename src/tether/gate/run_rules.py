@@ -104,7 +104,7 @@ def unread(
     call = _record(seen, used, state[3] if state is not None else used)
     if waited == stream_mark.STOPPING:
         text = call.while_stopping(runstop.stop_cause(folder) or "")
-        return Refused(text, seen.harness in runstop.HOLD_WHILE_STOPPING, call)
+        return Refused(text, _held(folder, seen.harness), call)
     call.reason = runstop.SUPERVISOR_BEHIND
     if earlier is None:
         _answered_uncounted(conn, seen, counter.UNREAD)
@@ -148,8 +148,17 @@ def over(
         text = call.while_stopping(cause)
     else:
         text = messages.refusal(outcome.session_id, outcome.calls_used, outcome.call_budget)
-    held = cause is not None and seen.harness in runstop.HOLD_WHILE_STOPPING
+    held = folder is not None and cause is not None and _held(folder, seen.harness)
     return Refused(text, outcome.past_iterations or held, call)
+
+
+def _held(folder: str, harness: str) -> bool:
+    """Whether a refusal of a stopping run's call is held (``runstop.HOLD_WHILE_STOPPING``):
+    in a run that keeps the stream's count every delivery is Copilot's, a project's
+    Claude Code hook file included, and Copilot hands the first refusal to the model."""
+    from tether.gate import runstop, stream_mark
+
+    return harness in runstop.HOLD_WHILE_STOPPING or stream_mark.kept(folder, harness)
 
 
 def locked(home: str, env: Mapping[str, str], state: tuple[str, bool, int, int]) -> str:

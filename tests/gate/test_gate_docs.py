@@ -88,18 +88,15 @@ def test_the_session_page_lists_the_agent_markers() -> None:
 
 
 def test_the_state_section_lists_every_event_column_and_the_limits() -> None:
-    from tether.gate import eventlog, gate_db
+    from tether.gate import counter, eventlog, gate_db
 
     page = _page("reference/tether-gate.md")
     (row,) = [line for line in page.splitlines() if line.startswith("| `events` |")]
-    assert set(re.findall(r"`(\w+)`", row)) - {
-        "events",
-        "allow",
-        "deny",
-        "continue",
-        "stop",
-        "record",
-    } == (set(eventlog.COLUMNS) - {"id"})
+    decisions = {"allow", "deny", "continue", "stop", "record", counter.UNREAD, counter.ROOM_RULE}
+    assert all(f"`{d}`" in row for d in decisions), row
+    assert set(re.findall(r"`(\w+)`", row)) - {"events", *decisions} == (
+        set(eventlog.COLUMNS) - {"id"}
+    )
     versions = re.findall(r"^\| (\d+) \| ", page, flags=re.MULTILINE)
     assert [int(v) for v in versions] == list(range(1, gate_db.SCHEMA_VERSION + 1))
     assert f"cut to {contracts.TOOL_INPUT_MAX} characters" in page

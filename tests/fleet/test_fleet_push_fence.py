@@ -134,14 +134,7 @@ def test_a_worker_taken_over_between_its_check_and_its_push_does_not_push(
     # the rescuer, which holds the unit now, pushes it from the bundle: once
     pushed = engine.push_held_unit(rescuer, project.name, incarnation, wid, outcome)
     assert pushed.pushed == _remote_head(project) != before
-    log = subprocess.run(
-        ["git", "log", "--format=%s", "main"],
-        cwd=project.bare,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    assert log.splitlines().count("unit 1") == 1
+    assert project.remote_log("%s").count("unit 1") == 1
 
 
 def test_a_push_waits_while_the_lease_is_too_short_for_it(

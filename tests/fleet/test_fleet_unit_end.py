@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import time
 from pathlib import Path
 
@@ -90,13 +89,7 @@ def test_a_worker_killed_while_its_unit_is_pushed_is_finished_once_by_another(
         fleet.start_worker("b")
         status = fleet.wait_until("the project stopped", all_stopped([held.name]), timeout=300)
         assert status["projects"][0]["units_done"] == 1
-        log = subprocess.run(
-            ["git", "log", "--format=%B", "main"],
-            cwd=held.bare,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
+        log = "\n".join(held.remote_log("%B"))
         assert log.count("Tether-Fleet-Unit:") == 1  # pushed once, by the worker that took it
         board = board_of(held, tmp_path).load()
         assert {t.title for t in board.tickets if t.state is State.DONE} == set(held.titles)

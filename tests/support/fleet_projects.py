@@ -45,6 +45,10 @@ class FleetProject:
     url: str
     titles: tuple[str, ...]  # the tickets, in the order the loop takes them
 
+    def remote_log(self, fmt: str) -> list[str]:
+        """The remote's ``main``, one commit per ``--format`` line (``%s``: subjects)."""
+        return _git(self.bare, "log", f"--format={fmt}", "main").splitlines()
+
 
 def _git(cwd: Path, *args: str) -> str:
     env = {

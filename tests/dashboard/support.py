@@ -22,6 +22,8 @@ from tests.status.world import World
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 URL_LINE = re.compile(r"^tether dashboard: (http://\S+)$")
+# What ``chromium`` opens with; a shared browser is set back to it before each test.
+WINDOW = (1400, 1000)
 
 
 @dataclass
@@ -111,13 +113,50 @@ def chromium(download_dir: Path) -> Any:
         "--disable-component-update",
         "--disable-sync",
         "--no-first-run",
-        "--window-size=1400,1000",
+        f"--window-size={WINDOW[0]},{WINDOW[1]}",
         f"--user-data-dir={profile}",
     ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     service = Service(executable_path=str(CHROMEDRIVER), log_output=os.devnull)
     return webdriver.Chrome(options=options, service=service)
+
+
+def _reset(driver: Any) -> None:
+    """Set a used Chromium back to what a new one shows a test: a blank page at the
+    window size it starts with, no cookies, the system's colour scheme, an empty
+    console log. Each test's dashboard is a new origin (its own port), so no page
+    storage or cache entry of an earlier test applies to it."""
+    driver.get("about:blank")
+    driver.set_window_size(*WINDOW)
+    driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    driver.get_log("browser")
+
+
+@pytest.fixture(scope="session")
+def shared_chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One headless Chromium per test process: its start costs about 2 s of CPU, paid
+    once instead of once per test (``browser``)."""
+    driver = chromium(tmp_path_factory.mktemp("chromium"))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture
+def browser(shared_chromium: Any) -> Iterator[Any]:
+    """The process's Chromium, set back to a new one's state for this test.
+
+    The tests that are about the browser's own state across pages (the session
+    cookie against another origin, the hostile pages) start a Chromium of their own."""
+    _reset(shared_chromium)
+    try:
+        yield shared_chromium
+    finally:
+        # before the test's dashboard stops: its live page would keep reconnecting
+        shared_chromium.get("about:blank")
 
 
 def have_tmux() -> bool:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.dashboard.support import Dashboard, chromium, png_size, tether_argv
+from tests.dashboard.support import Dashboard, png_size, tether_argv
 from tests.status.world import World, at, build
 
 from tether.board import Board, State
@@ -93,15 +93,6 @@ def world(tmp_path: Path, tether_home: Path) -> Iterator[World]:
         yield made
     finally:
         made.close()
-
-
-@pytest.fixture
-def browser(tmp_path: Path) -> Iterator[Any]:
-    driver = chromium(tmp_path)
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 def wait(what: Callable[[], Any], timeout: float, message: str) -> Any:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.dashboard.support import Dashboard, chromium, tether_argv
+from tests.dashboard.support import Dashboard, tether_argv
 from tests.dashboard.test_dashboard_browser import PROFILE, attr, count, text, wait
 from tests.status.world import World, add_run, at, build
 
@@ -39,15 +39,6 @@ def world(tmp_path: Path, tether_home: Path) -> Iterator[World]:
         yield made
     finally:
         made.close()
-
-
-@pytest.fixture
-def browser(tmp_path: Path) -> Iterator[Any]:
-    driver = chromium(tmp_path)
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 def mark(browser: Any, selector: str) -> None:

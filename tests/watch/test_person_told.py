@@ -121,7 +121,10 @@ def test_the_orchestrator_pane_closed_while_a_subagent_runs_is_told_in_the_defau
         listed = _tether(project, env, "subagents", "list", "--json")
         return any(s.get("pane") == sub and s["state"] == "working" for s in listed["subagents"])
 
-    wait_until(counted, timeout=30, what="the subagent counted in the orchestrator's session")
+    # each look starts a `tether` process (~0.25 s of CPU): twice a second is enough
+    wait_until(
+        counted, timeout=30, every=0.5, what="the subagent counted in the orchestrator's session"
+    )
     pid_file = tmp_path / "watch.pid"
     out = _tether(project, env, "watch", "--detach", "--pid-file", str(pid_file))
     assert out.startswith("tether watch: running as pid ")

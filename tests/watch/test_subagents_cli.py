@@ -136,7 +136,8 @@ def test_a_run_started_by_tether_run_is_a_subagent_and_its_hang_is_seen(
             found = _json(project, "subagents", "list", "--json")["subagents"]
             return next((s for s in found if s["state"] == "waits-for-confirmation"), None)
 
-        sub = wait_until(waiting, timeout=20, what="the run to hang on step 3")
+        # each look starts a `tether` process (~0.25 s of CPU): twice a second is enough
+        sub = wait_until(waiting, timeout=20, every=0.5, what="the run to hang on step 3")
         assert sub["kind"] == "run" and sub["label"].endswith("(T-1)")
         assert sub["wait"]["tool"] == "Bash" and "echo step 3" in sub["wait"]["input"]
         assert sub["log"].endswith("events.jsonl")

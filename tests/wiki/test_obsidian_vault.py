@@ -3,6 +3,12 @@
 Nobody wrote this vault for tether: aliases, [[Page|text]], [[Page#Heading]],
 embeds, nested folders and names with spaces. It is read-only; the index lives
 in TETHER_HOME.
+
+The briefs embed most of the vault with the sentence model (tens of milliseconds
+of CPU a passage, over a thousand passages), so they all ask one index, in a home
+the run's pytest-xdist workers share: a page one of them embedded is found by the
+others, as it would be by a user's next brief. They ask it one at a time (its
+lock), so that no two workers embed the same page at once.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.across_workers import held, shared_folder
 from tests.wiki.conftest import VAULT
 
 from tether.room.brief import make_brief
@@ -27,14 +34,21 @@ def _tether(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([TETHER, *args], capture_output=True, text=True, timeout=120, check=False)
 
 
-@pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Index]:
-    """One index for the module: the vault is read-only, and the brief's page vectors,
-    computed by the first brief, serve every later one."""
+@pytest.fixture(scope="session")
+def shared_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The TETHER_HOME of the vault's one index in this run, shared by the workers: the
+    vault is read-only, and the page vectors one brief computed serve every later one."""
     if not VAULT.is_dir():
         pytest.skip(f"the Obsidian Help vault is not at {VAULT.resolve()}")
-    with Index.open(Wiki.open(VAULT.resolve()), tmp_path_factory.mktemp("home")) as ix:
+    return shared_folder(tmp_path_factory, "obsidian-vault-home")
+
+
+@pytest.fixture(scope="module")
+def index(shared_home: Path) -> Iterator[Index]:
+    with held(shared_home):
+        ix = Index.open(Wiki.open(VAULT.resolve()), shared_home)
         ix.update()
+    with ix:
         yield ix
 
 
@@ -121,25 +135,33 @@ QUESTIONS = {
 
 @pytest.mark.slow
 @pytest.mark.parametrize("question", sorted(QUESTIONS))
-def test_brief_puts_the_answering_page_within_b(index: Index, question: str) -> None:
-    brief = make_brief(index, question, 12)
+def test_brief_puts_the_answering_page_within_b(
+    index: Index, shared_home: Path, question: str
+) -> None:
+    with held(shared_home):
+        brief = make_brief(index, question, 12)
     paths = [p.path for p in brief.pages]
     assert QUESTIONS[question] in paths
     assert len(paths) <= 12
 
 
-@pytest.mark.slow  # indexes a real vault with the sentence model
-def test_brief_json_lists_path_reason_and_stale_flag(vault: Path) -> None:
-    done = _tether(
-        "room",
-        "brief",
-        "--root",
-        str(vault),
-        "--json",
-        "--budget",
-        "6",
-        "How do I import notes from Evernote?",
-    )
+@pytest.mark.slow  # a real vault, its candidates read by the sentence model
+def test_brief_json_lists_path_reason_and_stale_flag(
+    vault: Path, shared_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the shared index: what this brief embeds, the others find, and the other way round
+    monkeypatch.setenv("TETHER_HOME", str(shared_home))
+    with held(shared_home):
+        done = _tether(
+            "room",
+            "brief",
+            "--root",
+            str(vault),
+            "--json",
+            "--budget",
+            "6",
+            "How do I import notes from Evernote?",
+        )
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["budget"] == 6 and len(data["pages"]) == 6

@@ -5,11 +5,13 @@ from __future__ import annotations
 import sqlite3
 import sys
 from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import AbstractContextManager, closing, contextmanager
 from pathlib import Path
 
-from tests.wikigen import generate
+from tests.across_workers import held
+from tests.wikigen import SEED, GenWiki, generate, plan
 
+from tether.room.brief import Brief, make_brief
 from tether.wiki.index import Index, default_index_path
 from tether.wiki.layout import Wiki
 
@@ -47,6 +49,16 @@ def _copy_db(src: Path, dst: Path) -> None:
         a.backup(b)
 
 
+def _add_vectors(src: Path, dst: Path) -> None:
+    """The page vectors ``src`` holds and ``dst`` lacks, added to ``dst`` (two indexes of
+    one wiki: a page's vector by a model is the same in both)."""
+    with closing(sqlite3.connect(dst, isolation_level=None)) as conn:
+        conn.execute("PRAGMA busy_timeout = 10000")
+        conn.execute("ATTACH DATABASE ? AS other", (str(src),))
+        conn.execute("INSERT OR IGNORE INTO vectors SELECT * FROM other.vectors")
+        conn.execute("DETACH DATABASE other")
+
+
 def _files(root: Path) -> dict[str, tuple[int, int]]:
     return {
         str(p.relative_to(root)): (p.stat().st_mtime_ns, p.stat().st_size)
@@ -56,33 +68,56 @@ def _files(root: Path) -> dict[str, tuple[int, int]]:
 
 
 class SharedWiki:
-    """The generated wiki, and the index that the tests' briefs fill, one per process."""
+    """The generated wiki, and one index of it that the tests' briefs fill, both shared
+    by the run's pytest-xdist workers (``tests.across_workers``).
 
-    def __init__(self, base: Path) -> None:
-        self.gen = generate(base / "kb", pages=300)
-        self.template = base / "index.sqlite"
-        self._files = _files(self.gen.root)
+    The first worker generates the wiki and indexes it; the others find both. A page's
+    vectors, embedded by any worker's brief, serve every later brief of every worker.
+    """
+
+    def __init__(self, folder: Path, pages: int = 300) -> None:
+        self.folder = folder
+        with held(folder):
+            root, done = folder / "kb", folder / "generated"
+            if done.exists():
+                self.gen = GenWiki(root, *plan(pages, SEED))
+            else:
+                self.gen = generate(root, pages=pages, seed=SEED)
+                done.touch()
+            self.shared = self._index_path(folder / "home")
+            with Index.open(Wiki.open(root), folder / "home") as index:
+                index.update()
+        self._files = _files(root)
 
     def _index_path(self, home: Path) -> Path:
         return default_index_path(home, Wiki.open(self.gen.root))
 
     def warm(self, home: Path) -> None:
         """Put a copy of the shared index where ``home``'s tether looks for it."""
-        if self.template.exists():
-            _copy_db(self.template, self._index_path(home))
+        with held(self.folder):
+            _copy_db(self.shared, self._index_path(home))
 
     def keep(self, home: Path) -> None:
-        """Keep what ``home``'s index holds now (the vectors its briefs embedded)."""
+        """Add to the shared index the vectors ``home``'s briefs embedded."""
         index = self._index_path(home)
         if index.exists():
-            _copy_db(index, self.template)
+            with held(self.folder):
+                _add_vectors(index, self.shared)
         assert _files(self.gen.root) == self._files, "a test wrote to the shared wiki"
 
     @contextmanager
-    def index(self, home: Path) -> Iterator[Index]:
-        """An index of the wiki in ``home``, warmed before and kept after."""
-        self.warm(home)
-        with Index.open(Wiki.open(self.gen.root), home) as ix:
-            ix.update()
+    def index(self) -> Iterator[Index]:
+        """The shared index itself, open: brief with ``brief`` (it holds the lock)."""
+        with Index.open(Wiki.open(self.gen.root), self.folder / "home") as ix:
             yield ix
-        self.keep(home)
+        assert _files(self.gen.root) == self._files, "a test wrote to the shared wiki"
+
+    def lock(self) -> AbstractContextManager[None]:
+        """Held by one worker at a time: whatever may embed pages of the shared index
+        (a brief) runs under it, so that no two workers embed the same page at once."""
+        return held(self.folder)
+
+    def brief(self, index: Index, question: str, budget: int) -> Brief:
+        """``make_brief`` on the shared ``index``, under the lock."""
+        with self.lock():
+            return make_brief(index, question, budget)

@@ -11,7 +11,7 @@ import pytest
 from tests.room.room_support import TETHER, SharedWiki, room_question
 from tests.wikigen import GenWiki
 
-from tether.room.brief import Brief, make_brief
+from tether.room.brief import Brief
 from tether.room.room import room_data
 from tether.room.state import Room
 from tether.wiki.layout import Wiki
@@ -26,7 +26,7 @@ BriefOf = Callable[[str], Brief]
 
 
 @pytest.fixture(scope="module")
-def brief_of(shared_wiki: SharedWiki, tmp_path_factory: pytest.TempPathFactory) -> BriefOf:
+def brief_of(shared_wiki: SharedWiki) -> BriefOf:
     """The brief (B = 12) about a page's word, each made once for the module.
 
     The checks read only the room a brief makes, never the index: one brief per
@@ -37,8 +37,8 @@ def brief_of(shared_wiki: SharedWiki, tmp_path_factory: pytest.TempPathFactory) 
 
     def brief(page_id: str) -> Brief:
         if page_id not in made:
-            with shared_wiki.index(tmp_path_factory.mktemp("index")) as index:
-                made[page_id] = make_brief(index, room_question(gen.word_of(page_id)), 12)
+            with shared_wiki.index() as index:
+                made[page_id] = shared_wiki.brief(index, room_question(gen.word_of(page_id)), 12)
         return made[page_id]
 
     return brief

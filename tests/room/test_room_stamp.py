@@ -56,13 +56,12 @@ def _brief(gen: GenWiki, home: Path) -> Brief:
 
 
 @pytest.fixture(scope="module")
-def hub_brief(shared_wiki: SharedWiki, tmp_path_factory: pytest.TempPathFactory) -> Brief:
+def hub_brief(shared_wiki: SharedWiki) -> Brief:
     """The brief about the hub, made once for the module: the rooms made from it
     read pages and stamp conclusions, never the index."""
-    home = tmp_path_factory.mktemp("index")
-    shared_wiki.warm(home)
-    brief = _brief(shared_wiki.gen, home)
-    shared_wiki.keep(home)
+    with shared_wiki.index() as index:
+        brief = shared_wiki.brief(index, room_question(shared_wiki.gen.word_of("hub")), 4)
+    assert not brief.read_directly and len(_fresh(brief)) >= 2
     return brief
 
 

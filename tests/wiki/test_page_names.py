@@ -1,4 +1,10 @@
-"""One way to read a page name: stale entries and `wiki read` accept the same forms everywhere."""
+"""One way to read a page name: stale entries and `wiki read` accept the same forms everywhere.
+
+Every form of a stale entry is tried on the library the three commands share (one
+wiki and one index for the module: a test changes only the stale list, which every
+brief and check reads anew); one form of each kind is tried through the commands
+themselves, each a process that loads the brief's models.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +22,8 @@ from tether.room.room import room_data
 from tether.room.state import Room
 from tether.wiki.index import Index
 from tether.wiki.layout import Wiki, page_path_forms
+from tether.wiki.stale import stale_pages
+from tether.wiki.wiki_check import CheckResult, check
 
 TETHER = str(Path(sys.executable).parent / "tether")
 QUESTION = "What is the zeta topic?"
@@ -26,9 +35,7 @@ def _page(root: Path, rel: str, front: str, body: str) -> None:
     path.write_text(f"---\n{front}sources: [raw/src.md]\n---\n{body}")
 
 
-@pytest.fixture
-def kb(tmp_path: Path) -> Path:
-    root = tmp_path / "kb"
+def _kb(root: Path) -> Path:
     (root / "raw").mkdir(parents=True)
     (root / "raw" / "src.md").write_text("the source\n")
     _page(root, "index.md", "title: Index\n", "[[zeta]] [[hub]] [[other]]\n")
@@ -42,6 +49,40 @@ def kb(tmp_path: Path) -> Path:
     _page(root, "concepts/other.md", "title: Other\n", "Something else. [[hub]]\n")
     (root / "secret.md").write_text("# not a page: outside the page folder\n")
     return root
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Path:
+    return _kb(tmp_path / "kb")
+
+
+@pytest.fixture(scope="module")
+def kb_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Index]:
+    """The module's wiki and its index: the pages never change, so the vectors the
+    first brief embeds serve every later one."""
+    root = _kb(tmp_path_factory.mktemp("names") / "kb")
+    with Index.open(Wiki.open(root), tmp_path_factory.mktemp("home")) as index:
+        index.update()
+        yield index
+
+
+def _stale_list(index: Index, entries: list[object]) -> None:
+    index.wiki.stale_path.write_text(json.dumps(entries))
+
+
+def _stale_rows(index: Index) -> list[tuple[str | None, str | None]]:
+    """(id, path from the wiki root) of each stale entry's page, as `wiki stale` lists it."""
+    return [
+        (page.id, index.wiki.root_relative(page.path)) if page else (None, None)
+        for _, page in stale_pages(index)
+    ]
+
+
+def _checked(index: Index) -> CheckResult:
+    """`wiki check`'s result: the index brought up to date first, as the command does."""
+    escaped: list[str] = []
+    index.update(escaped=escaped)
+    return check(index, escaped)
 
 
 def tether(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -68,9 +109,40 @@ FORMS = [
 ]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("form", FORMS)
-def test_a_stale_entry_names_the_same_page_in_brief_stale_and_check(kb: Path, form: str) -> None:
+def test_every_form_names_the_same_page_to_brief_stale_and_check(
+    kb_index: Index, form: str
+) -> None:
+    _stale_list(kb_index, [{"page": form, "reason": "changed"}])
+    brief = make_brief(kb_index, QUESTION, 12)
+    assert {p.path: p.stale for p in brief.pages}["wiki/concepts/zeta-topic.md"] is True
+    assert [p.id for p in brief.stale] == ["zeta"]
+    assert _stale_rows(kb_index) == [("zeta", "wiki/concepts/zeta-topic.md")]
+    checked = _checked(kb_index)
+    assert "stale-unknown" not in [v.kind for v in checked.violations], checked.to_dict()
+    assert checked.ok, checked.to_dict()
+
+
+UNKNOWN = ["wiki/concepts/nope.md", "../kb/wiki/concepts/zeta-topic.md", "/etc/passwd"]
+
+
+@pytest.mark.parametrize("form", UNKNOWN)
+def test_an_unknown_stale_entry_is_unknown_to_brief_stale_and_check(
+    kb_index: Index, form: str
+) -> None:
+    _stale_list(kb_index, [form])
+    assert make_brief(kb_index, QUESTION, 12).stale == []
+    assert _stale_rows(kb_index) == [(None, None)]
+    checked = _checked(kb_index)
+    assert not checked.ok
+    assert f"wiki/stale.json:1: stale-unknown: stale entry {form!r} names no page" in [
+        str(v) for v in checked.violations
+    ]
+
+
+@pytest.mark.slow
+def test_a_stale_entry_names_the_same_page_in_brief_stale_and_check(kb: Path) -> None:
+    form = "wiki/concepts/zeta-topic.md"  # as `room brief --json` prints it
     (kb / "wiki" / "stale.json").write_text(json.dumps([{"page": form, "reason": "changed"}]))
     brief = json.loads(tether(kb, "room", "brief", "--json", QUESTION).stdout)
     flagged = {p["path"]: p["stale"] for p in brief["pages"]}
@@ -85,10 +157,8 @@ def test_a_stale_entry_names_the_same_page_in_brief_stale_and_check(kb: Path, fo
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "form", ["wiki/concepts/nope.md", "../kb/wiki/concepts/zeta-topic.md", "/etc/passwd"]
-)
-def test_an_unknown_stale_entry_is_unknown_everywhere(kb: Path, form: str) -> None:
+def test_an_unknown_stale_entry_is_unknown_everywhere(kb: Path) -> None:
+    form = "../kb/wiki/concepts/zeta-topic.md"  # the page, named from outside the page folder
     (kb / "wiki" / "stale.json").write_text(json.dumps([form]))
     brief = json.loads(tether(kb, "room", "brief", "--json", QUESTION).stdout)
     assert brief["stale"] == []

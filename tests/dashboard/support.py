@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.status.world import World
+from tests.status.world import World, build
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -167,6 +167,42 @@ def png_size(path: Path) -> tuple[int, int]:
     head = path.read_bytes()[:24]
     assert head[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
     return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+def _own_environment(root: Path) -> dict[str, str]:
+    """What the autouse ``tether_home`` fixture gives one test (its own tether home, HOME
+    and no user configuration), for a process that serves a whole module's tests."""
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith("TETHER_") and not name.startswith("XDG_")
+    }
+    home = root / "user-home"
+    home.mkdir()
+    env |= {
+        "TETHER_HOME": str(root / "tether-home"),
+        "TETHER_USER_CONFIG": str(root / "no-user-config.toml"),
+        "HOME": str(home),
+    }
+    return env
+
+
+@pytest.fixture(scope="module")
+def reading_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
+    """One dashboard on ``build``'s world for the module's tests that change nothing in it
+    (each trades the token for a session of its own): a dashboard's start costs about
+    1 s of CPU."""
+    root = tmp_path_factory.mktemp("reading-dashboard")
+    env = _own_environment(root)
+    made = build(Path(env["TETHER_HOME"]), root / "project")
+    try:
+        running = start_dashboard(made.project, env)
+        try:
+            yield running
+        finally:
+            running.stop()
+    finally:
+        made.close()
 
 
 @pytest.fixture

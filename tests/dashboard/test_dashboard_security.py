@@ -15,10 +15,18 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import pytest
 from tests.dashboard.support import Dashboard, start_dashboard
 from tests.status.world import World
 
 from tether.dashboard.security import CSP
+
+
+@pytest.fixture
+def dashboard(reading_dashboard: Dashboard) -> Dashboard:
+    """The module's one dashboard: no test here changes it (each has a session of its own);
+    the two that stop a dashboard start their own."""
+    return reading_dashboard
 
 
 def request(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -108,22 +109,58 @@ def digest(*paths: Path) -> dict[str, str]:
     return found
 
 
-@pytest.fixture
-def sandbox_project(tmp_path: Path) -> SandboxProject:
-    root = tmp_path / "work"
+def _git(root: Path) -> list[str]:
+    return ["git", "-C", str(root), "-c", "user.email=t@example.invalid", "-c", "user.name=t"]
+
+
+@pytest.fixture(scope="session")
+def _project_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project as every test starts with it, made once per test process: the board's
+    ticket is added by ``tether board add`` (about 0.3 s of CPU), which each test then
+    does not pay again. ``sandbox_project`` copies it."""
+    base = tmp_path_factory.mktemp("sandbox-project")
+    root = base / "work"
     root.mkdir()
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    git = ["git", "-C", str(root), "-c", "user.email=t@example.invalid", "-c", "user.name=t"]
-    subprocess.run([*git, "init", "-q"], check=True)
+    (base / "home").mkdir()
+    project = SandboxProject(root, base)
+    subprocess.run([*_git(root), "init", "-q"], check=True)
     (root / ".claude").mkdir()
     (root / ".claude" / "settings.json").write_text("{}\n", encoding="utf-8")
-    project = SandboxProject(root, outside)
     project.configure(["true"])
-    added = project.tether(
-        "board", "add", "Push the release", "--state", "USER/approval", "--needs", "a yes"
+    # the test's own environment is not set yet: no user's HOME, XDG folders or tether's
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TETHER_", "XDG_"))}
+    env |= {"TETHER_USER_CONFIG": str(base / "no-user-config.toml"), "HOME": str(base / "home")}
+    added = subprocess.run(
+        [
+            TETHER,
+            "board",
+            "add",
+            "Push the release",
+            "--state",
+            "USER/approval",
+            "--needs",
+            "a yes",
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert added.returncode == 0, added.stderr
+    return root
+
+
+@pytest.fixture
+def sandbox_project(tmp_path: Path, _project_template: Path) -> SandboxProject:
+    root = tmp_path / "work"
+    shutil.copytree(_project_template, root, symlinks=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    project = SandboxProject(root, outside)
+    project.configure(["true"])  # its commands file in this copy
+    git = _git(root)
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-qm", "start"], check=True)
     return project

@@ -67,6 +67,10 @@ def _pytest(folder: Path, ci: bool, *files: str) -> subprocess.CompletedProcess[
     env["PYTHONPATH"] = str(REPO)
     if ci:
         env["CI"] = "true"
+    if "-n" not in files:
+        # the installed plugins (hypothesis, timeout, xdist) are half of a small session's
+        # CPU and play no part in what the guard sees; the xdist case loads them all
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs", *files],
         cwd=folder,

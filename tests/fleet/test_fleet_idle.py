@@ -12,7 +12,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from tether.config.schema import FleetSettings
-from tether.fleet import engine
+from tether.fleet import launch
 from tether.fleet.executor import _Housekeeper
 from tether.fleet.fleet_db import FleetStore
 from tether.fleet.keeper import Keeper
@@ -22,12 +22,12 @@ from tether.fleet.places import Places
 
 
 def test_dbos_does_not_ping_a_connection_before_each_use() -> None:
-    config: Any = engine.dbos_config("postgresql://u@/db", "w1")
+    config: Any = launch.dbos_config("postgresql://u@/db", "w1")
     assert config["db_engine_kwargs"]["pool_pre_ping"] is False
 
 
 def test_dbos_notifier_does_not_wake_a_hundred_times_a_second() -> None:
-    config: Any = engine.dbos_config("postgresql://u@/db", "w1")
+    config: Any = launch.dbos_config("postgresql://u@/db", "w1")
     assert config["notification_coalesce_sec"] >= 0.5
 
 

@@ -2,9 +2,11 @@
 
 A unit is three steps that can each run again safely:
 
-1. ``tether_fleet_run`` (in ``fleet_unit``, the queue's workflow) takes the
-   project's unit for this worker's lease, brings the project's clone and home
-   up to date, ticks once and commits locally. Its output (``UnitOutcome``,
+1. ``tether_fleet_run`` (in ``fleet_unit``, the queue's workflow) waits for
+   the executor's turn (``tether.fleet.turn``: the queue hands an executor two
+   units, one ticks), takes the project's unit for this worker's lease, brings
+   the project's clone and home up to date, ticks once, gives the turn to the
+   unit in hand and commits locally. Its output (``UnitOutcome``,
    the commit as a bundle) is checkpointed. The workflow then starts
    ``fleet_unit_end`` (``<unit's id>:end``, a workflow of its own, on no
    queue) with that output, and ends: the executor may take its next unit
@@ -47,11 +49,10 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from dbos import DBOS, DBOSConfig, SetEnqueueOptions, SetWorkflowID, SQLAlchemyDatasource
+from dbos import DBOS, Queue, SetEnqueueOptions, SetWorkflowID, SQLAlchemyDatasource
 from dbos._error import DBOSMaxStepRetriesExceeded
 
 from tether.fleet import git
-from tether.fleet.disconnects import mark_lost_connections
 from tether.fleet.fleet_db import (
     FencedError,
     FleetDatabaseError,
@@ -67,9 +68,9 @@ from tether.fleet.leases import (
     hold_for_write,
     take_unit,
 )
-from tether.fleet.logs import log_to_file
 from tether.fleet.mirror import Mirror
 from tether.fleet.schema import projects
+from tether.fleet.turn import Turn
 from tether.fleet.unit import NotYetError, UnitOutcome, UnitSpec, run_unit
 from tether.fleet.unit_record import record_unit
 
@@ -78,7 +79,9 @@ WORKFLOW = "tether_fleet_unit"
 END_WORKFLOW = "tether_fleet_unit_end"
 APP_NAME = "tether-fleet"
 # Every worker runs the same workflow code; one version lets any of them take any unit.
-APP_VERSION = "tether-fleet-6"
+APP_VERSION = "tether-fleet-7"
+# units an executor's queue takes at once: one ticking, one waiting for its turn (fleet/turn.py)
+UNITS_IN_HAND = 2
 # what a push may take at most; it starts only with this much lease (and a margin) left
 PUSH_SHARE = 0.4
 
@@ -132,8 +135,10 @@ class Context:
     lease_seconds: float
     mirror: Mirror
     datasource: SQLAlchemyDatasource | None = None
+    queue: Queue | None = None
     fenced: threading.Event = field(default_factory=threading.Event)
-    active: set[str] = field(default_factory=set)
+    turn: Turn = field(default_factory=Turn)
+    active: set[str] = field(default_factory=set)  # what a stop waits for (not units in hand)
     # commits this process made, and those it has tried to push (a first push skips the look)
     made: set[str] = field(default_factory=set)
     tried: set[str] = field(default_factory=set)
@@ -156,7 +161,13 @@ def workflow_id(project: str, incarnation: str, generation: int, seq: int) -> st
     return f"tether-fleet:{project}:{incarnation}:{generation}:{seq}"
 
 
-def _ctx() -> Context:
+def set_context(ctx: Context) -> None:
+    """What the workflows of this process use from now on (``launch.start``)."""
+    global _context
+    _context = ctx
+
+
+def context() -> Context:
     if _context is None:
         raise RuntimeError("the fleet engine was not started in this process")
     return _context
@@ -164,7 +175,7 @@ def _ctx() -> Context:
 
 def _fenced(why: str) -> None:
     """This process no longer holds its lease: write nothing more, wait for the end."""
-    ctx = _ctx()
+    ctx = context()
     logging.getLogger("dbos").warning("fenced: %s", why)
     ctx.fenced.set()
     threading.Event().wait()
@@ -196,24 +207,40 @@ def _hold_reading(
 
 @DBOS.step(name="tether_fleet_run", **RETRIES)
 def _run(project: str, incarnation: str, generation: int, seq: int) -> UnitOutcome:
-    ctx = _ctx()
+    ctx = context()
     wid = DBOS.workflow_id or workflow_id(project, incarnation, generation, seq)
-    why, found = _hold_reading(ctx, project, incarnation, generation, wid, starting=True)
-    if why is not None or found is None:
-        return UnitOutcome("", 0, True, skipped=why or "removed")
-    spec = UnitSpec(
-        project=project,
+    with ctx.turn.held() as ticked:
+        with ctx.lock:
+            ctx.active.add(wid)
+        try:
+            why, found = _hold_reading(ctx, project, incarnation, generation, wid, starting=True)
+            if why is not None or found is None:
+                return UnitOutcome("", 0, True, skipped=why or "removed")
+            return _run_held(ctx, _spec(ctx, found, seq, wid), ticked)
+        except BaseException:  # a retry waits for its turn again: not waited for by a stop
+            with ctx.lock:
+                ctx.active.discard(wid)
+            raise
+
+
+def _spec(ctx: Context, found: Project, seq: int, wid: str) -> UnitSpec:
+    return UnitSpec(
+        project=found.name,
         repo=found.repo,
         branch=found.branch,
         seq=seq,
         workflow_id=wid,
         worker=ctx.lease.worker,
-        state_home=ctx.state_dir / project,
-        clone=ctx.workdir / project,
+        state_home=ctx.state_dir / found.name,
+        clone=ctx.workdir / found.name,
         loop_state=found.loop_state,
     )
+
+
+def _run_held(ctx: Context, spec: UnitSpec, ticked: Callable[[], None]) -> UnitOutcome:
+    """The unit's run step, with the executor's turn (``ticked`` gives it back)."""
     try:
-        outcome = run_unit(spec, ctx.store, ctx.mirror)
+        outcome = run_unit(spec, ctx.store, ctx.mirror, ticked)
     except NotYetError as exc:
         raise RetryLaterError(str(exc)) from None
     if outcome.commit is not None:
@@ -224,7 +251,7 @@ def _run(project: str, incarnation: str, generation: int, seq: int) -> UnitOutco
 
 @DBOS.step(name="tether_fleet_push", **RETRIES)
 def _push(project: str, incarnation: str, wid: str, outcome: UnitOutcome) -> PushOutcome:
-    return push_held_unit(_ctx(), project, incarnation, wid, outcome)
+    return push_held_unit(context(), project, incarnation, wid, outcome)
 
 
 def push_held_unit(
@@ -282,11 +309,11 @@ def _project_before_push(ctx: Context, project: str, incarnation: str, wid: str)
 @DBOS.step(name="tether_fleet_fence", **RETRIES)
 def _fence(project: str, incarnation: str, wid: str) -> bool:
     """Before a record that found another holder: this worker takes the unit (or waits)."""
-    return _hold(_ctx(), project, incarnation, 0, wid, starting=False) is None
+    return _hold(context(), project, incarnation, 0, wid, starting=False) is None
 
 
 def _record_body(record: UnitRecord) -> bool | None:
-    ctx = _ctx()
+    ctx = context()
     assert ctx.datasource is not None
     session = ctx.datasource.sql_session()
     return record_unit(session, ctx.store.dialect, record)
@@ -294,7 +321,7 @@ def _record_body(record: UnitRecord) -> bool | None:
 
 def _record(record: UnitRecord) -> bool | None:
     """The record step: True written, False the project is gone, None another holder first."""
-    ctx = _ctx()
+    ctx = context()
     assert ctx.datasource is not None
     isolation = "SERIALIZABLE" if ctx.store.dialect == "sqlite" else "READ COMMITTED"
     options: Any = {"name": "tether_fleet_record", "isolation_level": isolation}
@@ -317,7 +344,7 @@ def _record_held(project: str, incarnation: str, record: UnitRecord) -> bool:
 @DBOS.step(name="tether_fleet_stop", **RETRIES)
 def _stop(project: str, incarnation: str, reason: str) -> None:
     try:
-        _ctx().store.stop_project(project, incarnation, reason)
+        context().store.stop_project(project, incarnation, reason)
     except FleetDatabaseError as exc:
         raise RetryLaterError(str(exc)) from None
 
@@ -326,7 +353,8 @@ def _stop(project: str, incarnation: str, reason: str) -> None:
 def fleet_unit(project: str, incarnation: str, generation: int, seq: int) -> UnitEnd:
     """The unit's run step; its push and record go on in ``fleet_unit_end``."""
     wid = DBOS.workflow_id or ""
-    return _guarded(project, incarnation, wid, lambda: _unit(project, incarnation, generation, seq))
+    body = lambda: _unit(project, incarnation, generation, seq)  # noqa: E731
+    return _guarded(project, incarnation, wid, body, counted=False)  # counted with its turn
 
 
 @DBOS.workflow(name=END_WORKFLOW)
@@ -335,14 +363,17 @@ def fleet_unit_end(
 ) -> UnitEnd:
     """The unit ``unit_id`` after its run: push, record, the successor enqueued."""
     rest = (project, incarnation, generation, seq, unit_id, unit)
-    return _guarded(project, incarnation, DBOS.workflow_id or "", lambda: _end(*rest))
+    return _guarded(project, incarnation, DBOS.workflow_id or "", lambda: _end(*rest), counted=True)
 
 
-def _guarded(project: str, incarnation: str, wid: str, body: Callable[[], UnitEnd]) -> UnitEnd:
+def _guarded(
+    project: str, incarnation: str, wid: str, body: Callable[[], UnitEnd], *, counted: bool
+) -> UnitEnd:
     """A workflow of a unit: counted while it runs; never left in ERROR (the project stops)."""
-    ctx = _ctx()
-    with ctx.lock:
-        ctx.active.add(wid)
+    ctx = context()
+    if counted:
+        with ctx.lock:
+            ctx.active.add(wid)
     try:
         return body()
     except FencedError as exc:
@@ -363,14 +394,14 @@ def _guarded(project: str, incarnation: str, wid: str, body: Callable[[], UnitEn
 
 
 def _unit(project: str, incarnation: str, generation: int, seq: int) -> UnitEnd:
-    ctx = _ctx()
+    ctx = context()
     wid = DBOS.workflow_id or ""
     unit = _run(project, incarnation, generation, seq)
     if unit.skipped is not None:
         return UnitEnd(skipped=unit.skipped)
     end = f"{wid}:end"
     with ctx.lock:
-        ctx.active.add(end)  # counted from now on: a stop waits for it
+        ctx.active.update((wid, end))  # counted from now on: a stop waits for them
     try:
         with SetWorkflowID(end):
             DBOS.start_workflow(fleet_unit_end, project, incarnation, generation, seq, wid, unit)
@@ -385,7 +416,7 @@ def _end(
     project: str, incarnation: str, generation: int, seq: int, wid: str, unit: UnitOutcome
 ) -> UnitEnd:
     """Push, record and enqueue the successor of the unit ``wid`` (whose run gave ``unit``)."""
-    ctx = _ctx()
+    ctx = context()
     push = PushOutcome()
     if unit.commit is not None and unit.failure is None:
         push = _push(project, incarnation, wid, unit)
@@ -421,7 +452,7 @@ def enqueue_unit(
     project: str, incarnation: str, generation: int, seq: int, *, delay: float | None = None
 ) -> str:
     """Enqueue a project's unit (idempotent: the id is deterministic)."""
-    queue = DBOS.retrieve_queue(QUEUE)
+    queue = context().queue or DBOS.retrieve_queue(QUEUE)  # registered by this process: no read
     if queue is None:
         raise RuntimeError(f"the DBOS queue {QUEUE} is not registered")
     wid = workflow_id(project, incarnation, generation, seq)
@@ -431,70 +462,3 @@ def enqueue_unit(
     ):
         queue.enqueue(fleet_unit, project, incarnation, generation, seq)
     return wid
-
-
-def dbos_config(url: str, executor_id: str) -> DBOSConfig:
-    """DBOS's configuration for one executor of the fleet.
-
-    DBOS's own engine does not ping a connection before each use: its queue
-    thread checks out a connection twice per poll (the queue's row, then the
-    dequeue), ten times a second on every executor, and the pings were two of
-    each poll's nine round trips to the server. A connection the server dropped
-    (a restart) fails once instead; SQLAlchemy then discards the whole pool
-    and DBOS retries its calls on such errors (``test_fleet_outage.py``).
-
-    DBOS's notifier thread wakes every ``notification_coalesce_sec`` (0.01 s
-    unless set) to send what events and streams have to announce; the fleet
-    uses neither, so it wakes twice a second instead of a hundred times.
-    """
-    return {
-        "name": APP_NAME,
-        "system_database_url": url,
-        "executor_id": executor_id,
-        "application_version": APP_VERSION,
-        "log_level": "WARNING",
-        "notification_listener_polling_interval_sec": 0.5,
-        "notification_coalesce_sec": 0.5,
-        "db_engine_kwargs": {"pool_pre_ping": False},
-    }
-
-
-def start(ctx: Context, *, url: str, log_file: Path, queue_poll: float = 0.1) -> None:
-    """Launch DBOS in this process as the executor of ``ctx.lease``, on the fleet queue.
-
-    DBOS's launch recovers this executor's own pending workflows (a worker that
-    restarts under its name takes up what it left).
-    """
-    global _context
-    _context = ctx
-    log_to_file(log_file)
-    mark_lost_connections()
-    DBOS(config=dbos_config(url, ctx.lease.worker))
-    ctx.datasource = SQLAlchemyDatasource.create(url, engine_kwargs={"pool_pre_ping": True})
-    DBOS.launch()
-    DBOS.register_queue(
-        QUEUE,
-        partition_concurrency=1,
-        # one unit at a time per executor: a worker of concurrency N runs N executors
-        worker_concurrency=1,
-        polling_interval_sec=queue_poll,
-        on_conflict="always_update",
-    )
-
-
-def stop(wait: float) -> bool:
-    """Stop taking units, give those in progress ``wait`` seconds; whether none is left."""
-    DBOS.destroy(destroy_registry=False, workflow_completion_timeout_sec=int(wait))
-    ctx = _ctx()
-    with ctx.lock:
-        return not ctx.active
-
-
-def is_fenced() -> bool:
-    return _ctx().fenced.is_set()
-
-
-def in_progress() -> int:
-    ctx = _ctx()
-    with ctx.lock:
-        return len(ctx.active)

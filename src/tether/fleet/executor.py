@@ -70,7 +70,7 @@ def _register(
 
 
 def run_executor(places: Places, *, name: str, group: str, say: Say) -> int:
-    from tether.fleet import engine
+    from tether.fleet import engine, launch
 
     stop = threading.Event()
 
@@ -106,19 +106,16 @@ def run_executor(places: Places, *, name: str, group: str, say: Say) -> int:
         mirror=mirror,
     )
     log_file = places.log_dir / f"{name}.log"
-    engine.start(ctx, url=places.database, log_file=log_file)
+    launch.start(ctx, url=places.database, log_file=log_file)
     say(
         f"fleet worker {name} ready (epoch {lease.epoch}, {display(places.database)}; "
         f"DBOS log {log_file})"
     )
     code = _Housekeeper(store, places, lease, keeper, mirror, say).run(stop)
-    if code == 0:
-        from tether.runs.supervisor import cancel_all_runs
-
-        cancel_all_runs()  # units in progress end in order: their runs cancelled, recorded
-        if engine.stop(STOP_WAIT):
-            with contextlib.suppress(FleetDatabaseError):
-                release(store, lease)  # nothing left running: the others may take over now
+    # a stop: units in hand are not started, those in progress end in order (runs cancelled)
+    if code == 0 and launch.stop(STOP_WAIT):
+        with contextlib.suppress(FleetDatabaseError):
+            release(store, lease)  # nothing left running: the others may take over now
     keeper.stop()
     say(f"fleet worker {name} {'stopped' if code == 0 else 'fenced: another worker took over'}")
     return code
@@ -137,10 +134,10 @@ class _Housekeeper:
 
     def run(self, stop: threading.Event) -> int:
         """Every heartbeat until ``stop``; EXIT_FENCED once another worker took over."""
-        from tether.fleet import engine
+        from tether.fleet import launch
 
         while not stop.is_set():
-            if self.keeper.fenced.is_set() or engine.is_fenced():
+            if self.keeper.fenced.is_set() or launch.is_fenced():
                 return EXIT_FENCED
             self.beat()
             stop.wait(self.places.settings.heartbeat_interval)
@@ -166,8 +163,10 @@ class _Housekeeper:
         for dead in claim_expired(self.store, self.lease, seen):
             count = recover_executor(dead.name)
             recovered(self.store, dead.name, self.lease)
-            if dead.recovery != "released" or count:
+            if dead.recovery != "released":
                 self.say(f"worker {dead.name} went silent; recovered {count} unit(s) of its")
+            elif count:  # units it had in hand, not started, when it stopped
+                self.say(f"worker {dead.name} stopped; took up {count} unit(s) it had not started")
 
     def _kick_projects(self, to_kick: list[Project]) -> None:
         from tether.fleet import engine

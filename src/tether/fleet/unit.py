@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -109,8 +110,14 @@ def prepare(
     return head, before, adopted
 
 
-def run_unit(spec: UnitSpec, store: FleetStore, mirror: Mirror) -> UnitOutcome:
-    """Tick once in the project's clone (recovering what a dead worker left), commit."""
+def run_unit(
+    spec: UnitSpec, store: FleetStore, mirror: Mirror, ticked_hook: Callable[[], None]
+) -> UnitOutcome:
+    """Tick once in the project's clone (recovering what a dead worker left), commit.
+
+    ``ticked_hook`` is called once the tick is over (the executor's turn goes
+    to its next unit then, before this one's records and commit).
+    """
     from tether.store import state_db as db
 
     # One connection to the home's database for the whole unit: while it is open, the
@@ -120,7 +127,10 @@ def run_unit(spec: UnitSpec, store: FleetStore, mirror: Mirror) -> UnitOutcome:
     conn = db.connect(spec.state_home)
     try:
         base, before, adopted = prepare(spec, store, conn)
-        ticked = _tick_in_clone(spec, mirror)
+        try:
+            ticked = _tick_in_clone(spec, mirror)
+        finally:
+            ticked_hook()
         started = local_run_ids(conn) - before
         runs = tuple(
             fleet_runs(

@@ -1,4 +1,4 @@
-"""One executor of a fleet worker: a DBOS executor with a lease, taking one unit at a time.
+"""One executor of a fleet worker: a DBOS executor with a lease, ticking one unit at a time.
 
 Started by ``tether fleet worker`` as ``python -m tether.fleet.executor NAME WORKER``
 (the working folder and environment of the worker, so the same configuration).

@@ -1,12 +1,13 @@
 """``tether fleet worker``: a supervisor of executors, each a DBOS executor taking units.
 
 A worker of concurrency N runs N executor processes (``tether.fleet.executor``),
-each holding its own lease and running one unit at a time, so a worker's
-concurrency is its own, not a fleet-wide setting. An executor that dies or is
-fenced is started again under the same name: DBOS's launch recovers what it
-left (its executor id is its name). Executors die with their supervisor: a
-worker killed with ``kill -9`` takes its executors along, and their agents'
-guardians end the agents; the other workers take over once the leases run out.
+each holding its own lease and ticking one unit at a time (the next one in
+hand), so a worker's concurrency is its own, not a fleet-wide setting. An
+executor that dies or is fenced is started again under the same name: DBOS's
+launch recovers what it left (its executor id is its name). Executors die
+with their supervisor: a worker killed with ``kill -9`` takes its executors
+along, and their agents' guardians end the agents; the other workers take
+over once the leases run out.
 
 Nothing here imports DBOS: the supervisor stays small.
 """

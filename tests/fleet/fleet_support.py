@@ -9,11 +9,13 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tether.fleet.fleet_db import FleetStore
+    from tether.fleet.fleet_db import FleetRun, FleetStore
 
 TETHER = str(Path(sys.executable).parent / "tether")
 
@@ -144,6 +146,16 @@ class Fleet:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+
+
+def one_at_a_time(runs: list[FleetRun], what: str) -> None:
+    """Each run started once the one before it had ended: never two of ``what`` at once."""
+    spans = sorted(
+        (datetime.fromisoformat(r.started_at or ""), datetime.fromisoformat(r.ended_at or ""))
+        for r in runs
+    )
+    for (_, ended), (began, _) in pairwise(spans):
+        assert began >= ended, f"two {what} at once: {spans}"
 
 
 def all_stopped(names: list[str]) -> Any:

@@ -9,7 +9,6 @@ before its lease could run out; the project then goes on with a follow-up.
 
 from __future__ import annotations
 
-import itertools
 import random
 import shutil
 import tempfile
@@ -20,12 +19,12 @@ from pathlib import Path
 
 import psutil
 import pytest
-from tests.fleet.fleet_support import Fleet, all_stopped, wait_for_live_run
+from tests.fleet.fleet_support import Fleet, all_stopped, one_at_a_time, wait_for_live_run
 from tests.support.fleet_projects import board_of, make_project
 from tests.support.postgres import Postgres, start_postgres
 
 from tether.board import State
-from tether.fleet.fleet_db import FleetRun, FleetStore
+from tether.fleet.fleet_db import FleetStore
 from tether.fleet.places import sqlalchemy_url
 
 pytestmark = pytest.mark.slow  # a PostgreSQL stopped and started again, workers, 20 s outages
@@ -41,18 +40,6 @@ def own_postgres() -> Iterator[Postgres]:
     finally:
         server.stop()
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def _spans(runs: list[FleetRun]) -> list[tuple[datetime, datetime]]:
-    return sorted(
-        (datetime.fromisoformat(r.started_at or ""), datetime.fromisoformat(r.ended_at or ""))
-        for r in runs
-    )
-
-
-def _never_two_at_once(runs: list[FleetRun]) -> None:
-    for (_, end), (start, _) in itertools.pairwise(_spans(runs)):
-        assert start >= end, f"two runs of one project overlapped: {_spans(runs)}"
 
 
 def _agents_of(run_id: str) -> list[psutil.Process]:
@@ -95,7 +82,7 @@ def test_a_20s_outage_mid_unit_changes_nothing(tmp_path: Path, own_postgres: Pos
         assert run_id in {r.run_id for r in runs}
         outage_run = next(r for r in runs if r.run_id == run_id)
         assert datetime.fromisoformat(outage_run.started_at or "").timestamp() < halted
-        _never_two_at_once(runs)
+        one_at_a_time(runs, "runs of one project")
         assert [seq for seq, *_ in lines] == [1, 2, 3], lines  # no record lost or doubled
         assert lines[-1][2].startswith("TETHER-LOOP: STOP (exhausted)")
         board = board_of(project, tmp_path).load()
@@ -147,7 +134,7 @@ def test_a_lease_lost_mid_unit_stops_the_agent_before_it_runs_out(
         assert first.status == "cancelled", runs
         follow_ups = [r for r in runs if r.follow_up_of == run_id]
         assert [r.status for r in follow_ups] == ["completed"], runs
-        _never_two_at_once(runs)
+        one_at_a_time(runs, "runs of one project")
         said = _worker_lines(fleet, "w1")
         assert any("agents are stopped" in line for line in said), said
         assert any("agents may run again" in line for line in said), said

@@ -7,25 +7,19 @@ agent runs); its turn lets only one of them take its project and tick.
 
 from __future__ import annotations
 
-import itertools
 import os
 import signal
 import time
-from datetime import datetime
 from pathlib import Path
 
 import pytest
-from tests.fleet.fleet_support import Fleet, all_stopped
+from tests.fleet.fleet_support import Fleet, all_stopped, one_at_a_time
 from tests.support.fleet_projects import board_of, make_project
 from tests.support.postgres import Postgres
 
 from tether.board import State
-from tether.fleet.fleet_db import FleetRun, FleetStore
+from tether.fleet.fleet_db import FleetStore
 from tether.fleet.places import sqlalchemy_url
-
-
-def _span(run: FleetRun) -> tuple[datetime, datetime]:
-    return datetime.fromisoformat(run.started_at or ""), datetime.fromisoformat(run.ended_at or "")
 
 
 @pytest.mark.slow
@@ -51,9 +45,7 @@ def test_one_executor_runs_one_agent_at_a_time_with_a_unit_in_hand(
     finally:
         fleet.stop_all()
     assert len(runs) == 6 and {r.status for r in runs} == {"completed"}, runs
-    spans = sorted(_span(r) for r in runs)
-    for (_, ended), (began, _) in itertools.pairwise(spans):
-        assert began >= ended, f"two agents of one executor at once: {spans}"
+    one_at_a_time(runs, "agents of one executor")
 
 
 @pytest.mark.slow

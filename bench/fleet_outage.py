@@ -19,18 +19,16 @@ is in progress (its events reached the database) the server is stopped for
 from __future__ import annotations
 
 import argparse
-import itertools
 import random
 import shutil
 import sys
 import tempfile
 import time
-from datetime import datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.fleet.fleet_support import Fleet, all_stopped, wait_for_live_run
+from tests.fleet.fleet_support import Fleet, all_stopped, ever_two_at_once, wait_for_live_run
 from tests.support.fleet_projects import board_of, make_project
 from tests.support.postgres import Postgres, start_postgres
 
@@ -62,11 +60,7 @@ def one_round(root: Path, server: Postgres, n: int, outage: float) -> dict[str, 
     runs = store.runs_of(project.name)
     lines = store.signal_lines(project.name)
     store.close()
-    spans = sorted(
-        (datetime.fromisoformat(r.started_at or ""), datetime.fromisoformat(r.ended_at or ""))
-        for r in runs
-    )
-    overlap = any(start < end for (_, end), (start, _) in itertools.pairwise(spans))
+    overlap = ever_two_at_once(runs)
     board = board_of(project, root).load()
     done = {t.title for t in board.tickets if t.state is State.DONE} == set(project.titles)
     said = [

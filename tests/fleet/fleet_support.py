@@ -148,14 +148,22 @@ class Fleet:
                 proc.wait()
 
 
-def one_at_a_time(runs: list[FleetRun], what: str) -> None:
-    """Each run started once the one before it had ended: never two of ``what`` at once."""
-    spans = sorted(
+def run_spans(runs: list[FleetRun]) -> list[tuple[datetime, datetime]]:
+    """Each run's (start, end), in the order they started."""
+    return sorted(
         (datetime.fromisoformat(r.started_at or ""), datetime.fromisoformat(r.ended_at or ""))
         for r in runs
     )
-    for (_, ended), (began, _) in pairwise(spans):
-        assert began >= ended, f"two {what} at once: {spans}"
+
+
+def ever_two_at_once(runs: list[FleetRun]) -> bool:
+    """Whether a run started before the one before it had ended."""
+    return any(began < ended for (_, ended), (began, _) in pairwise(run_spans(runs)))
+
+
+def one_at_a_time(runs: list[FleetRun], what: str) -> None:
+    """Each run started once the one before it had ended: never two of ``what`` at once."""
+    assert not ever_two_at_once(runs), f"two {what} at once: {run_spans(runs)}"
 
 
 def all_stopped(names: list[str]) -> Any:

@@ -137,23 +137,35 @@ class Sandbox:
 
     def started(self) -> None:
         """After the sandbox's process is up: only it holds the report's write end now."""
-        with contextlib.suppress(OSError):
-            os.close(self._report_write)
+        self._report_write = _close_once(self._report_write)
 
     def close(self, killed_at_stop: Sequence[Survivor] = ()) -> SandboxReport:
         """Stop the proxy, read the launcher's report, remove the sockets."""
         self._proxy.stop()
-        with contextlib.suppress(OSError):
-            os.close(self._report_write)
-        os.set_blocking(self._report_read, False)
-        with contextlib.suppress(OSError):
-            while chunk := os.read(self._report_read, 65536):
-                self._raw_report += chunk
-        with contextlib.suppress(OSError):
-            os.close(self._report_read)
+        self._report_write = _close_once(self._report_write)
+        if self._report_read >= 0:
+            os.set_blocking(self._report_read, False)
+            with contextlib.suppress(OSError):
+                while chunk := os.read(self._report_read, 65536):
+                    self._raw_report += chunk
+        self._report_read = _close_once(self._report_read)
         shutil.rmtree(self.socket_dir, ignore_errors=True)
         status, survivors = _parse_report(self._raw_report)
         return SandboxReport(status, survivors, tuple(self._proxy.refusals), tuple(killed_at_stop))
+
+
+def _close_once(fd: int) -> int:
+    """Close ``fd`` if it is still ours; -1, to be stored in its place.
+
+    A descriptor's number is free again the moment it is closed, and the
+    process's other threads (a fleet executor's database connections, its
+    SQLite files) take the lowest free number for what they open next. A
+    second ``os.close`` of the same number would close theirs.
+    """
+    if fd >= 0:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    return -1
 
 
 def _parse_report(raw: bytes) -> tuple[int | None, tuple[Survivor, ...]]:

@@ -97,7 +97,11 @@ def one(
 
 
 def _all_stopped(store: FleetStore, names: list[str]) -> bool:
+    """Whether every project said STOP; a project the fleet stopped ends the benchmark."""
     projects = {p.name: p for p in store.projects()}
+    failed = [p for p in projects.values() if p.stopped_reason]
+    if failed:
+        raise SystemExit(f"project {failed[0].name} stopped: {failed[0].stopped_reason}")
     return all(
         n in projects and projects[n].worker is None and "STOP" in (projects[n].last_line or "")
         for n in names

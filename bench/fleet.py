@@ -14,6 +14,16 @@ included: executors, agents, sandboxes, git) and of the PostgreSQL server
 ran an agent. The machine's load average is printed before and after: the
 wall figures are only as good as the cores that were free.
 
+The overhead is then split by where each worker spent its time outside runs,
+each part against the runs' own time (the three add up to the overhead):
+``start``, from the projects' adding to the worker's first run (the first
+units' enqueue, dequeue, clone and tick, and DBOS's queue thread in a worker
+that has just started: the workers are started before the clock starts, but
+not waited for until their queue is polled); ``between``, from the end of one
+of the worker's runs to the start of its next (records, push, the next tick);
+``tail``, from the worker's last run to the end (the last units' push, the
+closing look, and workers with nothing left while others finish).
+
 Goals: speed-up >= 3.2x at 4 workers; overhead <= 10% of the runs' own time.
 
     .venv/bin/python bench/fleet.py [--projects 12] [--units 5] [--workers 1,2,4]
@@ -69,6 +79,7 @@ def one(
             fleet.start_worker(f"w{n + 1}")
         store = _wait(url, lambda st: len(st.workers()) == workers)
         start = time.monotonic()
+        started_at = time.time()
         for p in made:
             store.add_project(p.name, p.url, "main")
         _wait(url, lambda st: _all_stopped(st, names), store)
@@ -79,12 +90,14 @@ def one(
     cpu = _cpu_seconds(server_pid) - cpu_before  # the server's backends of the workers are reaped
     store = FleetStore.open(sqlalchemy_url(url))
     run_times: list[float] = []
+    by_worker: dict[str, list[tuple[float, float]]] = {}
     try:
         for p in made:
             for r in store.runs_of(p.name):
-                began = datetime.fromisoformat(r.started_at or "")
-                ended = datetime.fromisoformat(r.ended_at or "")
-                run_times.append((ended - began).total_seconds())
+                began = datetime.fromisoformat(r.started_at or "").timestamp()
+                ended = datetime.fromisoformat(r.ended_at or "").timestamp()
+                run_times.append(ended - began)
+                by_worker.setdefault(r.worker, []).append((began, ended))
     finally:
         store.close()
     return {
@@ -93,7 +106,25 @@ def one(
         "run_total": sum(run_times),
         "units": float(len(run_times)),
         "cpu": cpu,
+        **_outside_runs(by_worker, started_at, started_at + wall, workers),
     }
+
+
+def _outside_runs(
+    by_worker: dict[str, list[tuple[float, float]]], start: float, end: float, workers: int
+) -> dict[str, float]:
+    """Worker seconds outside runs: before each worker's first, between its runs, after its last.
+
+    A worker that ran nothing counts its whole time as ``tail``.
+    """
+    before = between = after = 0.0
+    for spans in by_worker.values():
+        spans.sort()
+        before += spans[0][0] - start
+        between += sum(spans[i + 1][0] - spans[i][1] for i in range(len(spans) - 1))
+        after += end - spans[-1][1]
+    after += (workers - len(by_worker)) * (end - start)
+    return {"start": before, "between": between, "tail": after}
 
 
 def _all_stopped(store: FleetStore, names: list[str]) -> bool:
@@ -152,14 +183,16 @@ def main() -> None:
     print(f"fleet: {args.projects} projects x {args.units} units, scripted agent ~1 s per unit")
     print(
         f"{'workers':>7} {'units':>5} {'wall s':>7} {'speed-up':>8} {'median run s':>12} "
-        f"{'overhead':>8} {'CPU s/unit':>10}"
+        f"{'overhead':>8} {'start':>6} {'between':>7} {'tail':>5} {'CPU s/unit':>10}"
     )
     for n in counts:
         r = results[n]
         overhead = (r["wall"] * n - r["run_total"]) / r["run_total"]
+        widths = (("start", 6), ("between", 7), ("tail", 5))
+        parts = " ".join(f"{r[k] / r['run_total']:>{w}.0%}" for k, w in widths)
         print(
             f"{n:>7} {r['units']:>5.0f} {r['wall']:>7.1f} {base / r['wall']:>7.2f}x "
-            f"{r['run']:>12.2f} {overhead:>7.0%} {r['cpu'] / r['units']:>10.2f}"
+            f"{r['run']:>12.2f} {overhead:>7.0%} {parts} {r['cpu'] / r['units']:>10.2f}"
         )
     print("goals: speed-up >= 3.2x at 4 workers; overhead <= 10% of the runs' own time")
     print(f"load average (1, 5, 15 min) before: {before}; after: {_load()}")

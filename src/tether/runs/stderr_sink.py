@@ -1,9 +1,13 @@
 """The agent's stderr, kept in ``stderr.log`` up to a cap (``stderr_max_bytes``).
 
 A thread copies the pipe to the file for as long as any process holds its
-write end. Past the cap nothing more is written, the rest is read and thrown
-away (a writer must never block on a full pipe), and ``over`` is set: the run
-then ends as ``output_limit``, exactly like a flood on stdout.
+write end. Past the cap nothing more is written and ``over`` is set: the run
+then ends as ``output_limit``, exactly like a flood on stdout. Until that stop
+has landed (``finish``) nothing more is read either: the pipe fills and the
+writer's next write blocks, so the agent cannot go on past its cap while the
+stop is on its way (a flood that was read and thrown away let the agent's
+next command run before the stop). After it, the rest is read and thrown
+away, so that a process still holding the pipe never blocks on it.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ class StderrSink:
         self._path = path
         self._cap = cap
         self.over = threading.Event()
+        self._stopped = threading.Event()  # the run's stop has landed: read on, throw away
         self._thread = threading.Thread(target=self._copy, daemon=True, name="tether-stderr")
         self._thread.start()
 
@@ -42,12 +47,15 @@ class StderrSink:
                         out.flush()
                     room = 0
                     self.over.set()
+                    self._stopped.wait()
                     continue
                 out.write(chunk)
                 out.flush()
                 room -= len(chunk)
 
     def finish(self, wait: float = 2.0) -> None:
-        """Wait briefly for the last bytes (a process still holding stderr is not waited for)."""
+        """After the run's stop: wait briefly for the last bytes (a process still holding
+        stderr is not waited for)."""
+        self._stopped.set()
         with contextlib.suppress(RuntimeError):
             self._thread.join(wait)

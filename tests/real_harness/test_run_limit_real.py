@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -43,3 +44,32 @@ def test_never_stopping_agent_is_stopped_at_the_iteration_limit(
     assert report["stop_reason"] == "iteration_limit"
     assert Path(record["run_dir"], "report.md").exists()
     assert record["harness_session_id"], why
+
+
+def test_claude_code_ends_itself_at_the_iteration_limit_by_the_run_hook(
+    agent_cli: Callable[[str], tuple[Harness, Path]],
+    model_server: Callable[..., ModelServer],
+    tmp_path: Path,
+    tether_home: Path,
+) -> None:
+    """At the boundary after step N tether waits for the run's ``PostToolBatch`` answer
+    to end Claude Code; a SIGTERM there made Claude Code skip that hook and, on a
+    loaded machine, send model request N+1 while it shut down."""
+    adapter, exe = agent_cli("claude-code")
+    server = model_server("forever", think=0.05)
+    done, _work = limited_run(
+        adapter.name, exe, server.port, tmp_path, tether_home, ["--iterations", "3"], wait=120
+    )
+    why = f"stderr: {done.stderr[-2000:]}\nrequests: {[r.step for r in server.requests]}"
+    assert done.returncode == 20, why
+    run = json.loads(Path(json.loads(done.stdout)["run_dir"], "run.json").read_text())
+    assert run["stop_reason"] == "iteration_limit", why  # not "iteration_limit (sigterm)"
+    with sqlite3.connect(tether_home / "gate.db") as conn:
+        batches = [
+            decision
+            for (decision,) in conn.execute(
+                "SELECT decision FROM events WHERE event = 'PostToolBatch' ORDER BY id"
+            )
+        ]
+    assert batches == ["continue", "continue", "stop"], why
+    assert server.model_calls == 3, why

@@ -52,8 +52,10 @@ class RunHooks:
 
     @property
     def self_stopping(self) -> bool:
-        """The hook ends the harness itself at the iteration limit (Pi's extension)."""
-        return self.kind == "extension"
+        """The hook ends the harness itself at the iteration limit: Pi's extension aborts
+        before model request N+1, Claude Code's ``PostToolBatch`` answers ``continue:
+        false`` after step N (the scripted harness obeys the same answer)."""
+        return self.kind in ("extension", "settings")
 
 
 def gate_command() -> list[str]:

@@ -158,8 +158,11 @@ class _Watcher:
         # From here on the gate and the Pi extension refuse whatever they cannot count.
         mark_stopping(str(watch.paths.root), result.limit.value)
         if watch.self_stopping and self.check.at_step_boundary:
-            # pi's run extension aborts before model request N+1 by itself; a signal
-            # now would kill the gate call it is waiting on and let that request out.
+            # The run's hook ends the agent before model request N+1 by itself (pi's
+            # extension, Claude Code's PostToolBatch). A signal now pre-empts that
+            # answer: pi's gate call is killed, and Claude Code skips the hook on
+            # SIGTERM and, on a loaded machine, sent request N+1 while shutting down
+            # (2 runs of 80). The gate already refuses every call past the stop.
             wait_until(lambda: not agent.group_alive(), watch.grace)
         # The session is locked right after the SIGTERM, before any wait: an agent
         # that shrugs off SIGTERM gets every further tool call refused by its own

@@ -51,9 +51,12 @@ class SandboxProject:
         env.update(extra or {})
         return env
 
-    def configure(self, commands: Sequence[str], extra: str = "") -> None:
+    def configure(
+        self, commands: Sequence[str], extra: str = "", agent_args: Sequence[str] = ()
+    ) -> None:
         (self.root / "commands.txt").write_text("\n".join(commands) + "\n", encoding="utf-8")
         args = ["--format", "claude-code", "--commands-file", str(self.root / "commands.txt")]
+        args += agent_args
         (self.root / "tether.toml").write_text(
             "kill_grace_seconds = 1\n"
             + extra

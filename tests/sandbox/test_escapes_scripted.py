@@ -200,6 +200,24 @@ def test_a_stderr_flood_ends_the_run_at_the_cap(sandbox_project: SandboxProject)
     assert not (p.root / "after").exists()
 
 
+@pytest.mark.parametrize("mode", ["on", "off"])
+def test_a_stderr_flood_after_the_stream_ends_ends_the_run_at_the_cap(
+    sandbox_project: SandboxProject, mode: str
+) -> None:
+    """The agent closed its stream, then floods stderr as it exits: held at the cap, it is
+    stopped there as output_limit, not left blocked until the run's time-out."""
+    p = sandbox_project
+    p.configure(
+        [sh("true")],
+        extra=f'stderr_max_bytes = 1000000\n[sandbox]\nmode = "{mode}"\n',
+        agent_args=["--stderr-flood", "40000000"],
+    )
+    done, record = p.run("--timeout", "60")
+    assert done.returncode == 27, done.stderr  # not 23, the time-out
+    assert record["status"] == "output_limit"
+    assert Path(record["run_dir"], "stderr.log").stat().st_size <= 1_000_000
+
+
 def test_a_stderr_flood_is_capped_by_default(sandbox_project: SandboxProject) -> None:
     p = sandbox_project
     p.configure([sh("head -c 30000000 /dev/zero > /proc/$PPID/fd/2"), sh("touch after")])

@@ -181,10 +181,15 @@ class _Watcher:
     def _wait_for_exit(self) -> Watched:
         """The stream ended: wait for the process to exit, still under the wall clock."""
         agent = self.agent
+        over = self.watch.stderr_over or (lambda: False)
         remaining = max(0.0, self.deadline - time.monotonic())
-        if not wait_until(lambda: agent.popen.poll() is not None, remaining):
-            mark_stopping(str(self.watch.paths.root), RunStatus.TIMEOUT.value)
-            return Watched(RunStatus.TIMEOUT, agent.stop(self.watch.grace))
+        # Past its stderr cap the agent's next write waits for the stop (runs/stderr_sink.py):
+        # an agent flooding stderr after its stream ended is stopped there, not waited for.
+        wait_until(lambda: agent.popen.poll() is not None or over(), remaining)
+        if agent.popen.poll() is None:
+            status = RunStatus.OUTPUT_LIMIT if over() else RunStatus.TIMEOUT
+            mark_stopping(str(self.watch.paths.root), status.value)
+            return Watched(status, agent.stop(self.watch.grace))
         if self.tail is not None:
             # The session file may close the run (Vibe's journal says which of
             # its own limits ended the turn): read all of it before judging.

@@ -200,6 +200,8 @@ class Agent:
         if self.opts.stderr:  # what a failing CLI says on stderr (a missing key, ...)
             sys.stderr.write(self.opts.stderr.rstrip("\n") + "\n")
             sys.stderr.flush()
+        if self.opts.stderr_flood:
+            _flood_stderr(self.opts.stderr_flood)
         return self.opts.exit_code if self.opts.exit_code is not None else code
 
     def _common_payload(self, event: str) -> dict[str, Any]:
@@ -231,3 +233,14 @@ class Agent:
             for o in outcomes
         ]
         return payload
+
+
+def _flood_stderr(size: int) -> None:
+    """The stream is over (stdout closed), yet the agent writes ``size`` bytes on stderr."""
+    sys.stdout.flush()
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, sys.stdout.fileno())  # the stream's pipe is closed: its reader sees the end
+    os.close(quiet)
+    chunk = b"x" * 65536
+    while size > 0:
+        size -= os.write(sys.stderr.fileno(), chunk[:size])

@@ -29,6 +29,7 @@ class Options:
     exit_code: int | None = None
     fail: bool = False
     stderr: str | None = None  # printed on stderr at the end
+    stderr_flood: int | None = None  # bytes of stderr after closing stdout, at the end
     todo: bool = False
     session_id: str | None = None
     max_turns: int | None = None
@@ -85,6 +86,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--exit-code", type=int, metavar="N")
     p.add_argument("--fail", action="store_true", help="end in the harness's failure form")
     p.add_argument("--stderr", metavar="TEXT", help="print TEXT on stderr at the end")
+    p.add_argument(
+        "--stderr-flood",
+        type=_positive,
+        metavar="BYTES",
+        help="at the end, close stdout, then write BYTES on stderr before exiting",
+    )
     p.add_argument("--todo", action="store_true", help="step 1 updates a todo list")
     p.add_argument("--session-id", metavar="ID")
     p.add_argument("--max-turns", type=_positive, metavar="N")
@@ -130,6 +137,7 @@ def parse(argv: Sequence[str]) -> Options:
         exit_code=ns.exit_code,
         fail=ns.fail,
         stderr=ns.stderr,
+        stderr_flood=ns.stderr_flood,
         todo=ns.todo,
         session_id=ns.session_id,
         max_turns=ns.max_turns,

@@ -17,9 +17,8 @@ wall figures are only as good as the cores that were free.
 The overhead is then split by where each worker spent its time outside runs,
 each part against the runs' own time (the three add up to the overhead):
 ``start``, from the projects' adding to the worker's first run (the first
-units' enqueue, dequeue, clone and tick, and DBOS's queue thread in a worker
-that has just started: the workers are started before the clock starts, but
-not waited for until their queue is polled); ``between``, from the end of one
+units' enqueue, dequeue, clone and tick: the clock starts once every worker
+has said it is ready, which it says once DBOS polls its queue); ``between``, from the end of one
 of the worker's runs to the start of its next (records, push, the next tick);
 ``tail``, from the worker's last run to the end (the last units' push, the
 closing look, and workers with nothing left while others finish).
@@ -74,10 +73,14 @@ def one(
     names = [p.name for p in made]
     cpu_before = _cpu_seconds(server_pid)
     try:
-        # workers first, so that their start (DBOS launch, schema) is not timed
-        for n in range(workers):
-            fleet.start_worker(f"w{n + 1}")
-        store = _wait(url, lambda st: len(st.workers()) == workers)
+        # workers first, so that their start (DBOS launch, schema) is not timed: the clock
+        # starts once each has said it is ready (its queue polled)
+        names_of_workers = [f"w{n + 1}" for n in range(workers)]
+        for w in names_of_workers:
+            fleet.start_worker(w)
+        store = _wait(
+            url, lambda st: all(f"fleet worker {w} ready" in fleet.log(w) for w in names_of_workers)
+        )
         start = time.monotonic()
         started_at = time.time()
         for p in made:

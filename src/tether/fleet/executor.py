@@ -158,7 +158,7 @@ class _Housekeeper:
             self.keeper.fenced.set()
 
     def _recover_the_dead(self, seen: FleetLook) -> None:
-        from tether.fleet.recovery import recover_executor
+        from tether.fleet.dbos_private import recover_executor
 
         for dead in claim_expired(self.store, self.lease, seen):
             count = recover_executor(dead.name)

@@ -5,11 +5,13 @@ The workflows and steps it runs are ``tether.fleet.engine``'s.
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
 from dbos import DBOS, DBOSConfig, SQLAlchemyDatasource
 
+from tether.fleet.dbos_private import wait_until_polled
 from tether.fleet.disconnects import mark_lost_connections
 from tether.fleet.engine import (
     APP_NAME,
@@ -21,6 +23,9 @@ from tether.fleet.engine import (
     set_context,
 )
 from tether.fleet.logs import log_to_file
+
+# DBOS looks for a queue registered after its launch once a second
+QUEUE_THREAD_WAIT = 5.0
 
 
 def dbos_config(url: str, executor_id: str) -> DBOSConfig:
@@ -53,7 +58,9 @@ def start(ctx: Context, *, url: str, log_file: Path, queue_poll: float = 0.1) ->
     """Launch DBOS in this process as the executor of ``ctx.lease``, on the fleet queue.
 
     DBOS's launch recovers this executor's own pending workflows (a worker that
-    restarts under its name takes up what it left).
+    restarts under its name takes up what it left). Returns once DBOS's thread
+    polls the queue (on a new fleet database up to a second after the launch),
+    so that an executor that says it is ready takes units at once.
     """
     set_context(ctx)
     log_to_file(log_file)
@@ -70,6 +77,12 @@ def start(ctx: Context, *, url: str, log_file: Path, queue_poll: float = 0.1) ->
         polling_interval_sec=queue_poll,
         on_conflict="always_update",
     )
+    if not wait_until_polled(QUEUE, QUEUE_THREAD_WAIT):
+        logging.getLogger("dbos").warning(
+            "no DBOS thread polls the queue %s %.0f s after its registration",
+            QUEUE,
+            QUEUE_THREAD_WAIT,
+        )
 
 
 def stop(wait: float) -> bool:

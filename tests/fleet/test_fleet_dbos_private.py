@@ -1,10 +1,14 @@
-"""The one private DBOS function the fleet calls still does what the fleet needs.
+"""What the fleet uses of DBOS beyond its public API still does what the fleet needs.
 
-``tether.fleet.recovery.recover_executor`` wraps ``DBOS._recover_pending_workflows``:
+``tether.fleet.dbos_private.recover_executor`` wraps ``DBOS._recover_pending_workflows``:
 given a dead executor's id, it re-enqueues that executor's pending workflows,
 and a live executor then runs them from their last checkpoint. This runs it
 for real (two processes, one killed with SIGKILL mid-workflow) and fails if
 DBOS renames it, changes its parameters or its effect.
+
+``wait_until_polled`` looks for DBOS's thread of a queue by its name: run for
+real on a queue registered after the launch, it fails if DBOS names the
+thread otherwise (the executor would then say it is ready five seconds late).
 """
 
 from __future__ import annotations
@@ -47,12 +51,29 @@ if role == "dead":
     DBOS.start_workflow(probe)
     time.sleep(3600)
 else:
-    from tether.fleet.recovery import recover_executor
+    from tether.fleet.dbos_private import recover_executor
     print(recover_executor("dead"), flush=True)
     deadline = time.monotonic() + 60
     while not (folder / "second-part-by-alive").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     DBOS.destroy()
+"""
+
+
+QUEUE_PROGRAM = """
+import sys, time
+from dbos import DBOS
+from tether.fleet.dbos_private import queue_is_polled, wait_until_polled
+
+DBOS(config={"name": "probe", "system_database_url": sys.argv[1], "executor_id": "one",
+             "application_version": "probe-1", "log_level": "ERROR"})
+DBOS.launch()
+before = queue_is_polled("probe_queue")
+DBOS.register_queue("probe_queue", worker_concurrency=1, polling_interval_sec=0.1)
+began = time.monotonic()
+polled = wait_until_polled("probe_queue", 5.0)
+print(before, polled, round(time.monotonic() - began, 2), wait_until_polled("never_registered", 0.2))
+DBOS.destroy()
 """
 
 
@@ -92,3 +113,16 @@ def test_a_dead_executors_workflow_is_recovered_by_a_live_one(tmp_path: Path) ->
     # run again by the live executor from its checkpoint: the step is not repeated
     assert (tmp_path / "second-part-by-alive").read_text() == "dead"
     assert not (tmp_path / "step-by-alive").exists()
+
+
+@pytest.mark.slow  # a DBOS launch in a process of its own
+def test_the_thread_of_a_queue_registered_after_the_launch_is_found(tmp_path: Path) -> None:
+    program = tmp_path / "queue_probe.py"
+    program.write_text(QUEUE_PROGRAM, encoding="utf-8")
+    url = f"sqlite:///{tmp_path / 'dbos.sqlite'}"
+    done = subprocess.run(
+        [sys.executable, str(program), url], capture_output=True, text=True, timeout=120, check=True
+    )
+    before, polled, waited, never = done.stdout.split()
+    assert (before, polled, never) == ("False", "True", "False"), done.stdout
+    assert float(waited) < 5.0

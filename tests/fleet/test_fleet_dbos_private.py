@@ -72,7 +72,8 @@ before = queue_is_polled("probe_queue")
 DBOS.register_queue("probe_queue", worker_concurrency=1, polling_interval_sec=0.1)
 began = time.monotonic()
 polled = wait_until_polled("probe_queue", 5.0)
-print(before, polled, round(time.monotonic() - began, 2), wait_until_polled("never_registered", 0.2))
+waited = round(time.monotonic() - began, 2)
+print(before, polled, waited, wait_until_polled("never_registered", 0.2))
 DBOS.destroy()
 """
 

@@ -15,8 +15,10 @@ from tether.fleet.git import (
     UnitCommit,
     bundle,
     check_remote,
+    clone_once,
     commit_all,
     commit_unit,
+    has_clone,
     keep_for,
     prepare_clone,
     push_unit,
@@ -207,3 +209,18 @@ def test_a_kept_clone_is_for_its_successor_only_and_once(
     ran.clear()
     assert prepare_clone(unit, project.url, "main", kept_for="tether-fleet:p:abc:1:2") == head
     assert "fetch" in ran  # used up
+
+
+def test_a_clone_made_while_in_hand_is_made_once_and_fetched_in_the_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = make_project(tmp_path, "ahead", units=1)
+    unit = tmp_path / "unit"
+    assert not has_clone(unit, project.url)
+    assert clone_once(unit, project.url, "main")
+    assert has_clone(unit, project.url) and not has_clone(unit, "file:///elsewhere.git")
+    ran = _counting(monkeypatch)
+    assert not clone_once(unit, project.url, "main") and not ran  # there already: left as it was
+    theirs = _person_commits(project.url, tmp_path / "person", "NOTES.md", "a person's note\n")
+    assert prepare_clone(unit, project.url, "main") == theirs
+    assert "clone" not in ran and "fetch" in ran

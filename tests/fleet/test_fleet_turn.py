@@ -2,7 +2,8 @@
 never starts the unit in hand.
 
 The executor's queue takes two units at once (the next one dequeued while an
-agent runs); its turn lets only one of them take its project and tick.
+agent runs); its turn lets only one of them take its project and tick. A unit
+in hand whose project this machine has no clone of yet clones it meanwhile.
 """
 
 from __future__ import annotations
@@ -81,6 +82,13 @@ def test_a_stopped_worker_never_starts_its_unit_in_hand(tmp_path: Path, postgres
                 time.sleep(0.1)
         finally:
             client.destroy()
+        clone = fleet.home / "fleet" / "work" / in_hand.name / ".git"
+        deadline = time.monotonic() + 30
+        while not clone.is_dir():  # a project new to this machine is cloned while in hand
+            assert time.monotonic() < deadline, "the unit in hand was not cloned ahead"
+            time.sleep(0.1)
+        assert not any(r.status == "completed" for r in store.runs_of(ticking.name))
+        assert not store.runs_of(in_hand.name)
         os.killpg(first.pid, signal.SIGTERM)  # a clean stop while the first unit's agent runs
         assert first.wait(timeout=60) == 0
         fleet.start_worker("b")

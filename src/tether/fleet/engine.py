@@ -2,7 +2,8 @@
 
 A unit is three steps that can each run again safely:
 
-1. ``tether_fleet_run`` (in ``fleet_unit``, the queue's workflow) waits for
+1. ``tether_fleet_run`` (in ``fleet_unit``, the queue's workflow) clones a
+   project new to this machine, waits for
    the executor's turn (``tether.fleet.turn``: the queue hands an executor two
    units, one ticks), takes the project's unit for this worker's lease, brings
    the project's clone and home up to date, ticks once, gives the turn to the
@@ -209,6 +210,7 @@ def _hold_reading(
 def _run(project: str, incarnation: str, generation: int, seq: int) -> UnitOutcome:
     ctx = context()
     wid = DBOS.workflow_id or workflow_id(project, incarnation, generation, seq)
+    _clone_ahead(ctx, project)
     with ctx.turn.held() as ticked:
         with ctx.lock:
             ctx.active.add(wid)
@@ -221,6 +223,24 @@ def _run(project: str, incarnation: str, generation: int, seq: int) -> UnitOutco
             with ctx.lock:
                 ctx.active.discard(wid)
             raise
+
+
+def _clone_ahead(ctx: Context, project: str) -> None:
+    """Clone a project this machine has no clone of yet before the unit waits for its turn.
+
+    The unit may wait in hand while the executor's unit before it ticks: the
+    clone, the slowest part of a project's first unit on a machine, then goes
+    on beside that tick instead of before this one's. Only the clone: the unit
+    is taken and its clone brought to the branch's head in its turn, as
+    always. Whatever fails here is left to that turn, which clones or fetches.
+    """
+    folder = ctx.workdir / project
+    try:
+        found = None if folder.exists() else ctx.store.find_project(project)
+        if found is not None:
+            git.clone_once(folder, found.repo, found.branch)
+    except (FleetDatabaseError, git.GitError, OSError):
+        pass
 
 
 def _spec(ctx: Context, found: Project, seq: int, wid: str) -> UnitSpec:

@@ -123,8 +123,7 @@ def prepare_clone(folder: Path, repo: str, branch: str, *, kept_for: str | None 
     the clone for it (``keep_for``) and the clone is still at that head, the
     fetch and checkout are left out (only the clean runs).
     """
-    marker = folder / ".git" / ORIGIN_MARKER
-    if marker.is_file() and marker.read_text(encoding="utf-8") == repo:
+    if has_clone(folder, repo):
         kept = _take_kept(folder, branch, kept_for)
         if kept is not None:
             git(folder, "clean", "-ffdxq")
@@ -134,6 +133,29 @@ def prepare_clone(folder: Path, repo: str, branch: str, *, kept_for: str | None 
         git(folder, "clean", "-ffdxq")
         return _fetched(folder) or git(folder, "rev-parse", "HEAD")
     shutil.rmtree(folder, ignore_errors=True)
+    if clone_once(folder, repo, branch):
+        return git(folder, "rev-parse", "HEAD")
+    if not has_clone(folder, repo):
+        raise GitError(f"cannot clone into {folder}: something else is there")
+    return prepare_clone(folder, repo, branch)  # cloned ahead by a unit in hand meanwhile
+
+
+def has_clone(folder: Path, repo: str) -> bool:
+    """Whether ``folder`` is a kept clone of ``repo``."""
+    marker = folder / ".git" / ORIGIN_MARKER
+    try:
+        return marker.read_text(encoding="utf-8") == repo
+    except OSError:
+        return False
+
+
+def clone_once(folder: Path, repo: str, branch: str) -> bool:
+    """Clone ``repo``'s ``branch`` into ``folder`` unless it is there; whether this call did.
+
+    Cloned beside it and renamed into place: ``folder`` is a whole clone or absent.
+    """
+    if folder.exists():
+        return False
     folder.parent.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
     try:
@@ -143,10 +165,15 @@ def prepare_clone(folder: Path, repo: str, branch: str, *, kept_for: str | None 
             repo, partial.name,
         )  # fmt: skip
         (partial / ".git" / ORIGIN_MARKER).write_text(repo, encoding="utf-8")
-        partial.rename(folder)
+        try:
+            partial.rename(folder)
+        except OSError:
+            if not folder.exists():
+                raise
+            return False
+        return True
     finally:
         shutil.rmtree(partial, ignore_errors=True)
-    return git(folder, "rev-parse", "HEAD")
 
 
 def keep_for(folder: Path, unit: str, head: str) -> None:

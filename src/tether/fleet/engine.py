@@ -3,12 +3,12 @@
 A unit is three steps that can each run again safely:
 
 1. ``tether_fleet_run`` (in ``fleet_unit``, the queue's workflow) clones a
-   project new to this machine, waits for
-   the executor's turn (``tether.fleet.turn``: the queue hands an executor two
-   units, one ticks), takes the project's unit for this worker's lease, brings
-   the project's clone and home up to date, ticks once, gives the turn to the
-   unit in hand and commits locally. Its output (``UnitOutcome``,
-   the commit as a bundle) is checkpointed. The workflow then starts
+   project new to this machine, waits for the executor's turn
+   (``tether.fleet.turn``: the queue hands an executor two units, one ticks),
+   takes the project's unit for this worker's lease, brings the project's
+   clone and home up to date, ticks once, gives the turn to the unit in hand
+   and commits locally. Its output (``UnitOutcome``, the commit as a bundle)
+   is checkpointed. The workflow then starts
    ``fleet_unit_end`` (``<unit's id>:end``, a workflow of its own, on no
    queue) with that output, and ends: the executor may take its next unit
    from the queue while the one before is pushed and recorded, so the queue's

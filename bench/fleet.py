@@ -21,8 +21,9 @@ units' enqueue, dequeue, clone and tick: the clock starts once every worker
 has said it is ready, which it says once DBOS polls its queue); ``between``, from the end of one
 of the worker's runs to the start of its next (records, push, the next tick);
 ``tail``, from the worker's last run to the end (the last units' push, the
-closing look, and workers with nothing left while others finish: mostly a
-project that fell behind, as DBOS picks among ready projects at random).
+closing look, and workers with nothing left while others finish: their
+last units end up to a unit's length apart, and sometimes a project fell a
+unit behind, as DBOS picks among ready projects at random).
 
 Goals: speed-up >= 3.2x at 4 workers; overhead <= 10% of the runs' own time.
 

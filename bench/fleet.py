@@ -18,8 +18,9 @@ The overhead is then split by where each worker spent its time outside runs,
 each part against the runs' own time (the three add up to the overhead):
 ``start``, from the projects' adding to the worker's first run (the first
 units' enqueue, dequeue, clone and tick: the clock starts once every worker
-has said it is ready, which it says once DBOS polls its queue); ``between``, from the end of one
-of the worker's runs to the start of its next (records, push, the next tick);
+has said it is ready, which it says once DBOS polls its queue); ``between``,
+from the end of one of the worker's runs to the start of its next (records,
+push, the next tick);
 ``tail``, from the worker's last run to the end (the last units' push, the
 closing look, and workers with nothing left while others finish: their
 last units end up to a unit's length apart, and sometimes a project fell a
@@ -80,9 +81,7 @@ def one(
         names_of_workers = [f"w{n + 1}" for n in range(workers)]
         for w in names_of_workers:
             fleet.start_worker(w)
-        store = _wait(
-            url, lambda st: all(f"fleet worker {w} ready" in fleet.log(w) for w in names_of_workers)
-        )
+        store = _wait(url, lambda _store: _all_ready(fleet, names_of_workers))
         start = time.monotonic()
         started_at = time.time()
         for p in made:
@@ -130,6 +129,11 @@ def _outside_runs(
         after += end - spans[-1][1]
     after += (workers - len(by_worker)) * (end - start)
     return {"start": before, "between": between, "tail": after}
+
+
+def _all_ready(fleet: Fleet, names: list[str]) -> bool:
+    """Whether every worker has printed its ready line (its queue is polled)."""
+    return all(f"fleet worker {name} ready" in fleet.log(name) for name in names)
 
 
 def _all_stopped(store: FleetStore, names: list[str]) -> bool:

@@ -23,8 +23,7 @@ from the end of one of the worker's runs to the start of its next (records,
 push, the next tick);
 ``tail``, from the worker's last run to the end (the last units' push, the
 closing look, and workers with nothing left while others finish: their
-last units end up to a unit's length apart, and sometimes a project fell a
-unit behind, as DBOS picks among ready projects at random).
+last units end up to a unit's length apart).
 
 Goals: speed-up >= 3.2x at 4 workers; overhead <= 10% of the runs' own time.
 

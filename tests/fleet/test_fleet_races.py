@@ -36,7 +36,7 @@ def test_a_unit_enqueued_many_times_at_once_runs_once(tmp_path: Path, postgres: 
             "queue_name": QUEUE,
             "workflow_name": WORKFLOW,
             "workflow_id": workflow_id(*args),
-            "queue_partition_key": first.name,
+            "deduplication_id": first.name,
             "app_version": APP_VERSION,
         }
         threads = [threading.Thread(target=client.enqueue, args=(options, *args)) for _ in range(4)]

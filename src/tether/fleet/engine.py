@@ -1,4 +1,4 @@
-"""The fleet on DBOS: one queue partitioned by project, one durable workflow per unit.
+"""The fleet on DBOS: one queue, one durable workflow per unit, one unit per project on it.
 
 A unit is three steps that can each run again safely:
 
@@ -33,10 +33,16 @@ recorded as two units of the chain, ``UnitRecord.next_seq``). Workflow ids are
 deterministic per project incarnation
 (``tether-fleet:PROJECT:INCARNATION:GENERATION:SEQ``): an enqueue repeated by a
 recovered workflow or by two workers kicking the same project attaches to the
-one workflow. Transient database and git errors are retried by DBOS with
-backoff; when the retries run out, or on a permanent error, the project stops
-with the reason. A worker that finds it was fenced (another took over its
-units) writes nothing more: its executions wait for the process to end
+one workflow. A unit's deduplication id is its project: the queue holds one
+unit per project (enqueued, delayed or taken), so a project's units never run
+at once, and DBOS hands the queue's units out oldest first, whichever project
+they belong to (a partitioned queue picks among projects at random, and a
+project could wait several units' length behind younger units).
+
+Transient database and git errors are retried by DBOS with backoff; when
+the retries run out, or on a permanent error, the project stops with the
+reason. A worker that finds it was fenced (another took over its units)
+writes nothing more: its executions wait for the process to end
 (``tether.fleet.executor`` exits and its supervisor starts it again).
 """
 
@@ -80,9 +86,12 @@ WORKFLOW = "tether_fleet_unit"
 END_WORKFLOW = "tether_fleet_unit_end"
 APP_NAME = "tether-fleet"
 # Every worker runs the same workflow code; one version lets any of them take any unit.
-APP_VERSION = "tether-fleet-7"
+APP_VERSION = "tether-fleet-8"
 # units an executor's queue takes at once: one ticking, one waiting for its turn (fleet/turn.py)
 UNITS_IN_HAND = 2
+# how long the successor's enqueue waits for its unit's own workflow to end (``_enqueue_successor``)
+SUCCESSOR_WAIT = 0.05
+SUCCESSOR_TRIES = 200
 # what a push may take at most; it starts only with this much lease (and a margin) left
 PUSH_SHARE = 0.4
 
@@ -464,21 +473,69 @@ def _end(
         # the successor comes at once: the clone is where the remote branch was at the push
         successor = workflow_id(project, incarnation, generation, record.next_seq)
         git.keep_for(ctx.workdir / project, successor, push.pushed)
-    enqueue_unit(project, incarnation, generation, record.next_seq, delay=delay)
+    _enqueue_successor(project, incarnation, generation, record.next_seq, wid, delay)
     return UnitEnd(line=record.closing[0] if record.closing else unit.line, pushed=push.pushed)
 
 
 def enqueue_unit(
     project: str, incarnation: str, generation: int, seq: int, *, delay: float | None = None
 ) -> str:
-    """Enqueue a project's unit (idempotent: the id is deterministic)."""
+    """Enqueue a project's unit; the id of the project's unit on the queue now.
+
+    A project has one unit on the queue at a time: its deduplication id is the
+    project's name, held while the unit is enqueued, delayed or taken. When
+    another unit of the project holds it, nothing is enqueued and that unit's
+    id comes back. The id is deterministic, so the same unit enqueued again
+    (by a recovered workflow, by two executors kicking) attaches to itself.
+    """
     queue = context().queue or DBOS.retrieve_queue(QUEUE)  # registered by this process: no read
     if queue is None:
         raise RuntimeError(f"the DBOS queue {QUEUE} is not registered")
     wid = workflow_id(project, incarnation, generation, seq)
     with (
         SetWorkflowID(wid),
-        SetEnqueueOptions(queue_partition_key=project, delay_seconds=delay),
+        SetEnqueueOptions(
+            deduplication_id=project,
+            delay_seconds=delay,
+            duplication_policy="return-existing",
+        ),
     ):
-        queue.enqueue(fleet_unit, project, incarnation, generation, seq)
-    return wid
+        handle = queue.enqueue(fleet_unit, project, incarnation, generation, seq)
+    return handle.get_workflow_id()
+
+
+def _enqueue_successor(
+    project: str, incarnation: str, generation: int, seq: int, unit_id: str, delay: float | None
+) -> None:
+    """Enqueue the unit ``unit_id``'s successor, unless a newer chain's unit holds the place.
+
+    The unit's own workflow ends in its thread just after it starts this one:
+    until DBOS has written that, the project's place on the queue is still the
+    unit's, and the enqueue waits for it. Any other holder is a newer chain's
+    unit (a resume, the project added again): this chain ends here.
+    """
+    for _ in range(SUCCESSOR_TRIES):
+        if enqueue_unit(project, incarnation, generation, seq, delay=delay) != unit_id:
+            return
+        DBOS.sleep(SUCCESSOR_WAIT)
+    raise RuntimeError(f"the unit {unit_id} still held its project's place on the queue")
+
+
+def kick(project: Project) -> bool:
+    """Enqueue the first unit of the project's chain; whether it is on the queue now.
+
+    An older chain's unit may hold the project's place (the chain a pause, a
+    STOP or a removal ended, whose next unit waits on the queue): one that
+    waits is cancelled, as it would only be skipped when it runs; one that
+    runs is left to end, and the kick is tried again at the next heartbeat.
+    """
+    chain = workflow_id(project.name, project.incarnation, project.generation, 0)[:-1]
+    args = (project.name, project.incarnation, project.generation, project.next_seq)
+    holder = enqueue_unit(*args)
+    if holder.startswith(chain):
+        return True
+    found = DBOS.get_workflow_status(holder)
+    if found is None or found.status not in ("ENQUEUED", "DELAYED"):
+        return False
+    DBOS.cancel_workflow(holder)
+    return enqueue_unit(*args).startswith(chain)

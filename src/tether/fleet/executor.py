@@ -172,10 +172,8 @@ class _Housekeeper:
         from tether.fleet import engine
 
         for project in to_kick:
-            engine.enqueue_unit(
-                project.name, project.incarnation, project.generation, project.next_seq
-            )
-            self.store.kicked(project.name, project.generation)
+            if engine.kick(project):
+                self.store.kicked(project.name, project.generation)
 
 
 def main(argv: list[str]) -> int:

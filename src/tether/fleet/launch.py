@@ -70,9 +70,10 @@ def start(ctx: Context, *, url: str, log_file: Path, queue_poll: float = 0.1) ->
     DBOS.launch()
     ctx.queue = DBOS.register_queue(
         QUEUE,
-        partition_concurrency=1,
         # one unit's tick at a time per executor (its turn), the next one in hand; a worker
-        # of concurrency N runs N executors
+        # of concurrency N runs N executors. Not partitioned: DBOS hands out the oldest unit
+        # first, and a project's units never run at once as it has one on the queue at a
+        # time (engine.enqueue_unit)
         worker_concurrency=UNITS_IN_HAND,
         polling_interval_sec=queue_poll,
         on_conflict="always_update",

@@ -32,7 +32,7 @@ def queue_depths(places: Places) -> dict[str, dict[str, int]]:
         client.destroy()
     depths: dict[str, dict[str, int]] = {}
     for workflow in waiting:
-        key = workflow.queue_partition_key
+        key = workflow.deduplication_id  # the project (engine.enqueue_unit)
         if key:
             counts = depths.setdefault(key, {})
             counts[workflow.status] = counts.get(workflow.status, 0) + 1

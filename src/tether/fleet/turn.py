@@ -2,7 +2,7 @@
 
 An executor's queue takes two units at a time (``engine.UNITS_IN_HAND``):
 while one unit's agent runs, DBOS dequeues the next (another project's: the
-queue is partitioned by project) and that unit waits here for its turn. When
+queue holds one unit per project) and that unit waits here for its turn. When
 the tick before it ends, it takes its project, brings its clone up to date
 and ticks at once: the queue's poll and the dequeue no longer come between
 two units, and the commit, the checkpoint and the start of the push of the

@@ -1,7 +1,9 @@
-"""The fleet's queue hands out units oldest first, whichever project they belong to."""
+"""The fleet's queue: units taken oldest first, one unit of a project on it at a time."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -52,3 +54,58 @@ def test_units_are_taken_oldest_first(tmp_path: Path, postgres: Postgres) -> Non
         and (young.dequeued_at or 0) < (old.dequeued_at or 0)
     ]
     assert not before_older, f"taken before an older unit: {before_older}"
+
+
+SUCCESSOR_PROGRAM = """
+import sys, time
+from dbos import DBOS
+from tether.fleet import engine
+
+# DBOS runs in this process without taking units: it listens to another queue only
+DBOS(config={"name": engine.APP_NAME, "system_database_url": sys.argv[1],
+             "executor_id": "one", "application_version": engine.APP_VERSION,
+             "log_level": "ERROR"})
+DBOS.listen_queues(["elsewhere"])
+DBOS.launch()
+queue = DBOS.register_queue(engine.QUEUE, worker_concurrency=engine.UNITS_IN_HAND)
+engine.set_context(engine.Context(store=None, lease=None, state_dir=None, workdir=None,
+                                  poll_interval=1.0, lease_seconds=30.0, mirror=None,
+                                  queue=queue))
+
+@DBOS.workflow(name="probe_end")
+def probe_end(unit_id: str) -> str:
+    engine._enqueue_successor("p", "inc", 1, 2, unit_id, None)
+    return "enqueued"
+
+unit = engine.enqueue_unit("p", "inc", 1, 1)  # the unit still holds the project's place
+end = DBOS.start_workflow(probe_end, unit)
+time.sleep(1.0)
+held = [w.workflow_id for w in DBOS.list_queued_workflows(queue_name=engine.QUEUE)]
+DBOS.cancel_workflow(unit)  # it leaves the queue, as a unit's workflow does when it ends
+said = end.get_result()
+after = [w.workflow_id for w in DBOS.list_queued_workflows(queue_name=engine.QUEUE)]
+print(",".join(held), said, ",".join(after))
+DBOS.destroy()
+"""
+
+
+@pytest.mark.slow  # a DBOS launch in a process of its own
+def test_a_successor_waits_until_its_own_unit_left_the_queue(tmp_path: Path) -> None:
+    """The unit's end enqueues the successor while the unit may still hold the place.
+
+    Whatever holds it then is the unit itself, whose workflow ends in another
+    thread: the enqueue waits for that instead of taking the unit for a newer
+    chain and ending the project's chain there.
+    """
+    from tether.fleet.engine import workflow_id
+
+    program = tmp_path / "successor_probe.py"
+    program.write_text(SUCCESSOR_PROGRAM, encoding="utf-8")
+    url = f"sqlite:///{tmp_path / 'dbos.sqlite'}"
+    done = subprocess.run(
+        [sys.executable, str(program), url], capture_output=True, text=True, timeout=120, check=True
+    )
+    held, said, after = done.stdout.split()
+    assert held == workflow_id("p", "inc", 1, 1), done.stdout
+    assert said == "enqueued"
+    assert after == workflow_id("p", "inc", 1, 2), done.stdout

@@ -89,9 +89,12 @@ APP_NAME = "tether-fleet"
 APP_VERSION = "tether-fleet-8"
 # units an executor's queue takes at once: one ticking, one waiting for its turn (fleet/turn.py)
 UNITS_IN_HAND = 2
-# how long the successor's enqueue waits for its unit's own workflow to end (``_enqueue_successor``)
+# the successor's enqueue waits for its unit's own workflow to end (``_enqueue_successor``):
+# first a twentieth of a second, doubled up to two seconds, for at most ten minutes (after an
+# outage DBOS writes that end with its own backoff, which doubles up to a minute)
 SUCCESSOR_WAIT = 0.05
-SUCCESSOR_TRIES = 200
+SUCCESSOR_WAIT_MAX = 2.0
+SUCCESSOR_PATIENCE = 600.0
 # what a push may take at most; it starts only with this much lease (and a margin) left
 PUSH_SHARE = 0.4
 
@@ -514,10 +517,12 @@ def _enqueue_successor(
     unit's, and the enqueue waits for it. Any other holder is a newer chain's
     unit (a resume, the project added again): this chain ends here.
     """
-    for _ in range(SUCCESSOR_TRIES):
+    waited, wait = 0.0, SUCCESSOR_WAIT
+    while waited < SUCCESSOR_PATIENCE:
         if enqueue_unit(project, incarnation, generation, seq, delay=delay) != unit_id:
             return
-        DBOS.sleep(SUCCESSOR_WAIT)
+        DBOS.sleep(wait)
+        waited, wait = waited + wait, min(wait * 2, SUCCESSOR_WAIT_MAX)
     raise RuntimeError(f"the unit {unit_id} still held its project's place on the queue")
 
 

@@ -60,6 +60,7 @@ SUCCESSOR_PROGRAM = """
 import sys, time
 from dbos import DBOS
 from tether.fleet import engine
+from tether.fleet.workflow_context import Context, set_context
 
 # DBOS runs in this process without taking units: it listens to another queue only
 DBOS(config={"name": engine.APP_NAME, "system_database_url": sys.argv[1],
@@ -68,9 +69,8 @@ DBOS(config={"name": engine.APP_NAME, "system_database_url": sys.argv[1],
 DBOS.listen_queues(["elsewhere"])
 DBOS.launch()
 queue = DBOS.register_queue(engine.QUEUE, worker_concurrency=engine.UNITS_IN_HAND)
-engine.set_context(engine.Context(store=None, lease=None, state_dir=None, workdir=None,
-                                  poll_interval=1.0, lease_seconds=30.0, mirror=None,
-                                  queue=queue))
+set_context(Context(store=None, lease=None, state_dir=None, workdir=None,
+                    poll_interval=1.0, lease_seconds=30.0, mirror=None, queue=queue))
 
 @DBOS.workflow(name="probe_end")
 def probe_end(unit_id: str) -> str:

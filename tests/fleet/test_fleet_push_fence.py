@@ -30,6 +30,7 @@ from tether.fleet.places import sqlalchemy_url
 from tether.fleet.schema import server_now, workers
 from tether.fleet.unit import UnitOutcome
 from tether.fleet.worker import ensure_database
+from tether.fleet.workflow_context import Context, RetryLaterError
 
 LEASE = 30.0
 
@@ -53,8 +54,8 @@ def _worker(store: FleetStore, name: str) -> Lease:
     return register(store, name=name, group=name, host="h", pid=2**22 + 7, seconds=LEASE)
 
 
-def _context(store: FleetStore, lease: Lease, machine: Path) -> engine.Context:
-    return engine.Context(
+def _context(store: FleetStore, lease: Lease, machine: Path) -> Context:
+    return Context(
         store=store,
         lease=lease,
         state_dir=machine / "state",
@@ -73,7 +74,7 @@ def _remote_head(project: FleetProject) -> str:
 
 
 def _unit_with_a_commit(
-    store: FleetStore, ctx: engine.Context, project: FleetProject
+    store: FleetStore, ctx: Context, project: FleetProject
 ) -> tuple[str, str, UnitOutcome]:
     """The project's unit 1 taken by ``ctx``'s worker and committed in its clone, not pushed."""
     added = store.add_project(project.name, project.url, "main")
@@ -155,7 +156,7 @@ def test_a_push_waits_while_the_lease_is_too_short_for_it(
         )
     try:
         said: object = engine.push_held_unit(ctx, project.name, incarnation, wid, outcome)
-    except engine.RetryLaterError as exc:
+    except RetryLaterError as exc:
         said = exc
     assert _remote_head(project) == before, f"a push started without lease left for it: {said}"
     assert "lease of w ends in" in str(said)  # DBOS retries the step after a renewal

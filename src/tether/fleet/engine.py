@@ -51,35 +51,31 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from dbos import DBOS, Queue, SetEnqueueOptions, SetWorkflowID, SQLAlchemyDatasource
+from dbos import DBOS, SetEnqueueOptions, SetWorkflowID
 from dbos._error import DBOSMaxStepRetriesExceeded
 
 from tether.fleet import git
 from tether.fleet.fleet_db import (
     FencedError,
     FleetDatabaseError,
-    FleetStore,
     Project,
     UnitRecord,
     project_of,
 )
 from tether.fleet.leases import (
-    Lease,
     LeaseShortError,
     UnitHeldError,
     hold_for_write,
     take_unit,
 )
-from tether.fleet.mirror import Mirror
 from tether.fleet.schema import projects
-from tether.fleet.turn import Turn
 from tether.fleet.unit import NotYetError, UnitOutcome, UnitSpec, run_unit
 from tether.fleet.unit_record import record_unit
+from tether.fleet.workflow_context import RETRIES, Context, RetryLaterError, context
 
 QUEUE = "tether_fleet"
 WORKFLOW = "tether_fleet_unit"
@@ -95,8 +91,6 @@ UNITS_IN_HAND = 2
 SUCCESSOR_WAIT = 0.05
 SUCCESSOR_WAIT_MAX = 2.0
 SUCCESSOR_PATIENCE = 600.0
-# what a push may take at most; it starts only with this much lease (and a margin) left
-PUSH_SHARE = 0.4
 
 
 @dataclass(frozen=True)
@@ -119,71 +113,8 @@ class UnitEnd:
     skipped: str | None = None
 
 
-class RetryLaterError(Exception):
-    """A step failed for a reason a retry may cure; DBOS retries it with backoff."""
-
-
-def _retryable(exc: BaseException) -> bool:
-    return isinstance(exc, RetryLaterError)
-
-
-RETRIES: dict[str, Any] = {
-    "retries_allowed": True,
-    "interval_seconds": 1.0,
-    "backoff_rate": 1.5,
-    "max_attempts": 12,  # about four minutes of trying, then the project stops
-    "should_retry": _retryable,
-}
-
-
-@dataclass
-class Context:
-    """What the workflows of this process need: set once by ``start``."""
-
-    store: FleetStore
-    lease: Lease
-    state_dir: Path
-    workdir: Path
-    poll_interval: float
-    lease_seconds: float
-    mirror: Mirror
-    datasource: SQLAlchemyDatasource | None = None
-    queue: Queue | None = None
-    fenced: threading.Event = field(default_factory=threading.Event)
-    turn: Turn = field(default_factory=Turn)
-    active: set[str] = field(default_factory=set)  # what a stop waits for (not units in hand)
-    # commits this process made, and those it has tried to push (a first push skips the look)
-    made: set[str] = field(default_factory=set)
-    tried: set[str] = field(default_factory=set)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    @property
-    def push_timeout(self) -> float:
-        return self.lease_seconds * PUSH_SHARE
-
-    @property
-    def push_needs(self) -> float:
-        """Lease left that a push needs to start: its timeout, and a tenth of the lease."""
-        return self.push_timeout + 0.1 * self.lease_seconds
-
-
-_context: Context | None = None
-
-
 def workflow_id(project: str, incarnation: str, generation: int, seq: int) -> str:
     return f"tether-fleet:{project}:{incarnation}:{generation}:{seq}"
-
-
-def set_context(ctx: Context) -> None:
-    """What the workflows of this process use from now on (``launch.start``)."""
-    global _context
-    _context = ctx
-
-
-def context() -> Context:
-    if _context is None:
-        raise RuntimeError("the fleet engine was not started in this process")
-    return _context
 
 
 def _fenced(why: str) -> None:

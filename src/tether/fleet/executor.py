@@ -70,7 +70,8 @@ def _register(
 
 
 def run_executor(places: Places, *, name: str, group: str, say: Say) -> int:
-    from tether.fleet import engine, launch
+    from tether.fleet import launch
+    from tether.fleet.workflow_context import Context
 
     stop = threading.Event()
 
@@ -96,7 +97,7 @@ def run_executor(places: Places, *, name: str, group: str, say: Say) -> int:
         say=say,
     )
     keeper.start()
-    ctx = engine.Context(
+    ctx = Context(
         store=store,
         lease=lease,
         state_dir=places.state_dir,

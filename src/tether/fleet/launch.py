@@ -13,16 +13,9 @@ from dbos import DBOS, DBOSConfig, SQLAlchemyDatasource
 
 from tether.fleet.dbos_private import wait_until_polled
 from tether.fleet.disconnects import mark_lost_connections
-from tether.fleet.engine import (
-    APP_NAME,
-    APP_VERSION,
-    QUEUE,
-    UNITS_IN_HAND,
-    Context,
-    context,
-    set_context,
-)
+from tether.fleet.engine import APP_NAME, APP_VERSION, QUEUE, UNITS_IN_HAND
 from tether.fleet.logs import log_to_file
+from tether.fleet.workflow_context import Context, context, set_context
 
 # DBOS looks for a queue registered after its launch once a second
 QUEUE_THREAD_WAIT = 5.0

@@ -199,10 +199,10 @@ def main() -> None:
         r = results[n]
         overhead = (r["wall"] * n - r["run_total"]) / r["run_total"]
         widths = (("start", 6), ("between", 7), ("tail", 5))
-        parts = " ".join(f"{r[k] / r['run_total']:>{w}.0%}" for k, w in widths)
+        parts = " ".join(f"{r[k] / r['run_total']:>{w}.1%}" for k, w in widths)
         print(
             f"{n:>7} {r['units']:>5.0f} {r['wall']:>7.1f} {base / r['wall']:>7.2f}x "
-            f"{r['run']:>12.2f} {overhead:>7.0%} {parts} {r['cpu'] / r['units']:>10.2f}"
+            f"{r['run']:>12.2f} {overhead:>7.1%} {parts} {r['cpu'] / r['units']:>10.2f}"
         )
     print("goals: speed-up >= 3.2x at 4 workers; overhead <= 10% of the runs' own time")
     print(f"load average (1, 5, 15 min) before: {before}; after: {_load()}")

@@ -114,7 +114,12 @@ class UnitEnd:
 
 
 def workflow_id(project: str, incarnation: str, generation: int, seq: int) -> str:
-    return f"tether-fleet:{project}:{incarnation}:{generation}:{seq}"
+    return f"{chain_prefix(project, incarnation, generation)}{seq}"
+
+
+def chain_prefix(project: str, incarnation: str, generation: int) -> str:
+    """What the ids of one chain's units begin with (a resume starts a new generation)."""
+    return f"tether-fleet:{project}:{incarnation}:{generation}:"
 
 
 def _fenced(why: str) -> None:
@@ -465,7 +470,7 @@ def kick(project: Project) -> bool:
     waits is cancelled, as it would only be skipped when it runs; one that
     runs is left to end, and the kick is tried again at the next heartbeat.
     """
-    chain = workflow_id(project.name, project.incarnation, project.generation, 0)[:-1]
+    chain = chain_prefix(project.name, project.incarnation, project.generation)
     args = (project.name, project.incarnation, project.generation, project.next_seq)
     holder = enqueue_unit(*args)
     if holder.startswith(chain):
